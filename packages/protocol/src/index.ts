@@ -1,0 +1,11 @@
+export * from './agent.js';
+export * from './errors.js';
+export * from './events.js';
+export * from './task.js';
+
+/** Protocol version served under `/v1`. */
+export const PROTOCOL_VERSION = 1;
+/** Inline results above this size must be uploaded as blobs. */
+export const MAX_INLINE_RESULT_BYTES = 64 * 1024;
+/** Heartbeat bodies above this size are rejected with `413`. */
+export const MAX_HEARTBEAT_BYTES = 4 * 1024;

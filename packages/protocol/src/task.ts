@@ -1,0 +1,242 @@
+/**
+ * Task wire types (PROTOCOL.md "Tasks").
+ *
+ * Glossary (DESIGN.md §1):
+ * - task: one unit of work for an agent: `type`, JSON `payload`, status, attempts, timing.
+ * - attempt: one claim of a task by one agent, numbered from 1.
+ * - version: the fencing token; grows on every claim; every agent write carries it.
+ * - lease: the coordinator's promise that an agent holds a task until `leaseExpiresAt`.
+ * - checkpoint / session: resume state and conversation context handed to the next attempt.
+ *
+ * Times are epoch milliseconds (`...At`), durations milliseconds (`...Ms`).
+ */
+
+/** The task lifecycle states (DESIGN.md §2). */
+export const TASK_STATUSES = [
+  'created',
+  'claimed',
+  'running',
+  'completed',
+  'failed',
+  'timeout',
+  'cancelled',
+] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** Any JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** Timing as given on create; every field optional (policy defaults fill the rest). */
+export interface TimingInput {
+  /** How often the agent sends heartbeats. @default 5000 */
+  heartbeatIntervalMs?: number;
+  /** Missed heartbeats tolerated before timeout: `heartbeatTimeoutMs = timeoutFactor × heartbeatIntervalMs`. @default 3 */
+  timeoutFactor?: number;
+  /** Explicit heartbeat timeout; must exceed `heartbeatIntervalMs`. */
+  heartbeatTimeoutMs?: number;
+  /** Claimed but not started for this long → timeout. @default 30000 */
+  claimTimeoutMs?: number;
+  /** The agent's own limit for one attempt. @default none */
+  executionTimeoutMs?: number;
+  /** The coordinator's hard limit for one attempt. @default 1.5 × executionTimeoutMs */
+  attemptDeadlineMs?: number;
+  /** Heartbeats arrive but progress unchanged for this long → stalled. @default 300000 */
+  stallTimeoutMs?: number;
+  /** Derive the timing from an expected duration (DESIGN.md §4). */
+  expectedDurationMs?: { min: number; max: number };
+}
+
+/** Fully resolved timing, as stored and returned on every task. */
+export interface Timing {
+  heartbeatIntervalMs: number;
+  heartbeatTimeoutMs: number;
+  claimTimeoutMs: number;
+  executionTimeoutMs: number | null;
+  attemptDeadlineMs: number | null;
+  stallTimeoutMs: number;
+}
+
+/** An error reported by an agent (or by the coordinator on its behalf). */
+export interface TaskError {
+  code: string;
+  message: string;
+  /** `false` makes the failure final at once. @default true */
+  retryable: boolean;
+  details?: JsonObject;
+}
+
+/** A reference to a result stored in the blob store. */
+export interface ResultRef {
+  /** Blob key inside the blob store. */
+  key: string;
+  sizeBytes: number;
+  contentType: string;
+  sha256: string;
+}
+
+/** The task as returned everywhere. */
+export interface Task {
+  id: string;
+  type: string;
+  status: TaskStatus;
+  payload: Json;
+  attempt: number;
+  maxAttempts: number;
+  version: number;
+  agentId: string | null;
+  priority: number;
+  resumable: boolean;
+  requires: string[];
+  labels: Record<string, string>;
+  idempotencyKey: string | null;
+  timing: Timing;
+  progress: number | null;
+  phase: string | null;
+  executionDone: boolean;
+  checkpoint: Json | null;
+  session: Json | null;
+  result: Json | null;
+  resultRef: ResultRef | null;
+  error: TaskError | null;
+  createdAt: number;
+  runAt: number;
+  claimedAt: number | null;
+  startedAt: number | null;
+  lastHeartbeatAt: number | null;
+  leaseExpiresAt: number | null;
+  nextAttemptAt: number | null;
+  finishedAt: number | null;
+  /** True when the task will never run again by itself (DESIGN.md §2). */
+  final: boolean;
+}
+
+/** `POST /v1/tasks` body. */
+export interface CreateTaskRequest {
+  type: string;
+  payload?: Json;
+  idempotencyKey?: string;
+  priority?: number;
+  runAt?: number;
+  maxAttempts?: number;
+  resumable?: boolean;
+  requires?: string[];
+  timing?: TimingInput;
+  labels?: Record<string, string>;
+}
+
+export interface CreateTaskResponse {
+  task: Task;
+  deduplicated?: boolean;
+}
+
+export interface CreateTasksBatchRequest {
+  tasks: CreateTaskRequest[];
+}
+export interface CreateTasksBatchResponse {
+  tasks: Task[];
+}
+
+export interface ListTasksResponse {
+  tasks: Task[];
+  nextCursor: string | null;
+}
+
+/** Who caused a transition. */
+export type Actor = `agent:${string}` | 'coordinator' | 'admin' | 'user' | string;
+
+/** One entry of a task's event history (the audit trail). */
+export interface TaskEvent {
+  seq: number;
+  at: number;
+  from: TaskStatus | null;
+  to: TaskStatus;
+  version: number;
+  attempt: number;
+  actor: Actor;
+  reason: string;
+  details: JsonObject | null;
+}
+
+/** Diagnosis reason codes (PROTOCOL.md). */
+export const DIAGNOSIS_CODES = [
+  'no_agents_for_type',
+  'agents_busy',
+  'agents_not_polling',
+  'scheduled_later',
+  'backoff_wait',
+  'dependency_unavailable',
+  'claimed_not_started',
+  'heartbeat_late',
+  'progress_stalled',
+  'awaiting_write_back',
+  'queued_behind',
+  'exhausted_attempts',
+  'non_retryable_error',
+  'cancelled',
+  'completed',
+  'running_normally',
+  'claimable_now',
+] as const;
+export type DiagnosisCode = (typeof DIAGNOSIS_CODES)[number];
+
+export interface DiagnosisReason {
+  code: DiagnosisCode;
+  message: string;
+  since: number | null;
+  details: JsonObject;
+}
+
+export interface Diagnosis {
+  taskId: string;
+  status: TaskStatus;
+  summary: string;
+  reasons: DiagnosisReason[];
+  suggestions: string[];
+  at: number;
+}
+
+export interface LogLine {
+  seq: number;
+  at: number;
+  attempt: number;
+  stream: string;
+  text: string;
+}
+
+export interface LogsResponse {
+  lines: LogLine[];
+  /** True when the per-task log cap was reached and later lines were dropped. */
+  truncated?: boolean;
+}
+
+/** Agent-side writes (holder only, `version` required). */
+export interface StartTaskRequest {
+  version: number;
+}
+export interface TaskHeartbeatRequest {
+  version: number;
+  progress?: number;
+  phase?: string;
+  executionDone?: boolean;
+}
+export interface CheckpointRequest {
+  version: number;
+  state?: Json;
+  session?: Json;
+}
+export interface AppendLogsRequest {
+  version: number;
+  lines: { stream?: string; text: string }[];
+}
+export interface CompleteTaskRequest {
+  version: number;
+  result?: Json;
+}
+export interface FailTaskRequest {
+  version: number;
+  error: { code: string; message: string; retryable?: boolean; details?: JsonObject };
+}
+export interface TaskResponse {
+  task: Task;
+}

@@ -1,0 +1,97 @@
+/**
+ * The coordinator's service facade: everything the HTTP API (and in-process callers such as the CLI's
+ * `demo`) may ask of it. Routes translate HTTP into these calls and contain no business rules.
+ *
+ * `Caller` is who is asking, already authenticated by the API: services enforce what that caller may
+ * do (an agent may only write to tasks it holds, and only act as itself).
+ */
+import type {
+  Agent,
+  AgentCommand,
+  AgentHeartbeatRequest,
+  AgentHeartbeatResponse,
+  AppendLogsRequest,
+  CheckpointRequest,
+  ClaimRequest,
+  ClaimResponse,
+  CompleteTaskRequest,
+  CreateTaskRequest,
+  CreateTaskResponse,
+  Diagnosis,
+  FailTaskRequest,
+  LogsResponse,
+  RegisterAgentRequest,
+  RegisterAgentResponse,
+  ResultRef,
+  StreamEvent,
+  Task,
+  TaskEvent,
+  TaskHeartbeatRequest,
+  WriteOutcome,
+} from '@rouse/protocol';
+import type { TaskQuery } from '../store/store.js';
+
+export type Caller =
+  | { kind: 'admin' }
+  | { kind: 'readonly' }
+  | { kind: 'enrollment' }
+  | { kind: 'agent'; agentId: string };
+
+export interface StoredResult {
+  /** Inline JSON result, or a readable blob. */
+  inline?: unknown;
+  blob?: { ref: ResultRef; stream: NodeJS.ReadableStream };
+}
+
+export interface Coordinator {
+  /** Load leases from the store, arm timers (with restart grace) and start the safety sweep. */
+  start(): Promise<void>;
+  /** Stop timers and wake every long-poll (they return empty). Does not close the store. */
+  stop(): Promise<void>;
+
+  /** Resolve a bearer token to a caller, or null. */
+  authenticate(token: string): Promise<Caller | null>;
+
+  createTask(caller: Caller, req: CreateTaskRequest): Promise<CreateTaskResponse>;
+  createTasks(caller: Caller, reqs: CreateTaskRequest[]): Promise<Task[]>;
+  getTask(caller: Caller, id: string): Promise<Task>;
+  listTasks(caller: Caller, query: TaskQuery): Promise<{ tasks: Task[]; nextCursor: string | null }>;
+  listTaskEvents(caller: Caller, id: string): Promise<TaskEvent[]>;
+  diagnose(caller: Caller, id: string): Promise<Diagnosis>;
+  readLogs(caller: Caller, id: string, afterSeq: number): Promise<LogsResponse>;
+  /** Resolves when a line after `afterSeq` exists or the task is final, or `signal` aborts. */
+  waitForLogs(id: string, afterSeq: number, signal: AbortSignal): Promise<void>;
+  getResult(caller: Caller, id: string): Promise<StoredResult>;
+  cancelTask(caller: Caller, id: string, reason: string | undefined): Promise<Task>;
+  retryTask(caller: Caller, id: string): Promise<Task>;
+
+  // holder writes (agent token or admin)
+  startTask(caller: Caller, id: string, version: number): Promise<Task>;
+  heartbeatTask(caller: Caller, id: string, req: TaskHeartbeatRequest): Promise<WriteOutcome>;
+  checkpointTask(caller: Caller, id: string, req: CheckpointRequest): Promise<void>;
+  appendLogs(caller: Caller, id: string, req: AppendLogsRequest): Promise<{ accepted: number; truncated: boolean }>;
+  uploadResult(
+    caller: Caller,
+    id: string,
+    version: number,
+    contentType: string,
+    body: NodeJS.ReadableStream | Buffer,
+  ): Promise<ResultRef>;
+  completeTask(caller: Caller, id: string, req: CompleteTaskRequest): Promise<Task>;
+  failTask(caller: Caller, id: string, req: FailTaskRequest): Promise<Task>;
+
+  // agents
+  registerAgent(caller: Caller, req: RegisterAgentRequest): Promise<RegisterAgentResponse>;
+  /** Long-poll claim; resolves early when `signal` aborts (client went away). */
+  claim(caller: Caller, agentId: string, req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse>;
+  agentHeartbeat(caller: Caller, agentId: string, req: AgentHeartbeatRequest): Promise<AgentHeartbeatResponse>;
+  leave(caller: Caller, agentId: string): Promise<void>;
+  getAgent(caller: Caller, agentId: string): Promise<Agent>;
+  listAgents(caller: Caller): Promise<Agent[]>;
+  sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
+
+  /** Subscribe to the live event stream; returns the unsubscribe function. */
+  subscribe(listener: (event: StreamEvent) => void): () => void;
+  /** `readyz`: throws `unavailable` when the store cannot be reached. */
+  ready(): Promise<void>;
+}
