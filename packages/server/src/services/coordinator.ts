@@ -17,6 +17,8 @@ import type {
   CompleteTaskRequest,
   CreateTaskRequest,
   CreateTaskResponse,
+  DependencyReport,
+  DependencyState,
   Diagnosis,
   FailTaskRequest,
   LogsResponse,
@@ -41,6 +43,19 @@ export interface StoredResult {
   /** Inline JSON result, or a readable blob. */
   inline?: unknown;
   blob?: { ref: ResultRef; stream: NodeJS.ReadableStream };
+}
+
+/** One dependency's current state, as `GET /v1/dependencies` returns it (PROTOCOL.md). */
+export interface DependencyStatus {
+  name: string;
+  state: DependencyState;
+  /** For `rate_limited`/`down` with a retry hint: when it is expected back (epoch ms), else null. */
+  until: number | null;
+  /** `agent:<id>`, `admin` or `probe`. */
+  reportedBy: string | null;
+  /** When the current state began (epoch ms). */
+  since: number;
+  message: string | null;
 }
 
 export interface Coordinator {
@@ -69,7 +84,11 @@ export interface Coordinator {
   startTask(caller: Caller, id: string, version: number): Promise<Task>;
   heartbeatTask(caller: Caller, id: string, req: TaskHeartbeatRequest): Promise<WriteOutcome>;
   checkpointTask(caller: Caller, id: string, req: CheckpointRequest): Promise<void>;
-  appendLogs(caller: Caller, id: string, req: AppendLogsRequest): Promise<{ accepted: number; truncated: boolean }>;
+  appendLogs(
+    caller: Caller,
+    id: string,
+    req: AppendLogsRequest,
+  ): Promise<{ accepted: number; truncated: boolean }>;
   uploadResult(
     caller: Caller,
     id: string,
@@ -84,11 +103,20 @@ export interface Coordinator {
   registerAgent(caller: Caller, req: RegisterAgentRequest): Promise<RegisterAgentResponse>;
   /** Long-poll claim; resolves early when `signal` aborts (client went away). */
   claim(caller: Caller, agentId: string, req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse>;
-  agentHeartbeat(caller: Caller, agentId: string, req: AgentHeartbeatRequest): Promise<AgentHeartbeatResponse>;
+  agentHeartbeat(
+    caller: Caller,
+    agentId: string,
+    req: AgentHeartbeatRequest,
+  ): Promise<AgentHeartbeatResponse>;
   leave(caller: Caller, agentId: string): Promise<void>;
   getAgent(caller: Caller, agentId: string): Promise<Agent>;
   listAgents(caller: Caller): Promise<Agent[]>;
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
+
+  // dependencies (DESIGN.md §6)
+  listDependencies(caller: Caller): Promise<DependencyStatus[]>;
+  /** `POST /v1/dependencies/{name}/reports` (admin or agent token). */
+  reportDependency(caller: Caller, report: DependencyReport): Promise<DependencyStatus>;
 
   /** Subscribe to the live event stream; returns the unsubscribe function. */
   subscribe(listener: (event: StreamEvent) => void): () => void;

@@ -99,7 +99,9 @@ export interface HeartbeatInput extends AgentWrite {
 }
 
 /** Per-item outcome of a batched write: never throws for one bad item. */
-export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string; details?: JsonObject };
+export type Outcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; code: string; message: string; details?: JsonObject };
 
 export interface HeartbeatAccepted {
   taskId: string;
@@ -135,6 +137,19 @@ export interface LeaseEntry {
   leaseExpiresAt: number;
   executionDone: boolean;
   hasResultRef: boolean;
+  /**
+   * The task's `timing.heartbeatTimeoutMs`: after a coordinator restart each loaded lease gets this
+   * much grace before it may expire (DESIGN.md §3), without a read per task.
+   */
+  heartbeatTimeoutMs: number;
+}
+
+export interface ActiveLeasesQuery {
+  /**
+   * Only leases with `leaseExpiresAt <= dueBy` (the safety sweep asks for overdue ones). An
+   * optimisation: callers filter again, so returning more is correct, only slower.
+   */
+  dueBy?: number;
 }
 
 export interface NewAgent {
@@ -240,7 +255,7 @@ export interface Store {
   releaseAgentTasks(input: { agentId: string; reason: string }): Promise<Transitioned[]>;
 
   /** Every lease held right now (claimed or running), for the coordinator's timers. */
-  activeLeases(): Promise<LeaseEntry[]>;
+  activeLeases(query?: ActiveLeasesQuery): Promise<LeaseEntry[]>;
   /** The earliest future moment a task of `types` (any when omitted) becomes claimable, or null. */
   nextClaimableAt(types?: string[]): Promise<number | null>;
   /** How many claimable tasks of the same type would be claimed before this one. */

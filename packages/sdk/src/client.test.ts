@@ -1,0 +1,259 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from './client.js';
+import { InvalidOptionError, isRetryable, RouseApiError, RouseNetworkError } from './errors.js';
+
+type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/** A real HTTP server on 127.0.0.1 answering with `handler`; returns its URL and the requests seen. */
+async function serve(handler: Handler): Promise<{
+  url: string;
+  seen: { method: string; url: string; body: string; headers: IncomingMessage['headers'] }[];
+}> {
+  const seen: { method: string; url: string; body: string; headers: IncomingMessage['headers'] }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      seen.push({ method: req.method!, url: req.url!, body, headers: req.headers });
+      handler(req, body, res);
+    });
+  });
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown): void => {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+};
+const fast = { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 };
+
+describe('Client', () => {
+  it('sends the token and JSON, and unwraps responses', async () => {
+    const { url, seen } = await serve((req, _body, res) => {
+      if (req.url === '/v1/tasks' && req.method === 'POST') return json(res, 201, { task: { id: 't1' } });
+      if (req.url === '/v1/tasks/t%2F1') return json(res, 200, { task: { id: 't/1' } });
+      if (req.url?.startsWith('/v1/tasks?'))
+        return json(res, 200, { tasks: [{ id: 'a' }], nextCursor: 'c2' });
+      if (req.url === '/v1/tasks/t1/events') return json(res, 200, { events: [{ seq: 1 }] });
+      if (req.url === '/v1/agents') return json(res, 200, { agents: [{ id: 'agt' }] });
+      json(res, 404, { error: { code: 'not_found', message: 'no' } });
+    });
+    const client = new Client({ url: `${url}/`, token: 'secret' });
+    expect(await client.createTask({ type: 'x', payload: { a: 1 } })).toEqual({ task: { id: 't1' } });
+    expect(seen[0]!.headers.authorization).toBe('Bearer secret');
+    expect(seen[0]!.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(seen[0]!.body)).toEqual({ type: 'x', payload: { a: 1 } });
+    expect((await client.getTask('t/1')).id).toBe('t/1');
+    const page = await client.listTasks({
+      status: ['failed', 'timeout'],
+      label: ['repo:acme', 'env:prod'],
+      limit: 5,
+    });
+    expect(page).toEqual({ tasks: [{ id: 'a' }], nextCursor: 'c2' });
+    const q = new URL(seen[2]!.url, url).searchParams;
+    expect(q.get('status')).toBe('failed,timeout');
+    expect(q.getAll('label')).toEqual(['repo:acme', 'env:prod']);
+    expect(q.get('limit')).toBe('5');
+    expect(await client.getTaskEvents('t1')).toEqual([{ seq: 1 }]);
+    expect(await client.listAgents()).toEqual([{ id: 'agt' }]);
+    await client.withToken('other').listAgents();
+    expect(seen.at(-1)!.headers.authorization).toBe('Bearer other');
+  });
+
+  it('maps error bodies to RouseApiError and proxies and sockets to RouseNetworkError', async () => {
+    const { url } = await serve((req, _body, res) => {
+      if (req.url === '/v1/tasks/stale/complete') {
+        return json(res, 409, {
+          error: { code: 'stale_version', message: 'not current', details: { currentVersion: 8 } },
+        });
+      }
+      if (req.url === '/v1/tasks/boom') return res.writeHead(500).end('kaput');
+      res.writeHead(502).end('<html>bad gateway</html>');
+    });
+    const client = new Client({ url, token: 't', retry: { attempts: 1 } });
+    const stale = await client.completeTask('stale', { version: 7 }).catch((e: unknown) => e);
+    expect(stale).toBeInstanceOf(RouseApiError);
+    expect(stale).toMatchObject({
+      status: 409,
+      code: 'stale_version',
+      message: 'not current',
+      details: { currentVersion: 8 },
+    });
+    expect(isRetryable(stale)).toBe(false);
+    const boom = await client.getTask('boom').catch((e: unknown) => e);
+    expect(boom).toMatchObject({ status: 500, code: 'internal' });
+    const proxy = await client.getTask('x').catch((e: unknown) => e);
+    expect(proxy).toBeInstanceOf(RouseNetworkError);
+    expect(proxy).toMatchObject({ status: 502 });
+    expect(isRetryable(proxy)).toBe(true);
+
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const refused = new Client({ url: `http://127.0.0.1:${closedPort}`, token: 't', retry: { attempts: 1 } });
+    const err = await refused.health().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RouseNetworkError);
+    expect((err as RouseNetworkError).code).toBe('ECONNREFUSED');
+    expect(isRetryable(err)).toBe(true);
+  });
+
+  it('retries GETs and fenced writes on 503, never claims or un-keyed creates', async () => {
+    let failuresLeft = 0;
+    const { url, seen } = await serve((req, _body, res) => {
+      if (failuresLeft > 0) {
+        failuresLeft--;
+        return json(res, 503, { error: { code: 'unavailable', message: 'store down' } });
+      }
+      if (req.url?.includes('/claim')) return json(res, 200, { tasks: [] });
+      if (req.url === '/v1/tasks' && req.method === 'POST') return json(res, 201, { task: { id: 'new' } });
+      json(res, 200, { task: { id: 'ok' } });
+    });
+    const client = new Client({ url, token: 't', retry: fast });
+
+    failuresLeft = 2;
+    expect((await client.getTask('a')).id).toBe('ok');
+    expect(seen).toHaveLength(3);
+
+    failuresLeft = 1;
+    expect((await client.completeTask('a', { version: 1 })).id).toBe('ok');
+    expect(seen).toHaveLength(5);
+
+    failuresLeft = 1;
+    await expect(client.claim('agt', { types: ['x'] })).rejects.toMatchObject({
+      status: 503,
+      code: 'unavailable',
+    });
+    expect(seen).toHaveLength(6);
+
+    failuresLeft = 1;
+    await expect(client.createTask({ type: 'x' })).rejects.toBeInstanceOf(RouseApiError);
+    expect(seen).toHaveLength(7);
+
+    failuresLeft = 1;
+    expect((await client.createTask({ type: 'x', idempotencyKey: 'k' })).task.id).toBe('new');
+    expect(seen).toHaveLength(9);
+
+    failuresLeft = 5;
+    await expect(client.getTask('a')).rejects.toMatchObject({ code: 'unavailable' });
+    expect(seen).toHaveLength(12); // 3 attempts in all
+  });
+
+  it('times out a silent server and honours the caller signal', async () => {
+    const { url } = await serve(() => {
+      // never answers
+    });
+    const client = new Client({ url, token: 't', requestTimeoutMs: 50, retry: { attempts: 1 } });
+    const err = await client.getTask('x').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RouseNetworkError);
+    expect((err as RouseNetworkError).code).toBe('timeout');
+
+    const slow = new Client({ url, token: 't', requestTimeoutMs: 60_000 });
+    const ac = new AbortController();
+    const reason = new Error('caller gave up');
+    const pending = slow.claim('agt', { types: ['x'], waitMs: 1000 }, { signal: ac.signal });
+    ac.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+  });
+
+  it('follows logs over SSE across chunk boundaries until the server closes', async () => {
+    const { url, seen } = await serve((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': hello\n\ndata: {"seq":1,"at":1,"attempt":1,"stream":"stdout",');
+      setImmediate(() => {
+        res.write(
+          '"text":"one"}\n\ndata: {"seq":2,"at":2,"attempt":1,"stream":"stderr","text":"two"}\r\n\r\n',
+        );
+        res.end();
+      });
+    });
+    const client = new Client({ url, token: 't' });
+    const lines = [];
+    for await (const line of client.followLogs('t1', { after: 0 })) lines.push(line);
+    expect(lines.map((l) => l.text)).toEqual(['one', 'two']);
+    expect(seen[0]!.headers.accept).toBe('text/event-stream');
+    expect(seen[0]!.url).toBe('/v1/tasks/t1/logs?after=0');
+  });
+
+  it('uploads and fetches results as bytes', async () => {
+    const { url, seen } = await serve((req, body, res) => {
+      if (req.method === 'PUT')
+        return json(res, 200, {
+          key: 'k',
+          sizeBytes: body.length,
+          contentType: req.headers['content-type'],
+          sha256: 's',
+        });
+      if (req.url === '/v1/tasks/j/result') return json(res, 200, { answer: 42 });
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from([1, 2, 3]));
+    });
+    const client = new Client({ url, token: 't' });
+    const ref = await client.uploadResult('t1', 7, '{"big":true}', 'application/json');
+    expect(ref).toMatchObject({ key: 'k', sizeBytes: 12, contentType: 'application/json' });
+    expect(seen[0]!.url).toBe('/v1/tasks/t1/result?version=7');
+    expect(await client.getResult('j')).toMatchObject({ json: { answer: 42 } });
+    const bin = await client.getResult('b');
+    expect([...bin.body]).toEqual([1, 2, 3]);
+    expect(bin.json).toBeUndefined();
+  });
+
+  it('maps errors the same way when a fetch implementation is given', async () => {
+    let calls = 0;
+    const { url } = await serve((req, _body, res) => {
+      calls++;
+      if (req.url === '/v1/tasks/flaky' && calls === 1)
+        return json(res, 503, { error: { code: 'unavailable', message: 'x' } });
+      if (req.url === '/v1/tasks/flaky') return json(res, 200, { task: { id: 'flaky' } });
+      if (req.url === '/v1/tasks/gone')
+        return json(res, 404, { error: { code: 'not_found', message: 'no such task' } });
+      // /v1/tasks/silent never answers
+    });
+    const client = new Client({
+      url,
+      token: 't',
+      fetch: globalThis.fetch,
+      requestTimeoutMs: 50,
+      retry: fast,
+    });
+    expect((await client.getTask('flaky')).id).toBe('flaky');
+    expect(calls).toBe(2);
+    await expect(client.getTask('gone')).rejects.toMatchObject({
+      status: 404,
+      code: 'not_found',
+      message: 'no such task',
+    });
+    const err = await client
+      .withToken('other')
+      .getTask('silent')
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RouseNetworkError);
+    expect((err as RouseNetworkError).code).toBe('timeout');
+  });
+
+  it('rejects bad options naming the option', () => {
+    expect(() => new Client({ url: 'localhost:7070', token: 't' })).toThrow(InvalidOptionError);
+    expect(() => new Client({ url: 'localhost:7070', token: 't' })).toThrow(/^url must be/);
+    expect(() => new Client({ url: 'http://x', token: 't', retry: { attempts: 0 } })).toThrow(
+      /retry.attempts must be/,
+    );
+    expect(() => new Client({ url: 'http://x', token: 't', requestTimeoutMs: -1 })).toThrow(
+      /requestTimeoutMs/,
+    );
+  });
+});

@@ -1,0 +1,375 @@
+/**
+ * The typed HTTP client of the Rouse protocol (PROTOCOL.md): one method per endpoint. Responses are
+ * unwrapped (`{"task": ...}` → `Task`), non-2xx answers throw {@link RouseApiError}, an unreachable
+ * coordinator throws {@link RouseNetworkError}.
+ *
+ * Retries: GETs and the writes that are idempotent by design (heartbeats, checkpoint, result upload,
+ * complete and fail — all fenced by `version` — and create with an `idempotencyKey`) are retried with
+ * backoff on retryable errors ({@link isRetryable}). Other writes (claim, start, logs, cancel, ...) are
+ * sent once: repeating them could do the thing twice.
+ *
+ * @example
+ * const client = new Client({ url: 'http://127.0.0.1:7070', token: process.env.ROUSE_TOKEN! });
+ * const { task } = await client.createTask({ type: 'report', payload: { month: '2025-01' } });
+ * console.log(await client.diagnose(task.id));
+ */
+import type {
+  Agent,
+  AgentCommand,
+  AgentHeartbeatRequest,
+  AgentHeartbeatResponse,
+  AppendLogsRequest,
+  CheckpointRequest,
+  ClaimRequest,
+  ClaimResponse,
+  CompleteTaskRequest,
+  CreateTaskRequest,
+  CreateTaskResponse,
+  Diagnosis,
+  FailTaskRequest,
+  ListTasksResponse,
+  LogLine,
+  LogsResponse,
+  RegisterAgentRequest,
+  RegisterAgentResponse,
+  ResultRef,
+  StreamEvent,
+  Task,
+  TaskEvent,
+  TaskHeartbeatRequest,
+  TaskStatus,
+  WriteOutcome,
+} from '@rouse/protocol';
+import { InvalidOptionError, RouseSdkError } from './errors.js';
+import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from './retry.js';
+import { readSseJson } from './sse.js';
+import { type CallOptions, type FetchFn, Transport } from './transport.js';
+
+/** Options of {@link Client}. */
+export interface ClientOptions {
+  /** Base URL of the coordinator, e.g. `http://127.0.0.1:7070` (no `/v1`). */
+  url: string;
+  /** Bearer token: admin, read-only, enrollment or agent token (PROTOCOL.md "Auth"). */
+  token: string;
+  /** Send requests with this `fetch` implementation. @default node:http(s) with a keep-alive agent (cheaper per request than Node's fetch) */
+  fetch?: FetchFn;
+  /** Time limit of one request, the wait for the answer's body included. Long-poll claims get `waitMs` on top. @default 30000 */
+  requestTimeoutMs?: number;
+  /** Retry policy for retryable errors on calls that are safe to repeat. */
+  retry?: RetryOptions;
+}
+
+/** {@link ClientOptions} with every default filled in. */
+export interface ResolvedClientOptions {
+  url: string;
+  token: string;
+  fetch: FetchFn | undefined;
+  requestTimeoutMs: number;
+  retry: ResolvedRetryOptions;
+}
+
+/** Fill defaults and reject bad values with an error naming the option and the rule. */
+export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
+  if (typeof options?.url !== 'string' || !/^https?:\/\/[^/]/.test(options.url)) {
+    throw new InvalidOptionError('url', 'must be an http(s) URL such as http://127.0.0.1:7070', options?.url);
+  }
+  if (typeof options.token !== 'string')
+    throw new InvalidOptionError('token', 'must be a string', options.token);
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
+    throw new InvalidOptionError('requestTimeoutMs', 'must be an integer >= 1', requestTimeoutMs);
+  }
+  const fetchFn = options.fetch;
+  if (fetchFn !== undefined && typeof fetchFn !== 'function') {
+    throw new InvalidOptionError('fetch', 'must be a function');
+  }
+  return {
+    url: options.url.replace(/\/+$/, ''),
+    token: options.token,
+    fetch: fetchFn,
+    requestTimeoutMs,
+    retry: resolveRetryOptions(options.retry),
+  };
+}
+
+/** Query of {@link Client.listTasks}. */
+export interface ListTasksQuery {
+  /** One status or several (any of them). */
+  status?: TaskStatus | TaskStatus[];
+  type?: string;
+  agentId?: string;
+  /** `key:value` pairs; a task must carry all of them. */
+  label?: string[];
+  /** Page size (1..1000). */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A stored result as fetched by {@link Client.getResult}. */
+export interface FetchedResult {
+  contentType: string;
+  body: Buffer;
+  /** The parsed body when the content type is JSON. */
+  json?: unknown;
+}
+
+const id = encodeURIComponent;
+
+export class Client {
+  readonly options: ResolvedClientOptions;
+  private readonly http: Transport;
+
+  /** @param transport internal: share a transport's connection pool ({@link withToken}). */
+  constructor(options: ClientOptions, transport?: Transport) {
+    this.options = resolveClientOptions(options);
+    const { url, token, fetch, requestTimeoutMs, retry } = this.options;
+    this.http = transport ?? new Transport({ baseUrl: url, token, fetch, requestTimeoutMs, retry });
+  }
+
+  /**
+   * The same coordinator and settings with another token (e.g. the agent token returned by register),
+   * sharing this client's connections.
+   */
+  withToken(token: string): Client {
+    return new Client({ ...this.options, token }, this.http.withToken(token));
+  }
+
+  /**
+   * Close idle keep-alive connections (shared with clients made by {@link withToken}). Optional:
+   * idle connections never keep the process alive. The client stays usable.
+   */
+  close(): void {
+    this.http.close();
+  }
+
+  // ---- tasks -----------------------------------------------------------------------------------
+
+  /** `POST /v1/tasks`. Retried on transient errors only when `idempotencyKey` is set. */
+  createTask(req: CreateTaskRequest): Promise<CreateTaskResponse> {
+    return this.http.json('POST', '/v1/tasks', JSON.stringify(req), {
+      retry: req.idempotencyKey !== undefined,
+    });
+  }
+
+  /** `POST /v1/tasks/batch` — all or nothing. Retried only when every task has an `idempotencyKey`. */
+  async createTasks(reqs: CreateTaskRequest[]): Promise<Task[]> {
+    const retry = reqs.every((r) => r.idempotencyKey !== undefined);
+    const res = await this.http.json<{ tasks: Task[] }>(
+      'POST',
+      '/v1/tasks/batch',
+      JSON.stringify({ tasks: reqs }),
+      {
+        retry,
+      },
+    );
+    return res.tasks;
+  }
+
+  /** `GET /v1/tasks/{id}`. */
+  async getTask(taskId: string): Promise<Task> {
+    return (await this.get<{ task: Task }>(`/v1/tasks/${id(taskId)}`)).task;
+  }
+
+  /** `GET /v1/tasks?...` — one page; follow `nextCursor` for more. */
+  listTasks(query: ListTasksQuery = {}): Promise<ListTasksResponse> {
+    const q = new URLSearchParams();
+    if (query.status !== undefined) q.set('status', [query.status].flat().join(','));
+    if (query.type !== undefined) q.set('type', query.type);
+    if (query.agentId !== undefined) q.set('agentId', query.agentId);
+    for (const l of query.label ?? []) q.append('label', l);
+    if (query.limit !== undefined) q.set('limit', String(query.limit));
+    if (query.cursor !== undefined) q.set('cursor', query.cursor);
+    const qs = q.toString();
+    return this.get(qs ? `/v1/tasks?${qs}` : '/v1/tasks');
+  }
+
+  /** `GET /v1/tasks/{id}/events` — the task's transition history. */
+  async getTaskEvents(taskId: string): Promise<TaskEvent[]> {
+    return (await this.get<{ events: TaskEvent[] }>(`/v1/tasks/${id(taskId)}/events`)).events;
+  }
+
+  /** `GET /v1/tasks/{id}/diagnosis` — why the task is where it is. */
+  diagnose(taskId: string): Promise<Diagnosis> {
+    return this.get(`/v1/tasks/${id(taskId)}/diagnosis`);
+  }
+
+  /** `GET /v1/tasks/{id}/logs?after=` — the lines after sequence number `after`. */
+  getLogs(taskId: string, options: { after?: number } = {}): Promise<LogsResponse> {
+    const after = options.after === undefined ? '' : `?after=${options.after}`;
+    return this.get(`/v1/tasks/${id(taskId)}/logs${after}`);
+  }
+
+  /**
+   * Follow a task's logs (`GET /v1/tasks/{id}/logs` as `text/event-stream`): yields each line as it is
+   * written; ends when the server closes the stream (the task is final) or `signal` aborts.
+   */
+  async *followLogs(
+    taskId: string,
+    options: { after?: number; signal?: AbortSignal } = {},
+  ): AsyncIterable<LogLine> {
+    const after = options.after === undefined ? '' : `?after=${options.after}`;
+    const stream = await this.http.stream(`/v1/tasks/${id(taskId)}/logs${after}`, options.signal);
+    yield* readSseJson<LogLine>(stream, options.signal);
+  }
+
+  /** `GET /v1/tasks/{id}/result` — the inline result or the stored blob, as bytes (and parsed when JSON). */
+  async getResult(taskId: string): Promise<FetchedResult> {
+    const res = await this.http.raw(`/v1/tasks/${id(taskId)}/result`, { retry: true });
+    if (/[/+]json\b/i.test(res.contentType) && res.body.length > 0) {
+      try {
+        return { ...res, json: JSON.parse(res.body.toString('utf8')) };
+      } catch (err) {
+        throw new RouseSdkError(`the result of task ${taskId} says it is JSON but does not parse`, {
+          code: 'bad_response',
+          cause: err,
+        });
+      }
+    }
+    return res;
+  }
+
+  /** `POST /v1/tasks/{id}/cancel`. The holder learns it on its next heartbeat. */
+  async cancelTask(taskId: string, reason?: string): Promise<Task> {
+    const body = JSON.stringify(reason === undefined ? {} : { reason });
+    return (await this.http.json<{ task: Task }>('POST', `/v1/tasks/${id(taskId)}/cancel`, body)).task;
+  }
+
+  /** `POST /v1/tasks/{id}/retry` — one more attempt for a final `failed`/`timeout` task. */
+  async retryTask(taskId: string): Promise<Task> {
+    return (await this.http.json<{ task: Task }>('POST', `/v1/tasks/${id(taskId)}/retry`, '{}')).task;
+  }
+
+  // ---- agents ----------------------------------------------------------------------------------
+
+  /** `POST /v1/agents` (enrollment or admin token) → the agent, its token and heartbeat interval. */
+  registerAgent(
+    req: RegisterAgentRequest,
+    options: { retry?: boolean } = {},
+  ): Promise<RegisterAgentResponse> {
+    return this.http.json('POST', '/v1/agents', JSON.stringify(req), { retry: options.retry ?? false });
+  }
+
+  /**
+   * `POST /v1/agents/{id}/claim` — long-polls up to `req.waitMs`; the request timeout is extended by it.
+   * Never retried: a lost answer would leave tasks claimed and unseen.
+   */
+  claim(agentId: string, req: ClaimRequest, options: { signal?: AbortSignal } = {}): Promise<ClaimResponse> {
+    const timeoutMs = this.options.requestTimeoutMs + (req.waitMs ?? 0);
+    return this.http.json('POST', `/v1/agents/${id(agentId)}/claim`, JSON.stringify(req), {
+      timeoutMs,
+      signal: options.signal,
+    });
+  }
+
+  /** `POST /v1/agents/{id}/heartbeat` — the agent's heartbeat carrying its tasks' heartbeats. */
+  agentHeartbeat(agentId: string, req: AgentHeartbeatRequest): Promise<AgentHeartbeatResponse> {
+    return this.http.json('POST', `/v1/agents/${id(agentId)}/heartbeat`, JSON.stringify(req), {
+      retry: true,
+    });
+  }
+
+  /** `DELETE /v1/agents/{id}` — graceful leave; held tasks move to `timeout` at once. */
+  async leave(agentId: string): Promise<void> {
+    await this.http.json('DELETE', `/v1/agents/${id(agentId)}`, undefined);
+  }
+
+  /** `GET /v1/agents`. */
+  async listAgents(): Promise<Agent[]> {
+    return (await this.get<{ agents: Agent[] }>('/v1/agents')).agents;
+  }
+
+  /** `GET /v1/agents/{id}`. */
+  async getAgent(agentId: string): Promise<Agent> {
+    return (await this.get<{ agent: Agent }>(`/v1/agents/${id(agentId)}`)).agent;
+  }
+
+  /** `POST /v1/agents/{id}/commands` (admin) — `wake`, `restart` or `terminate`. */
+  async sendCommand(agentId: string, command: AgentCommand): Promise<void> {
+    await this.http.json('POST', `/v1/agents/${id(agentId)}/commands`, JSON.stringify(command));
+  }
+
+  // ---- task writes by the holder (agent token, fenced by version) ------------------------------
+
+  /** `POST /v1/tasks/{id}/start` — claimed → running. */
+  async startTask(taskId: string, version: number): Promise<Task> {
+    const body = JSON.stringify({ version });
+    return (await this.http.json<{ task: Task }>('POST', `/v1/tasks/${id(taskId)}/start`, body)).task;
+  }
+
+  /** `POST /v1/tasks/{id}/heartbeat` — renew one lease (workers send one agent heartbeat instead). */
+  heartbeatTask(taskId: string, req: TaskHeartbeatRequest): Promise<WriteOutcome> {
+    return this.http.json('POST', `/v1/tasks/${id(taskId)}/heartbeat`, JSON.stringify(req), { retry: true });
+  }
+
+  /** `PUT /v1/tasks/{id}/checkpoint` — save resume state and session. */
+  async checkpoint(taskId: string, req: CheckpointRequest): Promise<void> {
+    await this.http.json('PUT', `/v1/tasks/${id(taskId)}/checkpoint`, JSON.stringify(req), { retry: true });
+  }
+
+  /** `POST /v1/tasks/{id}/logs` — append lines (not retried: a repeat would duplicate them). */
+  appendLogs(taskId: string, req: AppendLogsRequest): Promise<{ accepted: number; truncated: boolean }> {
+    return this.http.json('POST', `/v1/tasks/${id(taskId)}/logs`, JSON.stringify(req));
+  }
+
+  /** `PUT /v1/tasks/{id}/result?version=N` — store a large result as a blob; complete without `result` after. */
+  async uploadResult(
+    taskId: string,
+    version: number,
+    body: Buffer | string,
+    contentType = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream',
+  ): Promise<ResultRef> {
+    const res = await this.http.bytes<ResultRef | { resultRef: ResultRef }>(
+      'PUT',
+      `/v1/tasks/${id(taskId)}/result?version=${version}`,
+      body,
+      contentType,
+      { retry: true },
+    );
+    return 'resultRef' in res ? res.resultRef : res;
+  }
+
+  /** `POST /v1/tasks/{id}/complete` — running → completed; idempotent per version. */
+  async completeTask(taskId: string, req: CompleteTaskRequest, options: CallOptions = {}): Promise<Task> {
+    const body = JSON.stringify(req);
+    const res = await this.http.json<{ task: Task }>('POST', `/v1/tasks/${id(taskId)}/complete`, body, {
+      retry: true,
+      signal: options.signal,
+    });
+    return res.task;
+  }
+
+  /** `POST /v1/tasks/{id}/fail` — running → failed (retried later if retryable and attempts are left). */
+  async failTask(taskId: string, req: FailTaskRequest, options: CallOptions = {}): Promise<Task> {
+    const body = JSON.stringify(req);
+    const res = await this.http.json<{ task: Task }>('POST', `/v1/tasks/${id(taskId)}/fail`, body, {
+      retry: true,
+      signal: options.signal,
+    });
+    return res.task;
+  }
+
+  // ---- events and health -----------------------------------------------------------------------
+
+  /** `GET /v1/events` (SSE): every task and agent event as it happens, until `signal` aborts. */
+  async *events(options: { signal?: AbortSignal } = {}): AsyncIterable<StreamEvent> {
+    const stream = await this.http.stream('/v1/events', options.signal);
+    yield* readSseJson<StreamEvent>(stream, options.signal);
+  }
+
+  /** `GET /healthz` — the process is up. */
+  async health(): Promise<{ ok: true }> {
+    await this.http.raw('/healthz');
+    return { ok: true };
+  }
+
+  /** `GET /readyz` — the store is reachable. */
+  async ready(): Promise<{ ok: true }> {
+    await this.http.raw('/readyz');
+    return { ok: true };
+  }
+
+  private get<T>(path: string): Promise<T> {
+    return this.http.json<T>('GET', path, undefined, { retry: true });
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * `@rouse/sdk` — what an agent installs to work with a Rouse coordinator:
+ * - {@link Client}: the typed HTTP client, one method per endpoint;
+ * - {@link Worker}: the worker runtime (claim loop, heartbeats, checkpoints, logs, spool, shutdown);
+ * - the errors a handler throws or sees ({@link NonRetryableError}, {@link LeaseLostError}, ...);
+ * - the protocol's types, re-exported.
+ * Test helpers live in `@rouse/sdk/testing`.
+ */
+import type { Json } from '@rouse/protocol';
+import type { TaskHandler } from './worker/task-context.js';
+
+export * from '@rouse/protocol';
+export type { ClientOptions, FetchedResult, ListTasksQuery, ResolvedClientOptions } from './client.js';
+export { Client, resolveClientOptions } from './client.js';
+export {
+  ExecutionTimeoutError,
+  InvalidOptionError,
+  isRetryable,
+  LeaseLostError,
+  NonRetryableError,
+  RouseApiError,
+  RouseNetworkError,
+  RouseSdkError,
+  TaskCancelledError,
+  WorkerShutdownError,
+} from './errors.js';
+export { type Logger, noopLogger } from './logger.js';
+export { backoffDelayMs, RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOptions } from './retry.js';
+export type { FetchFn } from './transport.js';
+export type { SpoolOutcome, WorkerEvents } from './worker/events.js';
+export type { ResolvedWorkerOptions, WorkerOptions } from './worker/options.js';
+export { resolveWorkerOptions, WORKER_DEFAULTS } from './worker/options.js';
+export type { TaskContext, TaskHandler } from './worker/task-context.js';
+export { Worker } from './worker/worker.js';
+
+/**
+ * Type a handler's payload and result without a cast; returns `fn` unchanged.
+ *
+ * @example
+ * const review = defineHandler<{ pr: number }, { approved: boolean }>(async (task, ctx) => {
+ *   ctx.log(`reviewing #${task.payload.pr}`);
+ *   return { approved: true };
+ * });
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler may return nothing
+export function defineHandler<P extends Json = Json, R extends Json | void = Json | void>(
+  fn: (task: Parameters<TaskHandler>[0] & { payload: P }, ctx: Parameters<TaskHandler>[1]) => Promise<R>,
+): TaskHandler<R> {
+  return fn as TaskHandler<R>;
+}

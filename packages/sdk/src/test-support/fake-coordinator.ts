@@ -1,0 +1,228 @@
+/**
+ * A tiny fake coordinator over real HTTP (node:http on 127.0.0.1) for the SDK's tests: just the
+ * endpoints the worker uses, with switches to make it refuse things. Not our store, not our server —
+ * a stand-in that lets a test watch every request the SDK sends. Tests wait on its events, never sleep.
+ */
+import { EventEmitter } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AgentCommand, Json, Task, TaskBeat, TaskError } from '@rouse/protocol';
+import { mockTask } from '../testing/index.js';
+
+export interface Recorded {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body, or the raw bytes for other content types. */
+  body: unknown;
+}
+
+export type Override = (req: Recorded, res: ServerResponse) => boolean;
+
+export class FakeCoordinator extends EventEmitter {
+  readonly requests: Recorded[] = [];
+  readonly queue: Task[] = [];
+  readonly completed = new Map<
+    string,
+    { version: number; result: Json | undefined; via: 'claim' | 'complete' }
+  >();
+  readonly failed = new Map<string, { version: number; error: TaskError }>();
+  readonly uploads = new Map<string, { contentType: string; body: Buffer }>();
+  readonly logs: { taskId: string; lines: { stream?: string; text: string }[] }[] = [];
+  /** Tasks whose lease is gone: heartbeats answer ok:false, writes 409 stale_version. */
+  readonly stale = new Set<string>();
+  commands: AgentCommand[] = [];
+  heartbeatIntervalMs = 60_000;
+  agentToken = 'agent-token-1';
+  /** Other agent tokens accepted for task writes (agents of earlier processes). */
+  readonly acceptedTokens = new Set<string>();
+  /** Answer a request yourself (return true when handled). */
+  override: Override | undefined;
+  private server: Server | undefined;
+  private readonly waits = new Set<() => void>();
+  port = 0;
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async listen(port = 0): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const url = new URL(req.url ?? '/', 'http://x');
+        const raw = Buffer.concat(chunks);
+        const isJson = (req.headers['content-type'] ?? '').includes('json');
+        const body = raw.length === 0 ? undefined : isJson ? JSON.parse(raw.toString('utf8')) : raw;
+        const rec: Recorded = {
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          query: url.searchParams,
+          headers: req.headers,
+          body,
+        };
+        this.requests.push(rec);
+        this.emit('request', rec);
+        if (this.override?.(rec, res)) return;
+        void this.route(rec, res, req.headers.authorization ?? '').finally(() => this.emit('handled', rec));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  /** Stop listening and cut every connection (long-polls included). */
+  async close(): Promise<void> {
+    for (const wake of this.waits) wake();
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Queue a claimable task (it is handed out `running`). */
+  addTask(partial: Partial<Task> = {}): Task {
+    const task = mockTask({ status: 'running', agentId: 'agt_1', ...partial });
+    this.queue.push(task);
+    for (const wake of this.waits) wake();
+    return task;
+  }
+
+  /** Resolve with the first request (past or future) matching `pred`. */
+  waitForRequest(pred: (r: Recorded) => boolean, fromIndex = 0): Promise<Recorded> {
+    const found = this.requests.slice(fromIndex).find(pred);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve) => {
+      const on = (r: Recorded): void => {
+        if (pred(r)) {
+          this.off('request', on);
+          resolve(r);
+        }
+      };
+      this.on('request', on);
+    });
+  }
+
+  /** Resolve once `check()` holds (re-checked after every handled request). */
+  waitUntil(check: () => boolean): Promise<void> {
+    if (check()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const on = (): void => {
+        if (check()) {
+          this.off('handled', on);
+          resolve();
+        }
+      };
+      this.on('handled', on);
+    });
+  }
+
+  private async route(r: Recorded, res: ServerResponse, auth: string): Promise<void> {
+    const p = r.path;
+    if (r.method === 'POST' && p === '/v1/agents') {
+      return send(res, 201, {
+        agent: { id: 'agt_1', agentType: (r.body as { agentType: string }).agentType },
+        token: this.agentToken,
+        heartbeatIntervalMs: this.heartbeatIntervalMs,
+      });
+    }
+    const token = auth.replace(/^Bearer /, '');
+    if (token !== this.agentToken && !this.acceptedTokens.has(token))
+      return error(res, 403, 'forbidden', 'not this agent');
+    if (r.method === 'POST' && /^\/v1\/agents\/[^/]+\/claim$/.test(p)) return this.claim(r, res);
+    if (r.method === 'POST' && /^\/v1\/agents\/[^/]+\/heartbeat$/.test(p)) {
+      const beats = (r.body as { tasks?: TaskBeat[] }).tasks ?? [];
+      const tasks = beats.map((b) =>
+        this.stale.has(b.taskId)
+          ? { taskId: b.taskId, ok: false, code: 'stale_version' }
+          : { taskId: b.taskId, ok: true, leaseExpiresAt: Date.now() + 15000 },
+      );
+      const commands = this.commands;
+      this.commands = [];
+      return send(res, 200, { heartbeatIntervalMs: this.heartbeatIntervalMs, tasks, commands });
+    }
+    if (r.method === 'DELETE' && /^\/v1\/agents\/[^/]+$/.test(p)) return send(res, 204);
+    const m = p.match(/^\/v1\/tasks\/([^/]+)\/(complete|fail|logs|checkpoint|result)$/);
+    if (!m) return error(res, 404, 'not_found', `no route ${r.method} ${p}`);
+    const taskId = m[1]!;
+    if (this.stale.has(taskId))
+      return error(res, 409, 'stale_version', 'version is not current', { currentVersion: 99 });
+    const body = r.body as { version: number; result?: Json; error?: TaskError; lines?: { text: string }[] };
+    switch (m[2]) {
+      case 'complete':
+        this.completed.set(taskId, { version: body.version, result: body.result, via: 'complete' });
+        return send(res, 200, { task: { id: taskId, status: 'completed' } });
+      case 'fail':
+        this.failed.set(taskId, { version: body.version, error: body.error! });
+        return send(res, 200, { task: { id: taskId, status: 'failed' } });
+      case 'logs':
+        this.logs.push({ taskId, lines: body.lines ?? [] });
+        return send(res, 200, { accepted: body.lines?.length ?? 0, truncated: false });
+      case 'checkpoint':
+        return send(res, 204);
+      default: {
+        const buf = Buffer.isBuffer(r.body) ? r.body : Buffer.from(JSON.stringify(r.body));
+        this.uploads.set(taskId, { contentType: String(r.headers['content-type']), body: buf });
+        return send(res, 200, {
+          key: `${taskId}/1`,
+          sizeBytes: buf.length,
+          contentType: r.headers['content-type'],
+          sha256: 'x',
+        });
+      }
+    }
+  }
+
+  private async claim(r: Recorded, res: ServerResponse): Promise<void> {
+    const req = r.body as {
+      max?: number;
+      waitMs?: number;
+      complete?: { taskId: string; version: number; result?: Json }[];
+    };
+    const completed = (req.complete ?? []).map((c) => {
+      if (this.stale.has(c.taskId)) return { taskId: c.taskId, ok: false, code: 'stale_version' };
+      this.completed.set(c.taskId, { version: c.version, result: c.result, via: 'claim' });
+      return { taskId: c.taskId, ok: true };
+    });
+    if (this.queue.length === 0 && (req.waitMs ?? 0) > 0) {
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          this.waits.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, req.waitMs);
+        this.waits.add(wake);
+        res.on('close', wake);
+      });
+    }
+    const tasks = this.queue.splice(0, req.max ?? 1);
+    if (res.destroyed) {
+      this.queue.unshift(...tasks);
+      return;
+    }
+    send(res, 200, req.complete ? { tasks, completed } : { tasks });
+  }
+}
+
+function send(res: ServerResponse, status: number, body?: unknown): void {
+  if (res.destroyed) return;
+  if (body === undefined) {
+    res.writeHead(status).end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function error(res: ServerResponse, status: number, code: string, message: string, details?: object): void {
+  send(res, status, { error: { code, message, details } });
+}
+
+/** Start a fake coordinator on a free port (or `port`). */
+export function startFakeCoordinator(port = 0): Promise<FakeCoordinator> {
+  return new FakeCoordinator().listen(port);
+}

@@ -1,0 +1,185 @@
+/**
+ * Test helpers for handler authors: run a handler against a mock task environment, without a
+ * coordinator, and look at what it did (progress, checkpoints, logs, uploads) and how it ended.
+ *
+ * @example
+ * import { runHandler } from '@rouse/sdk/testing';
+ * const run = await runHandler(myHandler, { payload: { n: 2 } }, { instantSleep: true });
+ * expect(run.error).toBeUndefined();
+ * expect(run.result).toEqual({ square: 4 });
+ * expect(run.progress.at(-1)).toEqual({ value: 1, phase: 'done' });
+ */
+import { createHash } from 'node:crypto';
+import type { Json, ResultRef, Task } from '@rouse/protocol';
+import { TaskCancelledError } from '../errors.js';
+import type { TaskContext, TaskHandler } from '../worker/task-context.js';
+import { TaskRun, type TaskRunHost } from '../worker/task-run.js';
+
+let seq = 0;
+
+/** A complete {@link Task} (status `running`, attempt 1, version 1, default timing) with `partial` applied. */
+export function mockTask(partial: Partial<Task> = {}): Task {
+  const now = Date.now();
+  seq++;
+  return {
+    id: `tsk_mock_${seq}`,
+    type: 'test',
+    status: 'running',
+    payload: null,
+    attempt: 1,
+    maxAttempts: 4,
+    version: 1,
+    agentId: 'agt_mock',
+    priority: 0,
+    resumable: false,
+    requires: [],
+    labels: {},
+    idempotencyKey: null,
+    timing: {
+      heartbeatIntervalMs: 5000,
+      heartbeatTimeoutMs: 15000,
+      claimTimeoutMs: 30000,
+      executionTimeoutMs: null,
+      attemptDeadlineMs: null,
+      stallTimeoutMs: 300000,
+    },
+    progress: null,
+    phase: null,
+    executionDone: false,
+    checkpoint: null,
+    session: null,
+    result: null,
+    resultRef: null,
+    error: null,
+    createdAt: now,
+    runAt: now,
+    claimedAt: now,
+    startedAt: now,
+    lastHeartbeatAt: null,
+    leaseExpiresAt: now + 15000,
+    nextAttemptAt: null,
+    finishedAt: null,
+    final: false,
+    ...partial,
+  };
+}
+
+export interface MockContextOptions {
+  /** `ctx.sleep(ms)` resolves at once (still rejects when aborted). @default false */
+  instantSleep?: boolean;
+  /** Make `ctx.checkpoint` fail with this error (e.g. a `LeaseLostError`). */
+  checkpointError?: Error;
+}
+
+/** A mock task environment and everything the handler did in it. */
+export interface MockContext {
+  ctx: TaskContext;
+  task: Task;
+  /** Every `ctx.progress` call, in order. */
+  progress: { value: number; phase: string | undefined }[];
+  /** Every `ctx.checkpoint` call, in order. */
+  checkpoints: { state: Json; session: Json | undefined }[];
+  /** Every `ctx.log` line, in order. */
+  logs: { stream: string; text: string }[];
+  /** Every `ctx.uploadResult` call. */
+  uploads: { body: Buffer; contentType: string | undefined }[];
+  /** True once the handler called `ctx.executionDone()`. */
+  readonly executionDone: boolean;
+  /** Abort `ctx.signal`, as a lost lease, a cancel or a shutdown would. @default reason TaskCancelledError */
+  abort(reason?: Error): void;
+  /** Deliver a `wake` command: sets `ctx.interrupted` and runs the `onWake` callbacks. */
+  wake(reason?: string): void;
+}
+
+/** Build a mock environment for `task` (completed by {@link mockTask}). */
+export function createMockContext(task: Partial<Task> = {}, options: MockContextOptions = {}): MockContext {
+  const fullTask = mockTask(task);
+  let executionDone = false;
+  const mock = {
+    task: fullTask,
+    progress: [] as MockContext['progress'],
+    checkpoints: [] as MockContext['checkpoints'],
+    logs: [] as MockContext['logs'],
+    uploads: [] as MockContext['uploads'],
+    get executionDone() {
+      return executionDone;
+    },
+  };
+  const host: TaskRunHost = {
+    async checkpoint(_run, state, session) {
+      if (options.checkpointError) throw options.checkpointError;
+      mock.checkpoints.push({ state, session });
+    },
+    log(_run, text, stream) {
+      mock.logs.push({ stream, text });
+    },
+    async uploadResult(run, body, contentType): Promise<ResultRef> {
+      const bytes = Buffer.from(body);
+      mock.uploads.push({ body: bytes, contentType });
+      return {
+        key: `${run.task.id}/${run.version}`,
+        sizeBytes: bytes.length,
+        contentType: contentType ?? 'application/octet-stream',
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+      };
+    },
+    onError(_run, err) {
+      throw err;
+    },
+    onProgress(_run, value, phase) {
+      mock.progress.push({ value, phase });
+    },
+    onExecutionDone() {
+      executionDone = true;
+    },
+    ...(options.instantSleep
+      ? {
+          sleep: (run: TaskRun) =>
+            run.signal.aborted ? Promise.reject(run.signal.reason) : Promise.resolve(),
+        }
+      : {}),
+  };
+  const run = new TaskRun(fullTask, host);
+  return Object.assign(mock, {
+    ctx: run as TaskContext,
+    abort: (reason?: Error) =>
+      run.abort(reason ?? new TaskCancelledError(fullTask.id, 'aborted by the test')),
+    wake: (reason?: string) => run.wake(reason),
+  });
+}
+
+/** What {@link runHandler} returns: the mock environment plus how the handler ended. */
+export interface HandlerRun<R> extends MockContext {
+  /** The handler's return value (undefined when it threw). */
+  result: R | undefined;
+  /** What the handler threw (undefined when it returned). */
+  error: unknown;
+}
+
+export interface RunHandlerOptions extends MockContextOptions {
+  /** Called right after the handler started, e.g. to `abort()` or `wake()` it mid-flight. */
+  during?: (mock: MockContext) => void | Promise<void>;
+}
+
+/** Run `handler` once against a mock environment and report what it did. Never throws for the handler. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler may return nothing
+export async function runHandler<R extends Json | void>(
+  handler: TaskHandler<R>,
+  task: Partial<Task> = {},
+  options: RunHandlerOptions = {},
+): Promise<HandlerRun<R>> {
+  const mock = createMockContext(task, options);
+  let result: R | undefined;
+  let error: unknown;
+  const done = (async () => handler(mock.task, mock.ctx))().then(
+    (r) => {
+      result = r;
+    },
+    (e: unknown) => {
+      error = e;
+    },
+  );
+  await options.during?.(mock);
+  await done;
+  return Object.assign(mock, { result, error });
+}

@@ -1,0 +1,43 @@
+/**
+ * The worker's typed events. Listen with `worker.on('completed', ({ task }) => ...)` or wait with
+ * `await once(worker, 'stopped')`. Listeners that throw are logged, never thrown into the runtime.
+ */
+import type {
+  Agent,
+  AgentCommand,
+  AgentHeartbeatRequest,
+  AgentHeartbeatResponse,
+  Json,
+  Task,
+  TaskError,
+} from '@rouse/protocol';
+
+/** What happened to a spooled report when the worker delivered it. */
+export type SpoolOutcome = 'delivered' | 'superseded' | 'rejected';
+
+export interface WorkerEvents {
+  /** Registered with the coordinator; the worker now acts as `agent.id`. */
+  registered: [{ agent: Agent; heartbeatIntervalMs: number }];
+  /** A task was claimed (and started) and its handler is about to run. */
+  claimed: [{ task: Task }];
+  /** The coordinator accepted the task's completion. */
+  completed: [{ task: Task; result: Json | undefined }];
+  /** The coordinator accepted the task's failure (it is retried if retryable and attempts are left). */
+  failed: [{ task: Task; error: TaskError }];
+  /** The lease is gone (`code`: stale_version, not_found, forbidden, ...): signal aborted, result dropped. */
+  leaseLost: [{ task: Task; code: string }];
+  /** A `cancel` command arrived: signal aborted, nothing is reported. */
+  cancelled: [{ task: Task; reason: string | undefined }];
+  /** Something went wrong that the runtime handles itself (retry, spool, backoff); for logs and metrics. */
+  error: [{ error: unknown; op: string; taskId?: string }];
+  /** An agent heartbeat was answered. */
+  heartbeat: [{ request: AgentHeartbeatRequest; response: AgentHeartbeatResponse }];
+  /** A command arrived with a heartbeat answer (after the runtime acted on it). */
+  command: [{ command: AgentCommand }];
+  /** A report could not be delivered (the coordinator is unreachable) and was written to the spool. */
+  spooled: [{ taskId: string; version: number; kind: 'complete' | 'fail' }];
+  /** A report from the spool reached the coordinator (or turned out to be superseded / refused). */
+  spoolDelivered: [{ taskId: string; outcome: SpoolOutcome; code?: string }];
+  /** `stop()` finished: handlers done or aborted, reports sent or spooled, agent left. */
+  stopped: [];
+}

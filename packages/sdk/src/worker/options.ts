@@ -1,0 +1,200 @@
+/**
+ * Worker options: `WorkerOptions` → {@link resolveWorkerOptions} → `ResolvedWorkerOptions`.
+ * Every default lives here; bad values are rejected with an error naming the option and the rule.
+ */
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvalidOptionError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { noopLogger } from '../logger.js';
+import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from '../retry.js';
+import type { FetchFn } from '../transport.js';
+import type { TaskHandler } from './task-context.js';
+
+export interface WorkerOptions {
+  /** Base URL of the coordinator, e.g. `http://127.0.0.1:7070`. */
+  url: string;
+  /** Enrollment (or admin) token used once to register; the worker then acts with its agent token. */
+  token: string;
+  /** Selects the agent's policy on the coordinator. */
+  agentType: string;
+  /** A name for humans. @default `${hostname}/${pid}` */
+  name?: string;
+  /** Labels of the agent. @default {} */
+  labels?: Record<string, string>;
+  /** Task types to claim. @default the keys of `handlers` */
+  taskTypes?: string[];
+  /** One handler for every type. Give either `handler` or `handlers`. */
+  handler?: TaskHandler;
+  /** A handler per task type. Give either `handler` or `handlers`. */
+  handlers?: Record<string, TaskHandler>;
+  /** Tasks run at once (1..1000). @default 1 */
+  concurrency?: number;
+  /** Heartbeat interval; tasks with a shorter `timing.heartbeatIntervalMs` beat faster. @default the coordinator's (register response) */
+  heartbeatIntervalMs?: number;
+  /** Long-poll wait of a claim (0..60000). @default 20000 */
+  waitMs?: number;
+  /** Directory of the spool of undelivered results. @default `${os.tmpdir()}/rouse-spool/${agentType}` */
+  spoolDir?: string;
+  /** A pino-compatible logger. @default silent */
+  logger?: Logger;
+  /** Signals that trigger a graceful stop while the worker runs; `false` installs none. @default ['SIGTERM', 'SIGINT'] */
+  shutdownSignals?: NodeJS.Signals[] | false;
+  /** How long a graceful stop lets running handlers finish before aborting them. @default 10000 */
+  shutdownGraceMs?: number;
+  /** Retry policy of transient network errors (requests and the claim loop's backoff). */
+  retry?: RetryOptions;
+  /** Time limit of one request (claims get `waitMs` on top). @default 30000 */
+  requestTimeoutMs?: number;
+  /** How often buffered `ctx.log` lines are sent. @default 250 */
+  logFlushIntervalMs?: number;
+  /** A `fetch` implementation. @default globalThis.fetch */
+  fetch?: FetchFn;
+}
+
+export interface ResolvedWorkerOptions {
+  url: string;
+  token: string;
+  agentType: string;
+  name: string;
+  labels: Record<string, string>;
+  taskTypes: string[];
+  /** Handler per claimed type. */
+  handlers: Map<string, TaskHandler>;
+  concurrency: number;
+  heartbeatIntervalMs: number | undefined;
+  waitMs: number;
+  spoolDir: string;
+  logger: Logger;
+  shutdownSignals: NodeJS.Signals[];
+  shutdownGraceMs: number;
+  retry: ResolvedRetryOptions;
+  requestTimeoutMs: number;
+  logFlushIntervalMs: number;
+  fetch: FetchFn | undefined;
+}
+
+export const WORKER_DEFAULTS = Object.freeze({
+  concurrency: 1,
+  waitMs: 20_000,
+  shutdownSignals: ['SIGTERM', 'SIGINT'] as NodeJS.Signals[],
+  shutdownGraceMs: 10_000,
+  requestTimeoutMs: 30_000,
+  logFlushIntervalMs: 250,
+});
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError('options', 'must be an object');
+  const o = options;
+  if (typeof o.url !== 'string' || !/^https?:\/\/[^/]/.test(o.url)) {
+    throw new InvalidOptionError('url', 'must be an http(s) URL such as http://127.0.0.1:7070', o.url);
+  }
+  if (typeof o.token !== 'string' || o.token === '') {
+    throw new InvalidOptionError('token', 'must be the enrollment or admin token (a non-empty string)');
+  }
+  if (typeof o.agentType !== 'string' || !NAME.test(o.agentType)) {
+    throw new InvalidOptionError(
+      'agentType',
+      'must be 1-128 characters of letters, digits, . _ : -',
+      o.agentType,
+    );
+  }
+  if ((o.handler === undefined) === (o.handlers === undefined)) {
+    throw new InvalidOptionError('handler', 'give exactly one of handler or handlers');
+  }
+  if (o.handler !== undefined && typeof o.handler !== 'function') {
+    throw new InvalidOptionError('handler', 'must be a function (task, ctx) => Promise<result>');
+  }
+  const taskTypes = o.taskTypes ?? (o.handlers ? Object.keys(o.handlers) : undefined);
+  if (!Array.isArray(taskTypes) || taskTypes.length === 0 || taskTypes.length > 64) {
+    throw new InvalidOptionError('taskTypes', 'must list 1 to 64 task types', taskTypes);
+  }
+  for (const t of taskTypes) {
+    if (typeof t !== 'string' || !NAME.test(t)) {
+      throw new InvalidOptionError(
+        'taskTypes',
+        'entries must be 1-128 characters of letters, digits, . _ : -',
+        t,
+      );
+    }
+  }
+  const handlers = new Map<string, TaskHandler>();
+  for (const t of taskTypes) {
+    const h = o.handler ?? o.handlers?.[t];
+    if (typeof h !== 'function')
+      throw new InvalidOptionError(`handlers.${t}`, 'must be a function: every task type needs a handler');
+    handlers.set(t, h);
+  }
+  for (const k of Object.keys(o.handlers ?? {})) {
+    if (!taskTypes.includes(k))
+      throw new InvalidOptionError(
+        `handlers.${k}`,
+        `has no task type in taskTypes (${taskTypes.join(', ')})`,
+      );
+  }
+  const concurrency = o.concurrency ?? WORKER_DEFAULTS.concurrency;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+    throw new InvalidOptionError('concurrency', 'must be an integer from 1 to 1000', concurrency);
+  }
+  if (
+    o.heartbeatIntervalMs !== undefined &&
+    (!Number.isInteger(o.heartbeatIntervalMs) || o.heartbeatIntervalMs < 10)
+  ) {
+    throw new InvalidOptionError('heartbeatIntervalMs', 'must be an integer >= 10', o.heartbeatIntervalMs);
+  }
+  const waitMs = o.waitMs ?? WORKER_DEFAULTS.waitMs;
+  if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > 60_000) {
+    throw new InvalidOptionError('waitMs', 'must be an integer from 0 to 60000', waitMs);
+  }
+  const shutdownGraceMs = o.shutdownGraceMs ?? WORKER_DEFAULTS.shutdownGraceMs;
+  if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
+    throw new InvalidOptionError('shutdownGraceMs', 'must be an integer >= 0', shutdownGraceMs);
+  }
+  const requestTimeoutMs = o.requestTimeoutMs ?? WORKER_DEFAULTS.requestTimeoutMs;
+  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
+    throw new InvalidOptionError('requestTimeoutMs', 'must be an integer >= 1', requestTimeoutMs);
+  }
+  const logFlushIntervalMs = o.logFlushIntervalMs ?? WORKER_DEFAULTS.logFlushIntervalMs;
+  if (!Number.isInteger(logFlushIntervalMs) || logFlushIntervalMs < 1) {
+    throw new InvalidOptionError('logFlushIntervalMs', 'must be an integer >= 1', logFlushIntervalMs);
+  }
+  const signals = o.shutdownSignals ?? WORKER_DEFAULTS.shutdownSignals;
+  if (
+    signals !== false &&
+    (!Array.isArray(signals) || signals.some((s) => typeof s !== 'string' || !s.startsWith('SIG')))
+  ) {
+    throw new InvalidOptionError(
+      'shutdownSignals',
+      "must be false or a list of signal names such as ['SIGTERM']",
+      signals,
+    );
+  }
+  if (o.spoolDir !== undefined && (typeof o.spoolDir !== 'string' || o.spoolDir === '')) {
+    throw new InvalidOptionError('spoolDir', 'must be a directory path', o.spoolDir);
+  }
+  if (o.fetch !== undefined && typeof o.fetch !== 'function')
+    throw new InvalidOptionError('fetch', 'must be a function');
+  return {
+    url: o.url,
+    token: o.token,
+    agentType: o.agentType,
+    name: o.name ?? `${hostname()}/${process.pid}`,
+    labels: { ...(o.labels ?? {}) },
+    taskTypes: [...taskTypes],
+    handlers,
+    concurrency,
+    heartbeatIntervalMs: o.heartbeatIntervalMs,
+    waitMs,
+    spoolDir: o.spoolDir ?? join(tmpdir(), 'rouse-spool', o.agentType),
+    logger: o.logger ?? noopLogger,
+    shutdownSignals: signals === false ? [] : [...signals],
+    shutdownGraceMs,
+    retry: resolveRetryOptions(o.retry),
+    requestTimeoutMs,
+    logFlushIntervalMs,
+    fetch: o.fetch,
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * The runtime's record of one attempt it holds, which is also the handler's `ctx` (one object per
+ * task keeps the hot path lean). Side effects go through a narrow {@link TaskRunHost}, so the same
+ * class serves the worker and the test helper.
+ */
+import type { Json, ResultRef, Task } from '@rouse/protocol';
+import { InvalidOptionError } from '../errors.js';
+import { sleepMs } from '../retry.js';
+import type { TaskContext } from './task-context.js';
+
+/** What a run needs from its surroundings. */
+export interface TaskRunHost {
+  checkpoint(run: TaskRun, state: Json, session: Json | undefined): Promise<void>;
+  log(run: TaskRun, text: string, stream: string): void;
+  uploadResult(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<ResultRef>;
+  /** A wake callback threw. */
+  onError(run: TaskRun, err: unknown, op: string): void;
+  /** Replaces the real timer of `ctx.sleep` (the test helper's instant sleep). */
+  sleep?(run: TaskRun, ms: number): Promise<void>;
+  /** Optional observers (the test helper records these). */
+  onProgress?(run: TaskRun, value: number, phase: string | undefined): void;
+  onExecutionDone?(run: TaskRun): void;
+}
+
+/**
+ * Where the attempt is, as far as this worker knows:
+ * - `running`: the handler is at work and nothing has been reported;
+ * - `reporting`: a complete/fail is on its way;
+ * - `spooled`: the report is in the local spool, waiting for the coordinator;
+ * - `gone`: reported, lost, cancelled — nothing more to send.
+ */
+export type TaskRunState = 'running' | 'reporting' | 'spooled' | 'gone';
+
+export const MAX_PHASE_LENGTH = 256;
+
+export class TaskRun implements TaskContext {
+  readonly task: Task;
+  readonly attempt: number;
+  readonly version: number;
+  readonly checkpointState: Json | null;
+  readonly session: Json | null;
+  interrupted = false;
+
+  /** @internal */ state: TaskRunState = 'running';
+  /** @internal True once the handler's promise settled (its concurrency slot is free). */ settled = false;
+  /** @internal */ progressValue: number | undefined = undefined;
+  /** @internal */ phase: string | undefined = undefined;
+  /** @internal */ done = false;
+  /** @internal Log lines not yet sent. */ logLines: { stream: string; text: string }[] | null = null;
+  /** @internal */ timeoutTimer: NodeJS.Timeout | undefined = undefined;
+
+  // Created on first use of `signal`: most handlers never look at it, and an AbortController per
+  // task is a measurable share of the worker's CPU at thousands of tasks per second.
+  private controller: AbortController | undefined;
+  private abortReason: Error | undefined;
+  private readonly host: TaskRunHost;
+  private wakeFns: ((reason: string | undefined) => void)[] | null = null;
+
+  constructor(task: Task, host: TaskRunHost) {
+    this.task = task;
+    this.attempt = task.attempt;
+    this.version = task.version;
+    this.checkpointState = task.checkpoint;
+    this.session = task.session;
+    this.host = host;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  /** @internal True once aborted. */
+  get aborted(): boolean {
+    return this.abortReason !== undefined;
+  }
+
+  progress(value: number, phase?: string): void {
+    if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
+      throw new InvalidOptionError('ctx.progress(value)', 'must be a number from 0 to 1', value);
+    }
+    if (phase !== undefined && (typeof phase !== 'string' || phase.length > MAX_PHASE_LENGTH)) {
+      throw new InvalidOptionError(
+        'ctx.progress(value, phase)',
+        `phase must be a string of at most ${MAX_PHASE_LENGTH} characters`,
+      );
+    }
+    this.progressValue = value;
+    if (phase !== undefined) this.phase = phase;
+    this.host.onProgress?.(this, value, phase);
+  }
+
+  checkpoint(state: Json, session?: Json): Promise<void> {
+    return this.host.checkpoint(this, state, session);
+  }
+
+  log(text: string, stream = 'stdout'): void {
+    this.host.log(this, String(text), stream);
+  }
+
+  sleep(ms: number): Promise<void> {
+    return this.host.sleep ? this.host.sleep(this, ms) : sleepMs(ms, this.signal);
+  }
+
+  onWake(fn: (reason: string | undefined) => void): () => void {
+    this.wakeFns ??= [];
+    this.wakeFns.push(fn);
+    return () => {
+      const i = this.wakeFns?.indexOf(fn) ?? -1;
+      if (i !== -1) this.wakeFns?.splice(i, 1);
+    };
+  }
+
+  executionDone(): void {
+    this.done = true;
+    this.host.onExecutionDone?.(this);
+  }
+
+  uploadResult(body: Buffer | string, contentType?: string): Promise<ResultRef> {
+    return this.host.uploadResult(this, body, contentType);
+  }
+
+  /** @internal Set the interrupt flag and run the wake callbacks (a `wake` command). */
+  wake(reason: string | undefined): void {
+    this.interrupted = true;
+    for (const fn of this.wakeFns ?? []) {
+      try {
+        fn(reason);
+      } catch (err) {
+        this.host.onError(this, err, 'onWake');
+      }
+    }
+  }
+
+  /** @internal Abort `signal` with `reason` (first reason wins). */
+  abort(reason: Error): void {
+    if (this.abortReason) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
+}

@@ -1,0 +1,292 @@
+/**
+ * The worker runtime: registers as an agent, claims tasks of its types (long-poll, `concurrency` at
+ * a time), runs their handlers, sends one agent heartbeat per interval for everything it holds, and
+ * reports results — folded into the next claim when it can, directly otherwise, through the spool
+ * when the coordinator is away. Stops gracefully on SIGTERM/SIGINT.
+ *
+ * @example
+ * const worker = new Worker({
+ *   url: 'http://127.0.0.1:7070', token: process.env.ROUSE_AGENT_TOKEN!, agentType: 'reviewer',
+ *   taskTypes: ['review'], concurrency: 4,
+ *   handler: async (task, ctx) => { ctx.progress(0.5, 'reading'); return { ok: true }; },
+ * });
+ * worker.on('failed', ({ task, error }) => log.warn({ taskId: task.id, error }, 'task failed'));
+ * await worker.start();
+ */
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type { Agent, AgentHeartbeatRequest } from '@rouse/protocol';
+import { Client } from '../client.js';
+import { RouseSdkError } from '../errors.js';
+import { backoffDelayMs } from '../retry.js';
+import { ClaimLoop } from './claim-loop.js';
+import type { WorkerEvents } from './events.js';
+import { HeartbeatLoop, splitHeartbeat } from './heartbeat-loop.js';
+import { LogBuffer } from './log-buffer.js';
+import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from './options.js';
+import { ProcessMetrics } from './process-metrics.js';
+import { Spool } from './spool.js';
+import { type PendingCompletion, TaskRunner } from './task-runner.js';
+
+type WorkerState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+export class Worker extends EventEmitter<WorkerEvents> {
+  readonly options: ResolvedWorkerOptions;
+  private readonly client: Client;
+  private readonly runner: TaskRunner;
+  private readonly loop: ClaimLoop<PendingCompletion>;
+  private readonly heartbeats: HeartbeatLoop;
+  private readonly logs: LogBuffer;
+  private readonly spool: Spool;
+  private readonly metrics = new ProcessMetrics();
+  private readonly tokenClients = new Map<string, Client>();
+  private state: WorkerState = 'new';
+  private agent: Agent | undefined;
+  private agentClient: Client | undefined;
+  private agentToken = '';
+  private agentIntervalMs = 5000;
+  private startPromise: Promise<void> | undefined;
+  private stopPromise: Promise<void> | undefined;
+  private forced = false;
+  private endGrace: (() => void) | undefined;
+  private signalCount = 0;
+
+  constructor(options: WorkerOptions) {
+    super();
+    this.options = resolveWorkerOptions(options);
+    const o = this.options;
+    this.client = new Client({
+      url: o.url,
+      token: o.token,
+      requestTimeoutMs: o.requestTimeoutMs,
+      retry: o.retry,
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+    });
+    this.spool = new Spool(o.spoolDir);
+    this.logs = new LogBuffer({
+      flushIntervalMs: o.logFlushIntervalMs,
+      send: async (run, lines) => {
+        await this.agentApi().appendLogs(run.task.id, { version: run.version, lines });
+      },
+      onError: (run, error) => this.safeEmit('error', { error, op: 'logs', taskId: run.task.id }),
+    });
+    this.runner = new TaskRunner({
+      handlers: o.handlers,
+      client: () => this.agentApi(),
+      agentToken: () => this.agentToken,
+      clientFor: (token) => this.clientFor(token),
+      carry: (item) => this.loop.carry(item),
+      slotsFreed: () => this.loop.schedule(),
+      spool: this.spool,
+      logs: this.logs,
+      emit: this.safeEmit,
+    });
+    this.loop = new ClaimLoop<PendingCompletion>({
+      types: o.taskTypes,
+      concurrency: o.concurrency,
+      waitMs: o.waitMs,
+      busySlots: () => this.runner.busy,
+      claim: (req, signal) => this.agentApi().claim(this.agentId!, req, { signal }),
+      onTasks: (tasks) => {
+        this.runner.accept(tasks);
+        this.heartbeats.nudge();
+      },
+      onCarried: (items, outcomes) => this.runner.onCarried(items, outcomes),
+      onUncarried: (items) => this.runner.sendUncarried(items),
+      onReachable: () => this.onReachable(),
+      onError: (error) => this.safeEmit('error', { error, op: 'claim' }),
+      backoffMs: (failures) => backoffDelayMs(failures, o.retry),
+    });
+    this.heartbeats = new HeartbeatLoop({
+      intervalMs: () => Math.min(this.agentIntervalMs, this.runner.minTaskIntervalMs()),
+      beat: () => this.beat(),
+    });
+  }
+
+  /** The agent id given at registration (undefined before `start()` resolved). */
+  get agentId(): string | undefined {
+    return this.agent?.id;
+  }
+
+  /**
+   * Register with the coordinator and start claiming. Resolves once registered; the work runs in
+   * the background until {@link stop}. Rejects if registration fails (the worker may be started again).
+   */
+  start(): Promise<void> {
+    if (this.state !== 'new') {
+      return Promise.reject(
+        new RouseSdkError(`start() called on a worker that is ${this.state}`, { code: 'invalid_state' }),
+      );
+    }
+    this.state = 'starting';
+    this.startPromise = this.register();
+    return this.startPromise;
+  }
+
+  /**
+   * Stop: no more claims; running handlers get `shutdownGraceMs` to finish (none when `graceful` is
+   * false), the rest are aborted and failed as retryable `shutdown` (requeued at once); reports are
+   * delivered or spooled, logs flushed, and the agent leaves (`DELETE /v1/agents/{id}`). Resolves when
+   * all of that is done; calling it again returns the same promise (with `graceful: false` it cuts the
+   * grace short).
+   */
+  stop(options: { graceful?: boolean } = {}): Promise<void> {
+    if (options.graceful === false) {
+      this.forced = true;
+      this.endGrace?.();
+    }
+    if (this.stopPromise) return this.stopPromise;
+    if (this.state === 'new' || this.state === 'stopped') {
+      this.state = 'stopped';
+      return Promise.resolve();
+    }
+    this.stopPromise = this.shutdown();
+    return this.stopPromise;
+  }
+
+  private async register(): Promise<void> {
+    const o = this.options;
+    try {
+      const reg = await this.client.registerAgent(
+        {
+          agentType: o.agentType,
+          name: o.name,
+          host: hostname(),
+          pid: process.pid,
+          taskTypes: o.taskTypes,
+          labels: o.labels,
+        },
+        // a duplicate registration is harmless: the orphan holds nothing and goes `lost`
+        { retry: true },
+      );
+      this.agent = reg.agent;
+      this.agentToken = reg.token;
+      this.agentClient = this.client.withToken(reg.token);
+      this.agentIntervalMs = o.heartbeatIntervalMs ?? reg.heartbeatIntervalMs;
+      this.safeEmit('registered', { agent: reg.agent, heartbeatIntervalMs: this.agentIntervalMs });
+    } catch (err) {
+      this.state = 'new';
+      throw err;
+    }
+    this.state = 'running';
+    for (const sig of o.shutdownSignals) process.on(sig, this.onSignal);
+    this.metrics.start();
+    this.heartbeats.start();
+    this.loop.start();
+    void this.spool
+      .load((error) => this.safeEmit('error', { error, op: 'spool' }))
+      .then(() => this.onReachable());
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.startPromise?.catch(() => {});
+    if (this.state !== 'running') {
+      this.state = 'stopped';
+      return;
+    }
+    this.state = 'stopping';
+    this.runner.stopping = true;
+    this.runner.sendUncarried(await this.loop.stop());
+    if (this.runner.busy > 0 && !this.forced) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.endGrace = resolve;
+        timer = setTimeout(resolve, this.options.shutdownGraceMs);
+        void this.runner.idle().then(resolve);
+      });
+      clearTimeout(timer);
+      this.endGrace = undefined;
+    }
+    this.runner.abortRunning();
+    await this.runner.drainReports();
+    await this.logs.flushAll();
+    this.logs.stop();
+    if (this.spool.size > 0) await this.runner.deliverSpool();
+    await this.heartbeats.stop();
+    this.metrics.stop();
+    try {
+      await this.agentApi().leave(this.agentId!);
+    } catch (error) {
+      this.safeEmit('error', { error, op: 'leave' });
+    }
+    for (const sig of this.options.shutdownSignals) process.removeListener(sig, this.onSignal);
+    this.client.close();
+    this.state = 'stopped';
+    this.safeEmit('stopped');
+  }
+
+  private async beat(): Promise<void> {
+    const tasks = this.runner.beats();
+    const req: AgentHeartbeatRequest = {
+      status: tasks.length > 0 ? 'running' : 'idle',
+      metrics: this.metrics.sample(),
+      tasks,
+    };
+    for (const part of splitHeartbeat(req)) {
+      let res: Awaited<ReturnType<Client['agentHeartbeat']>>;
+      try {
+        res = await this.agentApi().agentHeartbeat(this.agentId!, part);
+      } catch (error) {
+        this.safeEmit('error', { error, op: 'heartbeat' });
+        return;
+      }
+      if (this.options.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
+        this.agentIntervalMs = res.heartbeatIntervalMs;
+      }
+      this.runner.applyHeartbeat(res, part.tasks ?? []);
+      this.safeEmit('heartbeat', { request: part, response: res });
+      for (const command of res.commands ?? []) {
+        if (command.type === 'terminate') void this.stop();
+        this.safeEmit('command', { command });
+      }
+    }
+    this.onReachable();
+  }
+
+  /** The coordinator answered: a good moment to empty the spool. */
+  private onReachable(): void {
+    if (this.spool.size > 0 && this.state === 'running') void this.runner.deliverSpool();
+  }
+
+  private readonly onSignal = (): void => {
+    this.signalCount++;
+    // a second signal cuts the grace short
+    void this.stop({ graceful: this.signalCount < 2 });
+  };
+
+  private agentApi(): Client {
+    if (!this.agentClient)
+      throw new RouseSdkError('the worker is not registered; call start() first', { code: 'invalid_state' });
+    return this.agentClient;
+  }
+
+  private clientFor(token: string): Client {
+    let c = this.tokenClients.get(token);
+    if (!c) {
+      c = this.client.withToken(token);
+      this.tokenClients.set(token, c);
+    }
+    return c;
+  }
+
+  /** Emit without ever throwing into the runtime: a throwing listener is logged. */
+  private readonly safeEmit = <K extends keyof WorkerEvents>(event: K, ...args: WorkerEvents[K]): void => {
+    const log = this.options.logger;
+    if (event === 'leaseLost' || event === 'spooled') {
+      const e = args[0] as { task?: { id: string }; taskId?: string; code?: string };
+      log.warn({ taskId: e.task?.id ?? e.taskId, code: e.code, agentId: this.agentId }, `worker ${event}`);
+    } else if (event === 'registered' || event === 'stopped') {
+      log.info({ agentId: this.agentId }, `worker ${event}`);
+    }
+    if (event === 'error') {
+      const e = args[0] as WorkerEvents['error'][0];
+      log.warn({ err: e.error, op: e.op, taskId: e.taskId, agentId: this.agentId }, `worker ${e.op} error`);
+      if (this.listenerCount('error') === 0) return;
+    }
+    try {
+      (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
+    } catch (err) {
+      log.error({ err, event, agentId: this.agentId }, 'a worker event listener threw');
+    }
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The Fastify app of PROTOCOL.md. Routes are thin: validate with the protocol's zod schemas, call the
+ * coordinator, shape the response. Auth is an `onRequest` hook attached to each route from its access
+ * rule (`auth.ts`); errors go through one handler (`error-handler.ts`).
+ *
+ * Hot-path choices (claim/complete/heartbeat at thousands of requests per second): no per-request
+ * logging (errors only), no response schemas or re-serialisation, keep-alive on, one `safeParse`
+ * per body.
+ */
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import type { Coordinator } from '../services/coordinator.js';
+import { installErrorHandlers } from './error-handler.js';
+import { type ApiLimits, resolveApiLimits } from './limits.js';
+import { ApiMetrics } from './metrics.js';
+import type { RouteContext } from './route-spec.js';
+import { registerAgentRoutes } from './routes/agents.js';
+import { registerDependencyRoutes } from './routes/dependencies.js';
+import { registerEventRoutes } from './routes/events.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerOpenApiRoute } from './routes/openapi.js';
+import { registerTaskLogRoutes } from './routes/task-logs.js';
+import { registerTaskResultRoutes } from './routes/task-result.js';
+import { registerTaskWriteRoutes } from './routes/task-writes.js';
+import { registerTaskRoutes } from './routes/tasks.js';
+import { SseHub } from './sse.js';
+
+export interface BuildAppOptions {
+  coordinator: Coordinator;
+  logger: Logger;
+  /** Body size limits and SSE settings. @default DEFAULT_API_LIMITS */
+  limits?: ApiLimits;
+  /** Serve `GET /metrics` without a token. @default false */
+  metricsPublic?: boolean;
+  /** Reported in the OpenAPI document. @default '0.1.0' */
+  version?: string;
+}
+
+/** Build (but do not start) the HTTP app. `app.close()` ends open event streams and unsubscribes. */
+export function buildApp(options: BuildAppOptions): FastifyInstance {
+  const limits = resolveApiLimits(options.limits);
+  const metricsPublic = options.metricsPublic ?? false;
+  const metrics = new ApiMetrics();
+  const sse = new SseHub(
+    { keepAliveMs: limits.sseKeepAliveMs, maxBufferedBytes: limits.sseMaxBufferedBytes },
+    metrics,
+  );
+
+  const logger = options.logger.child({ component: 'api' });
+  const app = Fastify({
+    loggerInstance: logger,
+    // Errors are logged by the error handler; no per-request lines on the hot path.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: limits.jsonBodyBytes,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+  }) as unknown as FastifyInstance;
+
+  const ctx: RouteContext = {
+    coordinator: options.coordinator,
+    limits,
+    logger,
+    metrics,
+    sse,
+    metricsPublic,
+    routes: [],
+  };
+
+  // JSON only (text/plain bodies are 415); an empty JSON body is "no body" (cancel, retry).
+  app.removeContentTypeParser('text/plain');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) done(null, undefined);
+    else parseJson(request, body as string, done);
+  });
+
+  installErrorHandlers(app, limits);
+  app.decorateRequest('caller', null);
+
+  const unsubscribe = options.coordinator.subscribe((event) => metrics.onEvent(event));
+  app.addHook('preClose', async () => {
+    sse.closeAll();
+  });
+  app.addHook('onClose', async () => {
+    unsubscribe();
+  });
+
+  registerHealthRoutes(app, ctx);
+  registerTaskRoutes(app, ctx);
+  registerTaskLogRoutes(app, ctx);
+  registerTaskResultRoutes(app, ctx);
+  registerTaskWriteRoutes(app, ctx);
+  registerAgentRoutes(app, ctx);
+  registerDependencyRoutes(app, ctx);
+  registerEventRoutes(app, ctx);
+  registerOpenApiRoute(app, ctx, options.version ?? '0.1.0');
+
+  return app;
+}

@@ -1,0 +1,91 @@
+/**
+ * The one error handler: every non-2xx body is `{error: {code, message, details}}` (PROTOCOL.md
+ * "Errors"). Routes throw `RouseError`s; Fastify's own parse errors are mapped here; anything else
+ * is a bug, logged and answered `500 internal`.
+ */
+import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '@rouse/protocol';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RouseError } from '../core/errors.js';
+import type { ResolvedApiLimits } from './limits.js';
+
+/** Build the wire body for an error. */
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+): ErrorBody {
+  return { error: { code, message, details } };
+}
+
+/** Translate any thrown value into a `RouseError` (unknown errors become `internal`). */
+export function toRouseError(
+  err: unknown,
+  request: FastifyRequest,
+  limits: ResolvedApiLimits,
+): RouseError | null {
+  if (err instanceof RouseError) return err;
+  const e = err as Partial<FastifyError> & { type?: string };
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const limitBytes = request.routeOptions.bodyLimit ?? limits.jsonBodyBytes;
+      return new RouseError(
+        'payload_too_large',
+        `the body exceeds this route's limit of ${limitBytes} bytes`,
+        {
+          limitBytes,
+        },
+      );
+    }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new RouseError(
+        'unsupported_media_type',
+        `content type ${JSON.stringify(request.headers['content-type'] ?? '(none)')} is not accepted here; send application/json`,
+        { contentType: request.headers['content-type'] ?? null },
+      );
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new RouseError('bad_json', 'the body is not valid JSON', {});
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new RouseError('bad_json', 'the body is empty but content-type says application/json', {});
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new RouseError('bad_json', 'the body length does not match the content-length header', {});
+    default:
+      break;
+  }
+  // Other framework errors that carry a 4xx status (bad URL, aborted body, ...): keep the status.
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 0;
+  if (status >= 400 && status < 500) {
+    const code = codeForStatus(status);
+    return new RouseError(code, e.message || code, {});
+  }
+  return null;
+}
+
+function codeForStatus(status: number): ErrorCode {
+  for (const [code, s] of Object.entries(ERROR_STATUS)) {
+    if (s === status && code !== 'bad_json') return code as ErrorCode;
+  }
+  return 'validation_failed';
+}
+
+export function installErrorHandlers(app: FastifyInstance, limits: ResolvedApiLimits): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toRouseError(err, request, limits);
+    if (known) {
+      if (known.status >= 500) request.log.warn({ err: known, code: known.code }, 'request failed');
+      return reply.code(known.status).send(errorBody(known.code, known.message, known.details));
+    }
+    request.log.error({ err, method: request.method, url: request.url }, 'unhandled error in request');
+    return reply
+      .code(500)
+      .send(errorBody('internal', 'internal error; the coordinator logged the cause', {}));
+  });
+
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0];
+    return reply.code(404).send(
+      errorBody('not_found', `no route ${request.method} ${path}; see GET /v1/openapi.json`, {
+        kind: 'route',
+      }),
+    );
+  });
+}

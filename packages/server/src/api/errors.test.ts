@@ -1,0 +1,139 @@
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Coordinator } from '../services/coordinator.js';
+import { buildApp } from './app.js';
+import { createHarness, type Harness, type TestAgent, TOKENS } from './test-harness.js';
+
+let h: Harness;
+let agent: TestAgent;
+let taskId: string;
+
+beforeAll(async () => {
+  h = await createHarness();
+  agent = await h.register();
+  taskId = (await h.runningTask(agent)).id;
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe('error shape', () => {
+  it('unknown routes and methods are 404 not_found in the standard body', async () => {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['GET', '/v1/taskz'],
+      ['PATCH', '/v1/tasks'],
+      ['DELETE', '/v1/tasks/x'],
+    ] as const) {
+      const res = await h.request(method, path);
+      expect(res.statusCode, `${method} ${path}`).toBe(404);
+      expect(res.json()).toEqual({
+        error: { code: 'not_found', message: expect.any(String), details: expect.any(Object) },
+      });
+    }
+  });
+
+  it('prototype-poisoning JSON is bad_json', async () => {
+    const res = await h.request('POST', '/v1/tasks', {
+      payload: '{"type":"x","__proto__":{"admin":true}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('bad_json');
+  });
+
+  it('an unexpected failure is 500 internal without leaking the cause', async () => {
+    const broken: Coordinator = new Proxy(h.coordinator, {
+      get(target, prop, receiver) {
+        if (prop === 'getTask') return async () => Promise.reject(new Error('secret detail'));
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const app = buildApp({ coordinator: broken, logger: pino({ level: 'silent' }) });
+    try {
+      const res = await app.inject({
+        method: 'GET',
+        url: `/v1/tasks/${taskId}`,
+        headers: { authorization: `Bearer ${TOKENS.admin}` },
+      });
+      expect(res.statusCode).toBe(500);
+      expect(res.json().error.code).toBe('internal');
+      expect(res.body).not.toContain('secret detail');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('readyz is 503 unavailable when the coordinator cannot reach its store', async () => {
+    const down: Coordinator = new Proxy(h.coordinator, {
+      get(target, prop, receiver) {
+        if (prop === 'ready') return async () => Promise.reject(new Error('SQLITE_CANTOPEN'));
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const app = buildApp({ coordinator: down, logger: pino({ level: 'silent' }) });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error.code).toBe('unavailable');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('fuzz: junk bodies never produce a 5xx', () => {
+  const writeRoutes = [
+    'POST /v1/tasks',
+    'POST /v1/tasks/batch',
+    'POST /v1/tasks/:id/cancel',
+    'POST /v1/tasks/:id/retry',
+    'POST /v1/tasks/:id/start',
+    'POST /v1/tasks/:id/heartbeat',
+    'PUT /v1/tasks/:id/checkpoint',
+    'POST /v1/tasks/:id/logs',
+    'PUT /v1/tasks/:id/result?version=1',
+    'POST /v1/tasks/:id/complete',
+    'POST /v1/tasks/:id/fail',
+    'POST /v1/agents',
+    'POST /v1/agents/:agentId/claim',
+    'POST /v1/agents/:agentId/heartbeat',
+    'POST /v1/agents/:agentId/commands',
+    'POST /v1/dependencies/:name/reports',
+  ];
+
+  /** Mostly-plausible bodies: right keys with junk values, junk JSON, junk bytes (no waitMs: a valid long-poll would only wait). */
+  const keys = ['type', 'payload', 'tasks', 'version', 'types', 'max', 'error', 'lines', 'state', 'status'];
+  const junkValue = fc.oneof(fc.jsonValue(), fc.string(), fc.integer(), fc.double(), fc.constant(null));
+  const body = fc.oneof(
+    fc.dictionary(fc.constantFrom(...keys), junkValue).map((o) => ({ json: o })),
+    fc.jsonValue().map((v) => ({ json: v })),
+    fc.string().map((s) => ({ raw: s, type: 'application/json' })),
+    fc.uint8Array({ maxLength: 64 }).map((b) => ({ raw: Buffer.from(b), type: 'application/octet-stream' })),
+  );
+  const idLike = fc.oneof(fc.constant('ID'), fc.string({ minLength: 1, maxLength: 80 }));
+
+  for (const route of writeRoutes) {
+    it(route, async () => {
+      const [method, template] = route.split(' ') as [string, string];
+      await fc.assert(
+        fc.asyncProperty(body, idLike, fc.boolean(), async (b, id, asAgent) => {
+          const pathId = id === 'ID' ? taskId : encodeURIComponent(id);
+          const path = template
+            .replace(':id', pathId)
+            .replace(':agentId', id === 'ID' ? agent.agentId : pathId)
+            .replace(':name', id === 'ID' ? 'openai' : pathId);
+          const token = asAgent ? agent.token : TOKENS.admin;
+          const res =
+            'json' in b
+              ? await h.request(method, path, { token, body: b.json })
+              : await h.request(method, path, { token, payload: b.raw, headers: { 'content-type': b.type } });
+          expect(res.statusCode, `${route} → ${res.body}`).toBeLessThan(500);
+          expect(res.json().error?.code ?? 'ok').toEqual(expect.any(String));
+        }),
+        { numRuns: 40 },
+      );
+    });
+  }
+});

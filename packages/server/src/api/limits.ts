@@ -1,0 +1,63 @@
+/**
+ * Request size limits of the HTTP API. Bodies past a limit are refused with `413 payload_too_large`
+ * (details: `limitBytes`) before they reach the coordinator.
+ */
+import { MAX_HEARTBEAT_BYTES } from '@rouse/protocol';
+import { ValidationError } from '../core/errors.js';
+
+export interface ApiLimits {
+  /** Any JSON body without a more specific limit below. @default 1048576 (1 MiB) */
+  jsonBodyBytes?: number;
+  /** `POST /v1/tasks/batch`. @default 16777216 (16 MiB) */
+  batchBodyBytes?: number;
+  /** `POST /v1/tasks/{id}/heartbeat` (DESIGN.md §3: heartbeats are small). @default 4096 (4 KiB) */
+  taskHeartbeatBytes?: number;
+  /**
+   * `POST /v1/agents/{agentId}/heartbeat`, which carries one beat per held task (about 150 bytes each),
+   * so it is allowed more than a single task heartbeat. @default 65536 (64 KiB)
+   */
+  agentHeartbeatBytes?: number;
+  /** `POST /v1/tasks/{id}/logs`. @default 1048576 (1 MiB) */
+  logsBodyBytes?: number;
+  /** `PUT /v1/tasks/{id}/result`, streamed to the blob store. @default 268435456 (256 MiB) */
+  resultUploadBytes?: number;
+  /** SSE keep-alive comment interval (`/v1/events`, log follow). @default 15000 */
+  sseKeepAliveMs?: number;
+  /** An SSE client this far behind (bytes buffered) is disconnected rather than buffered forever. @default 8388608 (8 MiB) */
+  sseMaxBufferedBytes?: number;
+}
+
+export type ResolvedApiLimits = Required<ApiLimits>;
+
+export const DEFAULT_API_LIMITS: Readonly<ResolvedApiLimits> = {
+  jsonBodyBytes: 1024 * 1024,
+  batchBodyBytes: 16 * 1024 * 1024,
+  taskHeartbeatBytes: MAX_HEARTBEAT_BYTES,
+  agentHeartbeatBytes: 64 * 1024,
+  logsBodyBytes: 1024 * 1024,
+  resultUploadBytes: 256 * 1024 * 1024,
+  sseKeepAliveMs: 15_000,
+  sseMaxBufferedBytes: 8 * 1024 * 1024,
+};
+
+/** Fill defaults; reject values that are not positive integers, naming the option. */
+export function resolveApiLimits(limits: ApiLimits = {}): ResolvedApiLimits {
+  const resolved = { ...DEFAULT_API_LIMITS };
+  for (const key of Object.keys(DEFAULT_API_LIMITS) as (keyof ResolvedApiLimits)[]) {
+    const value = limits[key];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new ValidationError(`limits.${key}`, `must be an integer >= 1 (got ${String(value)})`);
+    }
+    resolved[key] = value;
+  }
+  for (const key of Object.keys(limits)) {
+    if (!(key in DEFAULT_API_LIMITS)) {
+      throw new ValidationError(
+        `limits.${key}`,
+        `is not a known limit (known: ${Object.keys(DEFAULT_API_LIMITS).join(', ')})`,
+      );
+    }
+  }
+  return resolved;
+}

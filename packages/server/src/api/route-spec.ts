@@ -1,0 +1,98 @@
+/**
+ * The route table: every route is declared once with its access rule and request schemas. The same
+ * declarations drive registration, the auth hook and the OpenAPI document, so the document cannot
+ * miss a route.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { RouseError } from '../core/errors.js';
+import type { Caller, Coordinator } from '../services/coordinator.js';
+import { type Access, authHook } from './auth.js';
+import type { ResolvedApiLimits } from './limits.js';
+import type { ApiMetrics } from './metrics.js';
+import type { SseHub } from './sse.js';
+
+export type { Access };
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RouteSpec {
+  method: HttpMethod;
+  /** Fastify path syntax (`/v1/tasks/:id`). */
+  url: string;
+  access: Access;
+  summary: string;
+  /** JSON body schema; omitted for routes without a JSON body. */
+  body?: z.ZodType;
+  /** Name of the body schema in the OpenAPI components. */
+  bodyName?: string;
+  /** The body may be omitted entirely (`cancel`, `retry`). */
+  bodyOptional?: boolean;
+  query?: z.ZodType;
+  queryName?: string;
+  /** Bytes; defaults to the app's JSON body limit. */
+  bodyLimit?: number;
+  /** Media types of the request body besides JSON (the result upload takes any). */
+  consumes?: string[];
+  /** Media types of the response besides JSON. */
+  produces?: string[];
+  /** 2xx status of the happy path. @default 200 */
+  successStatus?: number;
+}
+
+/** What every route module gets. */
+export interface RouteContext {
+  coordinator: Coordinator;
+  limits: ResolvedApiLimits;
+  logger: Logger;
+  metrics: ApiMetrics;
+  sse: SseHub;
+  metricsPublic: boolean;
+  /** Every declared route, in registration order (read by the OpenAPI route). */
+  routes: RouteSpec[];
+}
+
+export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** Declare and register one route, with its auth hook and its request counter. */
+export function addRoute(
+  app: FastifyInstance,
+  ctx: RouteContext,
+  spec: RouteSpec,
+  handler: RouteHandler,
+): void {
+  ctx.routes.push(spec);
+  const auth = authHook(spec.access, ctx.coordinator, ctx.metricsPublic);
+  const count = ctx.metrics.requestCounter(spec.method, spec.url);
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    ...(auth ? { onRequest: auth } : {}),
+    onResponse: (_request, reply, done) => {
+      count(reply.statusCode);
+      done();
+    },
+    ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
+    handler,
+  });
+}
+
+/** The authenticated caller (set by the auth hook on every non-public route). */
+export function callerOf(request: FastifyRequest): Caller {
+  const caller = request.caller;
+  if (!caller) throw new RouseError('unauthorized', 'this route needs a bearer token', {});
+  return caller;
+}
+
+/** A path parameter (always present on a matched route). */
+export function param(request: FastifyRequest, name: string): string {
+  return (request.params as Record<string, string>)[name] ?? '';
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook; null on public routes. */
+    caller: Caller | null;
+  }
+}

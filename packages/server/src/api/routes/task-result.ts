@@ -1,0 +1,108 @@
+/**
+ * Results: `GET /v1/tasks/{id}/result` (inline JSON, or the stored blob streamed with its content
+ * type) and `PUT /v1/tasks/{id}/result?version=N` (any content type, streamed to the blob store and
+ * cut off at the upload limit).
+ */
+import { pipeline, Transform, type TransformCallback } from 'node:stream';
+import * as schemas from '@rouse/protocol/schemas';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { NotFoundError, RouseError } from '../../core/errors.js';
+import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
+import { parseInput } from '../validate.js';
+
+export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { coordinator } = ctx;
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/tasks/:id/result',
+      access: 'read',
+      summary: 'The inline result (JSON) or the uploaded blob (its own content type)',
+      produces: ['*/*'],
+    },
+    async (request, reply) => {
+      const id = param(request, 'id');
+      const stored = await coordinator.getResult(callerOf(request), id);
+      if (stored.blob) {
+        const { ref, stream } = stored.blob;
+        return reply
+          .type(ref.contentType)
+          .header('content-length', ref.sizeBytes)
+          .header('x-rouse-result-sha256', ref.sha256)
+          .send(stream);
+      }
+      if (stored.inline === undefined) throw new NotFoundError('result', id);
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(stored.inline));
+    },
+  );
+
+  // The upload route gets its own scope so that its catch-all parser (the raw body stream) does not
+  // replace JSON parsing anywhere else.
+  app.register(async (scope) => {
+    const limitBytes = ctx.limits.resultUploadBytes;
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { bodyLimit: limitBytes }, (request, payload, done) => {
+      const declared = Number(request.headers['content-length']);
+      if (declared > limitBytes) {
+        done(tooLarge(limitBytes), undefined);
+        return;
+      }
+      const limited = new ByteLimit(limitBytes);
+      // pipeline() destroys the limiter (and so fails the upload) when the client goes away.
+      pipeline(payload, limited, () => {});
+      done(null, limited);
+    });
+
+    addRoute(
+      scope,
+      ctx,
+      {
+        method: 'PUT',
+        url: '/v1/tasks/:id/result',
+        access: 'holder',
+        summary: 'Upload a large result as a blob (any content type); complete the task afterwards',
+        query: schemas.versionQuery,
+        queryName: 'VersionQuery',
+        consumes: ['*/*'],
+        bodyLimit: limitBytes,
+      },
+      async (request: FastifyRequest) => {
+        const { version } = parseInput(schemas.versionQuery, request.query ?? {}, 'query');
+        const contentType = request.headers['content-type'] ?? 'application/octet-stream';
+        const body = (request.body as ByteLimit | undefined) ?? Buffer.alloc(0);
+        const resultRef = await coordinator.uploadResult(
+          callerOf(request),
+          param(request, 'id'),
+          version,
+          contentType,
+          body,
+        );
+        return { resultRef };
+      },
+    );
+  });
+}
+
+function tooLarge(limitBytes: number): RouseError {
+  return new RouseError('payload_too_large', `the result exceeds the upload limit of ${limitBytes} bytes`, {
+    limitBytes,
+  });
+}
+
+/** Passes bytes through and fails with `payload_too_large` past the limit. */
+class ByteLimit extends Transform {
+  private seen = 0;
+
+  constructor(private readonly limitBytes: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.limitBytes) callback(tooLarge(this.limitBytes));
+    else callback(null, chunk);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Holder writes (agent token or admin; `version` required): start, heartbeat, checkpoint, logs,
+ * complete, fail. The coordinator checks the version (`409 stale_version`) and that the caller
+ * holds the task (`403 forbidden`).
+ */
+import type {
+  AppendLogsRequest,
+  CheckpointRequest,
+  CompleteTaskRequest,
+  ErrorCode,
+  FailTaskRequest,
+} from '@rouse/protocol';
+import { ERROR_STATUS } from '@rouse/protocol';
+import * as schemas from '@rouse/protocol/schemas';
+import type { FastifyInstance } from 'fastify';
+import { RouseError } from '../../core/errors.js';
+import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
+import { parseInput } from '../validate.js';
+
+export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { coordinator } = ctx;
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/start',
+      access: 'holder',
+      summary: 'claimed → running',
+      body: schemas.startTask,
+      bodyName: 'StartTask',
+    },
+    async (request) => {
+      const body = parseInput(schemas.startTask, request.body, 'body');
+      return { task: await coordinator.startTask(callerOf(request), param(request, 'id'), body.version) };
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/heartbeat',
+      access: 'holder',
+      summary: 'Renew the lease and report progress (≤ 4 KiB)',
+      body: schemas.taskHeartbeat,
+      bodyName: 'TaskHeartbeat',
+      bodyLimit: ctx.limits.taskHeartbeatBytes,
+    },
+    async (request) => {
+      const id = param(request, 'id');
+      const body = parseInput(schemas.taskHeartbeat, request.body, 'body');
+      const outcome = await coordinator.heartbeatTask(callerOf(request), id, body);
+      if (!outcome.ok) {
+        // A refused beat is an error on this single-task route (PROTOCOL.md: stale version → 409).
+        const code = (outcome.code && outcome.code in ERROR_STATUS ? outcome.code : 'conflict') as ErrorCode;
+        throw new RouseError(code, `heartbeat for task ${id} refused: ${outcome.code ?? 'unknown reason'}`, {
+          ...outcome,
+        });
+      }
+      return outcome;
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'PUT',
+      url: '/v1/tasks/:id/checkpoint',
+      access: 'holder',
+      summary: 'Save resume state and session for the next attempt',
+      body: schemas.checkpoint,
+      bodyName: 'Checkpoint',
+    },
+    async (request) => {
+      const body = parseInput(schemas.checkpoint, request.body, 'body') as CheckpointRequest;
+      await coordinator.checkpointTask(callerOf(request), param(request, 'id'), body);
+      return { ok: true };
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/logs',
+      access: 'holder',
+      summary: 'Append log lines to the current attempt',
+      body: schemas.appendLogs,
+      bodyName: 'AppendLogs',
+      bodyLimit: ctx.limits.logsBodyBytes,
+    },
+    async (request) => {
+      const body = parseInput(schemas.appendLogs, request.body, 'body') as AppendLogsRequest;
+      return coordinator.appendLogs(callerOf(request), param(request, 'id'), body);
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/complete',
+      access: 'holder',
+      summary: 'running → completed (idempotent per version; inline result ≤ 64 KiB)',
+      body: schemas.completeTask,
+      bodyName: 'CompleteTask',
+    },
+    async (request) => {
+      const body = parseInput(schemas.completeTask, request.body, 'body') as CompleteTaskRequest;
+      return { task: await coordinator.completeTask(callerOf(request), param(request, 'id'), body) };
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/fail',
+      access: 'holder',
+      summary: 'running → failed (retried if attempts are left and the error is retryable)',
+      body: schemas.failTask,
+      bodyName: 'FailTask',
+    },
+    async (request) => {
+      const body = parseInput(schemas.failTask, request.body, 'body') as FailTaskRequest;
+      return { task: await coordinator.failTask(callerOf(request), param(request, 'id'), body) };
+    },
+  );
+}

@@ -1,0 +1,149 @@
+/** Task routes for operators: create, batch, list, get, events, diagnosis, cancel, retry. */
+import type { CreateTaskRequest, TaskStatus } from '@rouse/protocol';
+import * as schemas from '@rouse/protocol/schemas';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { TaskQuery } from '../../store/store.js';
+import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
+import { parseInput } from '../validate.js';
+
+/** `POST /v1/tasks/{id}/retry` takes no fields; an empty object is accepted. */
+export const emptyBody = z.object({}).strict();
+
+export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { coordinator } = ctx;
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks',
+      access: 'admin',
+      summary: 'Create a task (an existing idempotencyKey with the same type and payload returns it, 200)',
+      body: schemas.createTask,
+      bodyName: 'CreateTask',
+      successStatus: 201,
+    },
+    async (request, reply) => {
+      const body = parseInput(schemas.createTask, request.body, 'body') as CreateTaskRequest;
+      const created = await coordinator.createTask(callerOf(request), body);
+      if (created.deduplicated) return reply.code(200).send({ task: created.task, deduplicated: true });
+      return reply.code(201).send({ task: created.task });
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/batch',
+      access: 'admin',
+      summary: 'Create many tasks, all or nothing',
+      body: schemas.createTasksBatch,
+      bodyName: 'CreateTasksBatch',
+      bodyLimit: ctx.limits.batchBodyBytes,
+      successStatus: 201,
+    },
+    async (request, reply) => {
+      const body = parseInput(schemas.createTasksBatch, request.body, 'body');
+      const tasks = await coordinator.createTasks(callerOf(request), body.tasks as CreateTaskRequest[]);
+      return reply.code(201).send({ tasks });
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/tasks',
+      access: 'read',
+      summary: 'List tasks (filters: status=a,b type agentId label=k:v; paged by cursor)',
+      query: schemas.listTasksQuery,
+      queryName: 'ListTasksQuery',
+    },
+    async (request) => {
+      const q = parseInput(schemas.listTasksQuery, request.query ?? {}, 'query');
+      return coordinator.listTasks(callerOf(request), toTaskQuery(q));
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/tasks/:id', access: 'read', summary: 'One task' },
+    async (request) => ({ task: await coordinator.getTask(callerOf(request), param(request, 'id')) }),
+  );
+
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/tasks/:id/events', access: 'read', summary: "The task's transition history" },
+    async (request) => ({
+      events: await coordinator.listTaskEvents(callerOf(request), param(request, 'id')),
+    }),
+  );
+
+  addRoute(
+    app,
+    ctx,
+    { method: 'GET', url: '/v1/tasks/:id/diagnosis', access: 'read', summary: 'Why the task is where it is' },
+    async (request) => coordinator.diagnose(callerOf(request), param(request, 'id')),
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/cancel',
+      access: 'admin',
+      summary: 'Cancel a non-final task (the holder learns it on its next heartbeat)',
+      body: schemas.cancelTask,
+      bodyName: 'CancelTask',
+      bodyOptional: true,
+    },
+    async (request) => {
+      const body = parseInput(schemas.cancelTask, request.body ?? {}, 'body');
+      return { task: await coordinator.cancelTask(callerOf(request), param(request, 'id'), body.reason) };
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/retry',
+      access: 'admin',
+      summary: 'Give a final failed/timeout task one more attempt',
+      body: emptyBody,
+      bodyName: 'RetryTask',
+      bodyOptional: true,
+    },
+    async (request) => {
+      parseInput(emptyBody, request.body ?? {}, 'body');
+      return { task: await coordinator.retryTask(callerOf(request), param(request, 'id')) };
+    },
+  );
+}
+
+function toTaskQuery(q: z.output<typeof schemas.listTasksQuery>): TaskQuery {
+  const query: TaskQuery = {};
+  if (q.status !== undefined) query.statuses = q.status.split(',') as TaskStatus[];
+  if (q.type !== undefined) query.type = q.type;
+  if (q.agentId !== undefined) query.agentId = q.agentId;
+  if (q.label !== undefined) {
+    const labels: Record<string, string> = {};
+    for (const kv of [q.label].flat()) {
+      const i = kv.indexOf(':');
+      labels[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    query.labels = labels;
+  }
+  if (q.limit !== undefined) query.limit = q.limit;
+  if (q.cursor !== undefined) query.cursor = q.cursor;
+  return query;
+}

@@ -1,0 +1,153 @@
+/**
+ * Runs a real coordinator for a workload: `rouse serve` as a child process on a free port, with a
+ * fresh temporary data directory and known tokens, and stops it again.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchStore } from './stores.js';
+
+/** `packages/server/bin/rouse.js`, from `packages/server/dist/bench/`. */
+const ROUSE_BIN = fileURLToPath(new URL('../../bin/rouse.js', import.meta.url));
+
+export interface CoordinatorProcessOptions {
+  store: BenchStore;
+  /** @default 'warn' */
+  logLevel?: string;
+  /** Write a CPU profile of the coordinator (`node --cpu-prof`) into this directory; read it after `stop()`. */
+  cpuProfileDir?: string;
+  /** Keep the data directory after stop (for inspection). @default false */
+  keepDataDir?: boolean;
+  /** How long to wait for `/readyz`. @default 15000 */
+  startTimeoutMs?: number;
+}
+
+export interface CoordinatorProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly dataDir: string;
+  readonly adminToken: string;
+  /** Enrollment token for agents (`ROUSE_AGENT_TOKEN`). */
+  readonly agentToken: string;
+  /**
+   * SIGTERM, then SIGKILL after `graceMs`; removes the data directory unless kept. Resolves with the
+   * CPU profile's path when one was asked for and written.
+   */
+  stop(graceMs?: number): Promise<{ cpuProfile: string | null }>;
+}
+
+/** A port that was free a moment ago (the OS picks it; we release it for the child). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startCoordinator(options: CoordinatorProcessOptions): Promise<CoordinatorProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rouse-bench-'));
+  const port = await freePort();
+  const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`;
+  const agentToken = `bench-agent-${randomBytes(12).toString('hex')}`;
+  const args = [
+    ...(options.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir] : []),
+    ROUSE_BIN,
+    'serve',
+    '--port',
+    String(port),
+    '--host',
+    '127.0.0.1',
+    '--data-dir',
+    dataDir,
+    '--log-level',
+    options.logLevel ?? 'warn',
+    ...options.store.serveArgs(dataDir),
+  ];
+  const child = spawn(process.execPath, args, {
+    env: {
+      ...process.env,
+      ...options.store.serveEnv?.(),
+      ROUSE_ADMIN_TOKEN: adminToken,
+      ROUSE_AGENT_TOKEN: agentToken,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (s: string) => {
+    stderr = (stderr + s).slice(-8000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+
+  try {
+    await waitHealthy(url, child, options.startTimeoutMs ?? 15_000, () => stderr);
+  } catch (err) {
+    child.kill('SIGKILL');
+    if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+
+  return {
+    url,
+    port,
+    pid: child.pid!,
+    dataDir,
+    adminToken,
+    agentToken,
+    async stop(graceMs = 5000) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+      return { cpuProfile: options.cpuProfileDir ? findProfile(options.cpuProfileDir, child.pid!) : null };
+    },
+  };
+}
+
+/** `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`, written by node on a clean exit. */
+function findProfile(dir: string, pid: number): string | null {
+  const name = readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(pid));
+  return name ? join(dir, name) : null;
+}
+
+async function waitHealthy(
+  url: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  stderr: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `rouse serve exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${stderr()}`,
+      );
+    }
+    try {
+      const res = await fetch(`${url}/readyz`);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`rouse serve did not answer /readyz within ${timeoutMs} ms:\n${stderr()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The bench runner behind `npm run bench` (`main.ts` is the entry point): runs the workloads against
+ * real `rouse serve` child processes, prints a table (workload | metric | value | target | peer | ok?)
+ * and writes `bench-results/<timestamp>.json` and
+ * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
+ * a workload that could not run does (exit 1).
+ *
+ *   node packages/server/dist/bench/main.js [--only throughput,latency,detection,enqueue] [--quick]
+ *     [--json] [--store sqlite] [--worker sdk|raw] [--out bench-results] [--cpu-prof]
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { detection } from './detection.js';
+import { enqueue } from './enqueue.js';
+import { latency } from './latency.js';
+import { startNoiseMeter } from './proc.js';
+import { type BenchReport, environment, formatTable, withVerdicts, writeReport } from './report.js';
+import { STORES } from './stores.js';
+import { throughput } from './throughput.js';
+import type { Workload, WorkloadContext, WorkloadResult } from './workload.js';
+
+/** In the order they run. */
+const WORKLOADS: Record<string, Workload> = { throughput, latency, detection, enqueue };
+
+const HELP = `Usage: npm run bench -- [options]
+
+Runs Rouse's benchmark workloads against a real coordinator process and reports the numbers.
+
+Options:
+  --only <list>     comma-separated workloads: ${Object.keys(WORKLOADS).join(', ')} (default: all)
+  --quick           smaller counts, for a CI smoke run (< 30 s)
+  --json            print the JSON report on stdout instead of the table
+  --store <name>    store behind the coordinator: ${Object.keys(STORES).join(', ')} (default: sqlite)
+  --worker <mode>   sdk (the SDK Worker, default) or raw (a bare claim loop, for diagnosis)
+  --out <dir>       where the JSON reports go (default: bench-results)
+  --cpu-prof        profile the coordinator (node --cpu-prof) into <out>/profiles/<timestamp>/ and
+                    print its hot spots over each measured window
+  -h, --help        this help
+`;
+
+/** Run the bench with CLI arguments (without the node and script paths); resolves with the exit code. */
+export async function runBench(argv: string[]): Promise<number> {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse(argv).values;
+  } catch (err) {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(WORKLOADS);
+  const unknown = names.filter((n) => !(n in WORKLOADS));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `bench: unknown workload ${unknown.join(', ')}; known: ${Object.keys(WORKLOADS).join(', ')}\n`,
+    );
+    return 2;
+  }
+  const store = STORES[values.store ?? 'sqlite'];
+  if (!store) {
+    process.stderr.write(`bench: unknown store ${values.store}; known: ${Object.keys(STORES).join(', ')}\n`);
+    return 2;
+  }
+  const workerMode = values.worker ?? 'sdk';
+  if (workerMode !== 'sdk' && workerMode !== 'raw') {
+    process.stderr.write(`bench: --worker must be sdk or raw, got ${workerMode}\n`);
+    return 2;
+  }
+
+  const startedAt = new Date().toISOString();
+  const outDir = values.out ?? 'bench-results';
+  let cpuProfileDir: string | undefined;
+  if (values['cpu-prof']) {
+    cpuProfileDir = resolve(join(outDir, 'profiles', startedAt.replace(/[:.]/g, '-')));
+    mkdirSync(cpuProfileDir, { recursive: true });
+  }
+  const env = environment();
+  const ctx: WorkloadContext = {
+    store,
+    quick: values.quick ?? false,
+    workerMode,
+    ...(cpuProfileDir ? { cpuProfileDir } : {}),
+    log: (message) => process.stderr.write(`[bench] ${message}\n`),
+  };
+
+  const results: WorkloadResult[] = [];
+  for (const name of names) {
+    const t = performance.now();
+    ctx.log(`${name}: start (store ${store.name}${ctx.quick ? ', quick' : ''})`);
+    const noise = startNoiseMeter();
+    let result: WorkloadResult;
+    try {
+      result = await WORKLOADS[name]!(ctx);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      ctx.log(`${name}: FAILED: ${message}`);
+      result = { workload: name, store: store.name, metrics: [], details: {}, error: message };
+    }
+    const machine = noise();
+    if (machine) {
+      // Other engineers' builds and tests share these cores: say how much of the machine they took.
+      result.details.machine = machine;
+      result.metrics.push({
+        workload: name,
+        metric: 'noise: CPU used by other processes',
+        value: machine.otherProcessesCpuPercent,
+        unit: '% of machine',
+      });
+    }
+    results.push(result);
+    ctx.log(`${name}: done in ${Math.round(performance.now() - t)} ms`);
+  }
+
+  const report: BenchReport = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    quick: ctx.quick,
+    store: store.name,
+    workerMode,
+    environment: env,
+    results: withVerdicts(results),
+    ...(cpuProfileDir ? { cpuProfileDir } : {}),
+  };
+  const file = writeReport(outDir, report);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    process.stdout.write(`${formatTable(report)}\n\nWritten to ${file}\n`);
+    if (cpuProfileDir) process.stdout.write(`Coordinator CPU profiles in ${cpuProfileDir}\n`);
+  }
+  return results.some((r) => r.error) ? 1 : 0;
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      only: { type: 'string' },
+      quick: { type: 'boolean' },
+      json: { type: 'boolean' },
+      store: { type: 'string' },
+      worker: { type: 'string' },
+      out: { type: 'string' },
+      'cpu-prof': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}

@@ -1,0 +1,93 @@
+/** `rouse tasks`: list tasks, newest first, filtered. */
+import { TASK_STATUSES, type Task } from '@rouse/protocol';
+import { type Command, Option } from 'commander';
+import { action } from '../action.js';
+import { createClient, withConnectionOptions } from '../connection.js';
+import type { CliContext } from '../context.js';
+import { EXIT } from '../context.js';
+import { createStyle } from '../format/style.js';
+import { renderTable } from '../format/table.js';
+import { agentLabel, formatAttempts, formatProgress, taskNote } from '../format/task.js';
+import { formatRelative } from '../format/time.js';
+import { parseLabel, parsePositiveInteger } from '../parse.js';
+
+interface TasksOptions {
+  status?: string;
+  type?: string;
+  agent?: string;
+  label?: Record<string, string>;
+  limit: number;
+  cursor?: string;
+  all?: boolean;
+  json?: boolean;
+  url?: string;
+  token?: string;
+  dataDir?: string;
+}
+
+export function registerTasks(program: Command, ctx: CliContext): void {
+  const cmd = program
+    .command('tasks')
+    .description('list tasks (filter by status, type, agent, labels)')
+    .addOption(new Option('--status <status>', 'only tasks in this state').choices(TASK_STATUSES))
+    .option('--type <type>', 'only tasks of this type')
+    .option('--agent <agentId>', 'only tasks held by / last run on this agent')
+    .option('--label <key=value>', 'only tasks with this label (repeatable: all must match)', parseLabel)
+    .option('--limit <n>', 'tasks per page', parsePositiveInteger, 50)
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .option('--all', 'fetch every page')
+    .option('--json', 'print {"tasks": [...], "nextCursor": ...} as JSON');
+  withConnectionOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ rouse tasks
+  $ rouse tasks --status timeout --type codex
+  $ rouse tasks --label repo=acme/api --all --json | jq '.tasks | length'`,
+    )
+    .action(action(ctx, (opts: TasksOptions) => listTasks(ctx, opts)));
+}
+
+async function listTasks(ctx: CliContext, opts: TasksOptions): Promise<number> {
+  const { client } = createClient(ctx, opts);
+  const label = opts.label ? Object.entries(opts.label).map(([k, v]) => `${k}:${v}`) : undefined;
+  const tasks: Task[] = [];
+  let cursor: string | null = opts.cursor ?? null;
+  for (;;) {
+    const page = await client.listTasks({
+      ...(opts.status ? { status: opts.status as Task['status'] } : {}),
+      ...(opts.type ? { type: opts.type } : {}),
+      ...(opts.agent ? { agentId: opts.agent } : {}),
+      ...(label ? { label } : {}),
+      limit: opts.limit,
+      ...(cursor ? { cursor } : {}),
+    });
+    tasks.push(...page.tasks);
+    cursor = page.nextCursor ?? null;
+    if (!opts.all || !cursor) break;
+  }
+  if (opts.json) {
+    ctx.printJson({ tasks, nextCursor: cursor });
+    return EXIT.ok;
+  }
+  if (tasks.length === 0) {
+    ctx.print('no tasks match');
+    return EXIT.ok;
+  }
+  const now = ctx.now();
+  const style = createStyle(ctx.io.color);
+  const lines = renderTable(tasks, [
+    { header: 'ID', value: (t) => t.id },
+    { header: 'TYPE', value: (t) => t.type, maxWidth: 20 },
+    { header: 'STATUS', value: (t) => style.status(t.status) },
+    { header: 'ATTEMPT', value: (t) => formatAttempts(t), right: true },
+    { header: 'AGENT', value: (t) => agentLabel(t.agentId) },
+    { header: 'PROGRESS', value: (t) => formatProgress(t), maxWidth: 24 },
+    { header: 'CREATED', value: (t) => formatRelative(t.createdAt, now) },
+    { header: 'NOTE', value: (t) => taskNote(t, now), maxWidth: 48 },
+  ]);
+  for (const line of lines) ctx.print(line);
+  if (cursor) ctx.print(style.dim(`more: rouse tasks --cursor ${cursor} (or --all)`));
+  return EXIT.ok;
+}

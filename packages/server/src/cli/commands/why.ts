@@ -1,0 +1,48 @@
+/** `rouse why <id>`: why is this task where it is? The coordinator's diagnosis, made readable. */
+import type { Command } from 'commander';
+import { action } from '../action.js';
+import { createClient, withConnectionOptions } from '../connection.js';
+import { type CliContext, EXIT } from '../context.js';
+import { renderDiagnosis } from '../format/diagnosis.js';
+import { createStyle } from '../format/style.js';
+
+interface WhyOptions {
+  json?: boolean;
+  url?: string;
+  token?: string;
+  dataDir?: string;
+}
+
+export function registerWhy(program: Command, ctx: CliContext): void {
+  const cmd = program
+    .command('why')
+    .description("explain why a task is where it is (why isn't it running? why did it time out?)")
+    .argument('<id>', 'task id')
+    .option('--json', 'print the diagnosis as JSON: {taskId, status, summary, reasons, suggestions, at}');
+  withConnectionOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+Reasons carry evidence: when agents of the type last polled, how late a heartbeat is, when a
+backoff ends, the position in the queue. Reason codes: no_agents_for_type, agents_busy,
+agents_not_polling, scheduled_later, backoff_wait, dependency_unavailable, claimed_not_started,
+heartbeat_late, progress_stalled, awaiting_write_back, queued_behind, exhausted_attempts,
+non_retryable_error, cancelled, completed, running_normally, claimable_now.
+
+Examples:
+  $ rouse why tsk_01JD…
+  $ rouse why tsk_01JD… --json | jq -r '.reasons[].code'`,
+    )
+    .action(action(ctx, (id: string, opts: WhyOptions) => why(ctx, id, opts)));
+}
+
+async function why(ctx: CliContext, id: string, opts: WhyOptions): Promise<number> {
+  const { client } = createClient(ctx, opts);
+  const diagnosis = await client.diagnose(id);
+  if (opts.json) {
+    ctx.printJson(diagnosis);
+    return EXIT.ok;
+  }
+  for (const line of renderDiagnosis(diagnosis, ctx.now(), createStyle(ctx.io.color))) ctx.print(line);
+  return EXIT.ok;
+}

@@ -1,0 +1,285 @@
+/**
+ * The coordinator process assembled: data directory, tokens, SQLite store, coordinator, HTTP app.
+ * `startRouseServer()` is what `rouse serve` (and tests, and the demo) call; it does nothing at import.
+ *
+ * `<dataDir>/server.json` (`{url, pid, startedAt, version}`) tells local CLI commands where the running
+ * coordinator listens; it is removed on close.
+ */
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { type Logger, pino } from 'pino';
+import { buildApp } from './api/app.js';
+import type { ApiLimits } from './api/limits.js';
+import { loadToken } from './config/tokens.js';
+import { type Clock, systemClock } from './core/clock.js';
+import { ValidationError } from './core/errors.js';
+import type { Coordinator } from './services/coordinator.js';
+import type { CoordinatorOptions } from './services/coordinator-options.js';
+import { createCoordinator } from './services/create-coordinator.js';
+import { createSqliteStore } from './store/sqlite/sqlite-store.js';
+import type { Store } from './store/store.js';
+
+/** Coordinator tuning passed through unchanged (defaults: `services/coordinator-options.ts`). */
+export type CoordinatorTuning = Pick<
+  CoordinatorOptions,
+  | 'timingDefaults'
+  | 'backoff'
+  | 'writeBackGraceMs'
+  | 'maxLogBytesPerTask'
+  | 'defaultMaxAttempts'
+  | 'restartGraceMs'
+>;
+
+const TUNING_KEYS = [
+  'timingDefaults',
+  'backoff',
+  'writeBackGraceMs',
+  'maxLogBytesPerTask',
+  'defaultMaxAttempts',
+  'restartGraceMs',
+] as const satisfies readonly (keyof CoordinatorTuning)[];
+
+export interface RouseServerOptions extends Partial<CoordinatorTuning> {
+  /** TCP port; 0 picks a free one (read it back from `RouseServer.port`). @default 7070 */
+  port?: number;
+  /** Address to bind. @default '127.0.0.1' */
+  host?: string;
+  /** Database, blobs, token files and server.json live here (created with mode 0700). @default './.rouse' */
+  dataDir?: string;
+  /** SQLite database file, or ':memory:'. @default '<dataDir>/rouse.db' */
+  db?: string;
+  /** Admin token. @default read from `<dataDir>/admin.token`, else generated there (mode 0600) */
+  adminToken?: string;
+  /** Agent enrollment token. @default read from `<dataDir>/agent.token`, else generated there */
+  agentToken?: string;
+  /** Read-only token. @default read from `<dataDir>/readonly.token`, else generated there */
+  readonlyToken?: string;
+  /** pino level of the logger created when `logger` is not given. @default 'info' */
+  logLevel?: string;
+  /** @default pino({ level: logLevel }) on stdout */
+  logger?: Logger;
+  /** @default systemClock() */
+  clock?: Clock;
+  /** API body limits. @default DEFAULT_API_LIMITS */
+  limits?: ApiLimits;
+  /** Serve `GET /metrics` without a token. @default false */
+  metricsPublic?: boolean;
+  /**
+   * On close, in-flight requests get this long to finish before remaining connections are cut
+   * (a client that connected but never sent a request would otherwise hold close for ~60 s).
+   * @default 1000
+   */
+  shutdownGraceMs?: number;
+}
+
+export interface ResolvedRouseServerOptions extends Partial<CoordinatorTuning> {
+  port: number;
+  host: string;
+  /** Absolute. */
+  dataDir: string;
+  db: string;
+  adminToken: string | undefined;
+  agentToken: string | undefined;
+  readonlyToken: string | undefined;
+  logLevel: string;
+  logger: Logger;
+  clock: Clock;
+  limits: ApiLimits;
+  metricsPublic: boolean;
+  shutdownGraceMs: number;
+}
+
+export interface RouseServer {
+  /** `http://host:port`, usable from this machine (a wildcard bind is reported as loopback). */
+  url: string;
+  port: number;
+  host: string;
+  dataDir: string;
+  adminToken: string;
+  agentToken: string;
+  readonlyToken: string;
+  /** Where each token lives, or null when it was given explicitly. */
+  tokenFiles: { admin: string | null; agent: string | null; readonly: string | null };
+  coordinator: Coordinator;
+  store: Store;
+  app: FastifyInstance;
+  logger: Logger;
+  /** Stop accepting, release long-polls and event streams, close the store, remove server.json. Idempotent. */
+  close(): Promise<void>;
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+export function resolveRouseServerOptions(options: RouseServerOptions = {}): ResolvedRouseServerOptions {
+  const port = options.port ?? 7070;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ValidationError('port', `must be an integer from 0 to 65535 (got ${String(port)})`);
+  }
+  const host = options.host ?? '127.0.0.1';
+  if (host.trim() === '') throw new ValidationError('host', 'must not be empty');
+  const dataDir = resolve(options.dataDir ?? './.rouse');
+  const db = options.db ?? join(dataDir, 'rouse.db');
+  if (db === '') throw new ValidationError('db', "must be a file path or ':memory:'");
+  const logLevel = options.logLevel ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ValidationError(
+      'logLevel',
+      `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(logLevel)})`,
+    );
+  }
+  const shutdownGraceMs = options.shutdownGraceMs ?? 1000;
+  if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
+    throw new ValidationError('shutdownGraceMs', 'must be an integer >= 0');
+  }
+  const {
+    port: _p,
+    host: _h,
+    dataDir: _d,
+    db: _db,
+    logLevel: _l,
+    logger,
+    clock,
+    limits,
+    metricsPublic,
+    shutdownGraceMs: _g,
+    ...rest
+  } = options;
+  return {
+    ...rest,
+    port,
+    host,
+    dataDir,
+    db,
+    adminToken: options.adminToken,
+    agentToken: options.agentToken,
+    readonlyToken: options.readonlyToken,
+    logLevel,
+    logger: logger ?? pino({ level: logLevel }),
+    clock: clock ?? systemClock(),
+    limits: limits ?? {},
+    metricsPublic: metricsPublic ?? false,
+    shutdownGraceMs,
+  };
+}
+
+/** Start a coordinator and its HTTP API. Resolves once it listens. */
+export async function startRouseServer(options: RouseServerOptions = {}): Promise<RouseServer> {
+  const o = resolveRouseServerOptions(options);
+  const logger = o.logger;
+  await mkdir(o.dataDir, { recursive: true, mode: 0o700 });
+  const [admin, agent, readonly] = await Promise.all([
+    loadToken(o.dataDir, 'admin', o.adminToken),
+    loadToken(o.dataDir, 'agent', o.agentToken),
+    loadToken(o.dataDir, 'readonly', o.readonlyToken),
+  ]);
+  for (const t of [admin, agent, readonly])
+    if (t.generated) logger.info({ file: t.file }, 'generated a token');
+  const version = await packageVersion();
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const unwind = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch((err) => logger.warn({ err }, 'cleanup failed'));
+  };
+  try {
+    const store = createSqliteStore({ path: o.db, clock: o.clock });
+    cleanups.push(() => store.close());
+    const coordinator = createCoordinator({
+      store,
+      clock: o.clock,
+      logger: logger.child({ component: 'coordinator' }),
+      blobDir: join(o.dataDir, 'blobs'),
+      tokens: { admin: admin.token, enrollment: agent.token, readonly: readonly.token },
+      ...(o.limits.resultUploadBytes === undefined ? {} : { maxResultBytes: o.limits.resultUploadBytes }),
+      ...tuning(o),
+    });
+    await coordinator.start();
+    cleanups.push(() => coordinator.stop());
+    const app = buildApp({ coordinator, logger, limits: o.limits, metricsPublic: o.metricsPublic, version });
+    cleanups.push(() => app.close());
+    await app.listen({ port: o.port, host: o.host });
+    const address = app.server.address() as AddressInfo;
+    const url = `http://${urlHost(o.host)}:${address.port}`;
+    const serverFile = join(o.dataDir, 'server.json');
+    const startedAt = o.clock.now();
+    await writeJsonAtomic(serverFile, { url, pid: process.pid, startedAt, version });
+    logger.info({ url, dataDir: o.dataDir, db: o.db }, 'rouse coordinator listening');
+
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> => {
+      closing ??= (async () => {
+        // Stop accepting first; stopping the coordinator then wakes the long-polls that keep it open.
+        const appClosed = app.close();
+        await coordinator.stop();
+        // A real timer, not the injected clock: this bounds a socket shutdown, not domain time.
+        const cut = setTimeout(() => app.server.closeAllConnections(), o.shutdownGraceMs);
+        await appClosed;
+        clearTimeout(cut);
+        await store.close();
+        await removeIfOurs(serverFile, url);
+        logger.info('rouse coordinator stopped');
+      })();
+      return closing;
+    };
+
+    return {
+      url,
+      port: address.port,
+      host: o.host,
+      dataDir: o.dataDir,
+      adminToken: admin.token,
+      agentToken: agent.token,
+      readonlyToken: readonly.token,
+      tokenFiles: { admin: admin.file, agent: agent.file, readonly: readonly.file },
+      coordinator,
+      store,
+      app,
+      logger,
+      close,
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+function tuning(o: ResolvedRouseServerOptions): Partial<CoordinatorTuning> {
+  const out: Record<string, unknown> = {};
+  for (const key of TUNING_KEYS) if (o[key] !== undefined) out[key] = o[key];
+  return out as Partial<CoordinatorTuning>;
+}
+
+/** A wildcard bind is reachable on loopback; IPv6 literals need brackets in a URL. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o644 });
+  await rename(temp, file);
+}
+
+/** Remove server.json unless another server has since written its own. */
+async function removeIfOurs(file: string, url: string): Promise<void> {
+  try {
+    const current = JSON.parse(await readFile(file, 'utf8')) as { url?: string; pid?: number };
+    if (current.url === url && current.pid === process.pid) await rm(file, { force: true });
+  } catch {
+    // missing or unreadable: nothing of ours to remove
+  }
+}
+
+async function packageVersion(): Promise<string> {
+  try {
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

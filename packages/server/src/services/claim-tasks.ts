@@ -1,0 +1,76 @@
+/**
+ * Claims (PROTOCOL.md `POST /v1/agents/{agentId}/claim`): complete-and-claim-next in one request,
+ * N tasks per atomic store claim, and long-polling until work appears, the wait ends, or the client
+ * goes away. Tasks that require an unavailable dependency are skipped by the store.
+ */
+import type { ClaimRequest, ClaimResponse, Task } from '@rouse/protocol';
+import { requireActsAs } from './auth.js';
+import type { Caller } from './coordinator.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import { completeMany } from './holder-writes.js';
+
+export interface ClaimService {
+  claim(caller: Caller, agentId: string, req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse>;
+  /** Forget per-agent state (the agent left). */
+  forgetAgent(agentId: string): void;
+}
+
+export function createClaimService(ctx: CoordinatorContext): ClaimService {
+  const { store, clock, waiters } = ctx;
+  /** Last recorded poll per agent: writes are throttled to one per `pollRecordIntervalMs`. */
+  const polls = new Map<string, { at: number; types: string }>();
+
+  async function recordPoll(agentId: string, types: string[]): Promise<void> {
+    const now = clock.now();
+    const key = types.join(',');
+    const last = polls.get(agentId);
+    if (last !== undefined && last.types === key && now - last.at < ctx.options.pollRecordIntervalMs) return;
+    polls.set(agentId, { at: now, types: key });
+    await store.recordPoll({ agentId, types });
+  }
+
+  return {
+    async claim(caller, agentId, req, signal) {
+      requireActsAs(caller, agentId, 'claim');
+      const deadline = clock.now() + (req.waitMs ?? 0);
+      await recordPoll(agentId, req.types);
+      const response: ClaimResponse = { tasks: [] };
+      if (req.complete !== undefined && req.complete.length > 0) {
+        response.completed = await completeMany(ctx, agentId, req.complete);
+      }
+      const max = req.max ?? 1;
+      for (;;) {
+        if (signal?.aborted) return response;
+        const epoch = waiters.epochOf(req.types);
+        const claimed = await store.claimTasks({
+          agentId,
+          types: req.types,
+          max,
+          start: req.start === true,
+          unavailableDependencies: ctx.dependencies.unavailable(),
+          backoff: ctx.options.backoff,
+        });
+        if (claimed.length > 0) {
+          response.tasks = claimed.map((t): Task => {
+            ctx.applyTransition(t);
+            return t.task;
+          });
+          return response;
+        }
+        const now = clock.now();
+        if (now >= deadline) return response;
+        if (waiters.epochOf(req.types) !== epoch) continue; // work may have appeared while we looked
+        const next = await store.nextClaimableAt(req.types);
+        if (waiters.epochOf(req.types) !== epoch) continue;
+        const until = next !== null && next > now ? Math.min(deadline, next) : deadline;
+        if (until <= clock.now()) continue;
+        const result = await waiters.wait({ agentId, types: req.types, max, until, signal });
+        // Woken or timed out: look again (at the deadline too, for work that appeared right then).
+        if (result === 'aborted' || result === 'stopped') return response;
+      }
+    },
+    forgetAgent(agentId) {
+      polls.delete(agentId);
+    },
+  };
+}

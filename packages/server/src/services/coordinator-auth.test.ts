@@ -1,0 +1,182 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hashToken } from './auth.js';
+import {
+  ADMIN,
+  type CoordinatorFixture,
+  createFixture,
+  ENROLLMENT,
+  READONLY,
+  TOKENS,
+} from './coordinator-fixture.js';
+
+let f: CoordinatorFixture;
+beforeEach(async () => {
+  f = await createFixture();
+});
+afterEach(async () => {
+  await f.close();
+});
+
+describe('authentication', () => {
+  it('maps the static tokens and agent tokens to callers; anything else is null', async () => {
+    const agent = await f.register();
+    expect(await f.coordinator.authenticate(TOKENS.admin)).toEqual({ kind: 'admin' });
+    expect(await f.coordinator.authenticate(TOKENS.enrollment)).toEqual({ kind: 'enrollment' });
+    expect(await f.coordinator.authenticate(TOKENS.readonly)).toEqual({ kind: 'readonly' });
+    expect(await f.coordinator.authenticate(agent.token)).toEqual({ kind: 'agent', agentId: agent.agentId });
+    expect(await f.coordinator.authenticate(`${TOKENS.admin}x`)).toBeNull();
+    expect(await f.coordinator.authenticate('')).toBeNull();
+    expect(await f.coordinator.authenticate('rsa_unknown')).toBeNull();
+  });
+
+  it('agent tokens are random, prefixed, and stored only as their sha256', async () => {
+    const a = await f.register();
+    const b = await f.register();
+    expect(a.token).toMatch(/^rsa_[A-Za-z0-9_-]{43}$/);
+    expect(a.token).not.toBe(b.token);
+    expect((await f.store.getAgentByTokenHash(hashToken(a.token)))?.id).toBe(a.agentId);
+    expect(await f.store.getAgentByTokenHash(a.token)).toBeNull();
+  });
+});
+
+describe('authorization', () => {
+  it("an agent cannot write to another agent's task (403) and nothing changes", async () => {
+    const a = await f.register();
+    const b = await f.register();
+    const t = await f.running(a);
+    const v = t.version;
+    await expect(f.coordinator.completeTask(b.caller, t.id, { version: v })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(
+      f.coordinator.failTask(b.caller, t.id, { version: v, error: { code: 'x', message: 'y' } }),
+    ).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(f.coordinator.heartbeatTask(b.caller, t.id, { version: v })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(
+      f.coordinator.checkpointTask(b.caller, t.id, { version: v, state: 1 }),
+    ).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(
+      f.coordinator.appendLogs(b.caller, t.id, { version: v, lines: [{ text: 'x' }] }),
+    ).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(
+      f.coordinator.uploadResult(b.caller, t.id, v, 'text/plain', Buffer.from('x')),
+    ).rejects.toMatchObject({ code: 'forbidden' });
+    const beat = await f.coordinator.agentHeartbeat(b.caller, b.agentId, {
+      tasks: [{ taskId: t.id, version: v }],
+    });
+    expect(beat.tasks).toEqual([{ taskId: t.id, ok: false, code: 'forbidden' }]);
+    expect(await f.task(t.id)).toMatchObject({ status: 'running', agentId: a.agentId, checkpoint: null });
+  });
+
+  it('an agent acts only as itself: claim, heartbeat and leave as another agent are 403', async () => {
+    const a = await f.register();
+    const b = await f.register();
+    await f.create();
+    await expect(f.coordinator.claim(a.caller, b.agentId, { types: ['t'] })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(f.coordinator.agentHeartbeat(a.caller, b.agentId, {})).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(f.coordinator.leave(a.caller, b.agentId)).rejects.toMatchObject({ code: 'forbidden' });
+    expect((await f.coordinator.listTasks(ADMIN, {})).tasks[0]!.status).toBe('created');
+  });
+
+  it('agents may read but not create, cancel, retry or send commands', async () => {
+    const a = await f.register();
+    const t = await f.create();
+    expect((await f.coordinator.getTask(a.caller, t.id)).id).toBe(t.id);
+    await expect(f.coordinator.createTask(a.caller, { type: 't' })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(f.coordinator.cancelTask(a.caller, t.id, undefined)).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(f.coordinator.retryTask(a.caller, t.id)).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(f.coordinator.sendCommand(a.caller, a.agentId, { type: 'wake' })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+  });
+
+  it('read-only reads everything and writes nothing; enrollment only registers', async () => {
+    const a = await f.register();
+    const t = await f.running(a);
+    expect((await f.coordinator.getTask(READONLY, t.id)).id).toBe(t.id);
+    expect((await f.coordinator.listAgents(READONLY)).length).toBe(1);
+    await expect(f.coordinator.createTask(READONLY, { type: 't' })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(f.coordinator.completeTask(READONLY, t.id, { version: t.version })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(f.coordinator.registerAgent(READONLY, { agentType: 'x' })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(f.coordinator.getTask(ENROLLMENT, t.id)).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(f.coordinator.claim(ENROLLMENT, a.agentId, { types: ['t'] })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    expect((await f.coordinator.registerAgent(ENROLLMENT, { agentType: 'x' })).token).toMatch(/^rsa_/);
+  });
+
+  it("admin writes act as the task's holder", async () => {
+    const a = await f.register();
+    const t = await f.running(a);
+    const done = await f.coordinator.completeTask(ADMIN, t.id, { version: t.version, result: 'by admin' });
+    expect(done).toMatchObject({ status: 'completed', result: 'by admin', agentId: a.agentId });
+    const unheld = await f.create();
+    await expect(f.coordinator.startTask(ADMIN, unheld.id, 0)).rejects.toMatchObject({
+      code: 'invalid_transition',
+    });
+  });
+});
+
+describe('cancel', () => {
+  it('the holder learns it on its next heartbeat: a cancel command and a cancelled outcome', async () => {
+    const a = await f.register();
+    const t = await f.running(a);
+    const cancelled = await f.coordinator.cancelTask(ADMIN, t.id, 'not needed');
+    expect(cancelled).toMatchObject({ status: 'cancelled', final: true });
+    expect(f.coordinator.stats().trackedLeases).toBe(0);
+    const beat = await f.coordinator.agentHeartbeat(a.caller, a.agentId, {
+      tasks: [{ taskId: t.id, version: t.version }],
+    });
+    expect(beat.tasks).toEqual([{ taskId: t.id, ok: false, code: 'cancelled' }]);
+    expect(beat.commands).toEqual([{ type: 'cancel', taskId: t.id, reason: 'not needed' }]);
+    // Delivered once.
+    expect((await f.coordinator.agentHeartbeat(a.caller, a.agentId, {})).commands).toEqual([]);
+    // A late completion is refused.
+    await expect(f.coordinator.completeTask(a.caller, t.id, { version: t.version })).rejects.toMatchObject({
+      code: 'invalid_transition',
+    });
+  });
+
+  it('a cancelled created task sends no command; cancelling a final task is 409', async () => {
+    const a = await f.register();
+    const t = await f.create();
+    await f.coordinator.cancelTask(ADMIN, t.id, undefined);
+    expect((await f.coordinator.agentHeartbeat(a.caller, a.agentId, {})).commands).toEqual([]);
+    await expect(f.coordinator.cancelTask(ADMIN, t.id, undefined)).rejects.toMatchObject({
+      code: 'invalid_transition',
+    });
+  });
+
+  it('operator commands are delivered on the next agent heartbeat', async () => {
+    const a = await f.register();
+    await f.coordinator.sendCommand(ADMIN, a.agentId, { type: 'wake', reason: 'stalled' });
+    await f.coordinator.sendCommand(ADMIN, a.agentId, { type: 'restart' });
+    expect((await f.coordinator.agentHeartbeat(a.caller, a.agentId, { status: 'running' })).commands).toEqual(
+      [{ type: 'wake', reason: 'stalled' }, { type: 'restart' }],
+    );
+    await expect(f.coordinator.sendCommand(ADMIN, 'agt_nope', { type: 'wake' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    expect(
+      f.events
+        .filter((e) => e.type === 'agent.status')
+        .map((e) => e.type === 'agent.status' && e.agent.status),
+    ).toEqual(['running']);
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * What the coordinator's services share: the resolved options and the in-memory parts (lease
+ * tracking, claim waiters, commands, dependencies, log followers, event bus, blobs).
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import { RouseError } from '../core/errors.js';
+import type { Outcome, Store, Transitioned } from '../store/store.js';
+import type { AgentCommands } from './agent-commands.js';
+import type { BlobStore } from './blob-store.js';
+import type { ClaimWaiters } from './claim-waiters.js';
+import type { ResolvedCoordinatorOptions } from './coordinator-options.js';
+import type { DependencyRegistry } from './dependency-registry.js';
+import type { EventBus } from './event-bus.js';
+import type { LeaseTracker } from './lease-timers.js';
+import type { LogWatchers } from './log-watchers.js';
+
+export interface CoordinatorContext {
+  readonly options: ResolvedCoordinatorOptions;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly bus: EventBus;
+  readonly leases: LeaseTracker;
+  readonly waiters: ClaimWaiters;
+  readonly commands: AgentCommands;
+  readonly dependencies: DependencyRegistry;
+  readonly logWatchers: LogWatchers;
+  readonly blobs: BlobStore;
+  /** When each held task's progress or phase last changed (for `progress_stalled`). */
+  readonly progressChangedAt: Map<string, number>;
+  /** Apply the side effects of a transition the store made (see transition-effects.ts). */
+  applyTransition(t: Transitioned): void;
+}
+
+/** A failed store outcome as the error it stands for. */
+export function outcomeError(o: Extract<Outcome<unknown>, { ok: false }>): RouseError {
+  return new RouseError(o.code as RouseError['code'], o.message, o.details ?? {});
+}

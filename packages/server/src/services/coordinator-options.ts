@@ -1,0 +1,166 @@
+/**
+ * Coordinator options: `CoordinatorOptions → resolveCoordinatorOptions() → ResolvedCoordinatorOptions`.
+ * All defaults live here; bad values are rejected naming the option and the rule, never corrected.
+ */
+import type { Logger } from 'pino';
+import { type BackoffOptions, type ResolvedBackoffOptions, resolveBackoffOptions } from '../core/backoff.js';
+import type { Clock } from '../core/clock.js';
+import { ValidationError } from '../core/errors.js';
+import { DEFAULT_TIMING, resolveTiming, type TimingDefaults } from '../core/timing.js';
+import type { Store } from '../store/store.js';
+import type { AuthTokens } from './auth.js';
+
+export interface CoordinatorOptions {
+  store: Store;
+  /** The authoritative clock for leases and timeouts (`systemClock()` at the process edge). */
+  clock: Clock;
+  logger: Logger;
+  /** Directory for result blobs (`<dataDir>/blobs`). */
+  blobDir: string;
+  tokens: AuthTokens;
+  /** Timing defaults for tasks that do not set their own. @default DEFAULT_TIMING (core/timing.ts) */
+  timingDefaults?: Partial<TimingDefaults>;
+  /** Retry backoff. @default 1 s, 2 s, 4 s … capped at 5 min, no jitter */
+  backoff?: BackoffOptions;
+  /** `maxAttempts` of tasks that do not set it. @default 4 */
+  defaultMaxAttempts?: number;
+  /** How long a task whose agent reported `executionDone` is kept alive for the write-back. @default 30000 */
+  writeBackGraceMs?: number;
+  /** Log bytes kept per task; later lines are dropped. @default 1048576 (1 MiB) */
+  maxLogBytesPerTask?: number;
+  /** Largest result blob accepted by `PUT /result`. @default 268435456 (256 MiB) */
+  maxResultBytes?: number;
+  /** Safety-net sweep for overdue leases (detection itself is exact, by timer). @default 1000 */
+  sweepIntervalMs?: number;
+  /** Grace for leases loaded after a restart. @default null (each task's `heartbeatTimeoutMs`) */
+  restartGraceMs?: number | null;
+  /** An agent that has not polled for this long counts as "not polling" in diagnoses. @default 60000 */
+  pollStaleAfterMs?: number;
+  /** An agent's polls are written to the store at most this often. @default 1000 */
+  pollRecordIntervalMs?: number;
+  /** A `down`/`rate_limited` report without `retryAfterMs` holds this long unless repeated. @default 60000 */
+  dependencyReportTtlMs?: number;
+  /** Randomness for jitter (injected so tests are deterministic). @default Math.random */
+  random?: () => number;
+}
+
+export interface ResolvedCoordinatorOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  blobDir: string;
+  tokens: AuthTokens;
+  timingDefaults: TimingDefaults;
+  backoff: ResolvedBackoffOptions;
+  defaultMaxAttempts: number;
+  writeBackGraceMs: number;
+  maxLogBytesPerTask: number;
+  maxResultBytes: number;
+  sweepIntervalMs: number;
+  restartGraceMs: number | null;
+  pollStaleAfterMs: number;
+  pollRecordIntervalMs: number;
+  dependencyReportTtlMs: number;
+  random: () => number;
+}
+
+export const COORDINATOR_DEFAULTS = {
+  defaultMaxAttempts: 4,
+  writeBackGraceMs: 30_000,
+  maxLogBytesPerTask: 1024 * 1024,
+  maxResultBytes: 256 * 1024 * 1024,
+  sweepIntervalMs: 1000,
+  restartGraceMs: null,
+  pollStaleAfterMs: 60_000,
+  pollRecordIntervalMs: 1000,
+  dependencyReportTtlMs: 60_000,
+} as const;
+
+export function resolveCoordinatorOptions(options: CoordinatorOptions): ResolvedCoordinatorOptions {
+  const { store, clock, logger, blobDir, tokens } = options;
+  if (!store) throw new ValidationError('store', 'is required');
+  if (!clock) throw new ValidationError('clock', 'is required');
+  if (!logger) throw new ValidationError('logger', 'is required');
+  if (typeof blobDir !== 'string' || blobDir.length === 0)
+    throw new ValidationError('blobDir', 'must be a non-empty path');
+  checkTokens(tokens);
+
+  const pick = <K extends keyof typeof COORDINATOR_DEFAULTS>(k: K) => options[k] ?? COORDINATOR_DEFAULTS[k];
+  const r: ResolvedCoordinatorOptions = {
+    store,
+    clock,
+    logger,
+    blobDir,
+    tokens,
+    timingDefaults: resolveTimingDefaults(options.timingDefaults),
+    backoff: resolveBackoffOptions(options.backoff),
+    defaultMaxAttempts: pick('defaultMaxAttempts'),
+    writeBackGraceMs: pick('writeBackGraceMs'),
+    maxLogBytesPerTask: pick('maxLogBytesPerTask'),
+    maxResultBytes: pick('maxResultBytes'),
+    sweepIntervalMs: pick('sweepIntervalMs'),
+    restartGraceMs: options.restartGraceMs ?? null,
+    pollStaleAfterMs: pick('pollStaleAfterMs'),
+    pollRecordIntervalMs: pick('pollRecordIntervalMs'),
+    dependencyReportTtlMs: pick('dependencyReportTtlMs'),
+    random: options.random ?? Math.random,
+  };
+  checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
+  checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
+  checkInt('maxLogBytesPerTask', r.maxLogBytesPerTask, 0);
+  checkInt('maxResultBytes', r.maxResultBytes, 1);
+  checkInt('sweepIntervalMs', r.sweepIntervalMs, 10);
+  if (r.restartGraceMs !== null) checkInt('restartGraceMs', r.restartGraceMs, 0);
+  checkInt('pollStaleAfterMs', r.pollStaleAfterMs, 1);
+  checkInt('pollRecordIntervalMs', r.pollRecordIntervalMs, 0);
+  checkInt('dependencyReportTtlMs', r.dependencyReportTtlMs, 1);
+  if (typeof r.random !== 'function')
+    throw new ValidationError('random', 'must be a function returning [0, 1)');
+  return r;
+}
+
+function resolveTimingDefaults(partial: Partial<TimingDefaults> = {}): TimingDefaults {
+  const d: TimingDefaults = { ...DEFAULT_TIMING };
+  for (const [k, v] of Object.entries(partial))
+    if (v !== undefined) (d as unknown as Record<string, unknown>)[k] = v;
+  checkInt('timingDefaults.heartbeatIntervalMs', d.heartbeatIntervalMs, 1);
+  checkInt('timingDefaults.claimTimeoutMs', d.claimTimeoutMs, 1);
+  checkInt('timingDefaults.stallTimeoutMs', d.stallTimeoutMs, 1);
+  if (d.executionTimeoutMs !== null) checkInt('timingDefaults.executionTimeoutMs', d.executionTimeoutMs, 1);
+  if (!(Number.isFinite(d.timeoutFactor) && d.timeoutFactor > 1)) {
+    throw new ValidationError(
+      'timingDefaults.timeoutFactor',
+      'must be a number > 1 (heartbeatTimeoutMs must exceed heartbeatIntervalMs)',
+    );
+  }
+  try {
+    resolveTiming({}, d);
+  } catch (err) {
+    if (err instanceof ValidationError)
+      throw new ValidationError(`timingDefaults (${err.message})`, 'must resolve to valid timing');
+    throw err;
+  }
+  return d;
+}
+
+function checkTokens(tokens: AuthTokens | undefined): void {
+  if (!tokens) throw new ValidationError('tokens', 'is required ({ admin, enrollment, readonly? })');
+  const named: [string, string | undefined][] = [
+    ['tokens.admin', tokens.admin],
+    ['tokens.enrollment', tokens.enrollment],
+  ];
+  if (tokens.readonly !== undefined) named.push(['tokens.readonly', tokens.readonly]);
+  const seen = new Set<string>();
+  for (const [field, value] of named) {
+    if (typeof value !== 'string' || value.length === 0)
+      throw new ValidationError(field, 'must be a non-empty string');
+    if (value.startsWith('rsa_'))
+      throw new ValidationError(field, 'must not start with "rsa_" (reserved for agent tokens)');
+    if (seen.has(value)) throw new ValidationError(field, 'must differ from the other tokens');
+    seen.add(value);
+  }
+}
+
+function checkInt(field: string, v: number, min: number): void {
+  if (!Number.isInteger(v) || v < min) throw new ValidationError(field, `must be an integer >= ${min}`);
+}

@@ -1,0 +1,156 @@
+/**
+ * `createCoordinator(options)`: assembles the coordinator's services over a Store and a Clock.
+ * Nothing runs until `start()` (no timers or I/O at construction); `stop()` ends timers and
+ * long-polls but leaves the store open for its owner to close.
+ */
+import type { Diagnosis } from '@rouse/protocol';
+import { RouseError } from '../core/errors.js';
+import { createAgentCommands } from './agent-commands.js';
+import { createAgentOperations } from './agent-operations.js';
+import { createAuthenticator, requireRead } from './auth.js';
+import { createFileBlobStore } from './blob-store.js';
+import { createClaimService } from './claim-tasks.js';
+import { createClaimWaiters } from './claim-waiters.js';
+import type { Coordinator } from './coordinator.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import {
+  type CoordinatorOptions,
+  type ResolvedCoordinatorOptions,
+  resolveCoordinatorOptions,
+} from './coordinator-options.js';
+import { createDependencyRegistry } from './dependency-registry.js';
+import { diagnoseTask } from './diagnose-task.js';
+import { createEventBus } from './event-bus.js';
+import * as holder from './holder-writes.js';
+import { createLeaseExpiry } from './lease-expiry.js';
+import { createLogWatchers } from './log-watchers.js';
+import * as tasks from './task-operations.js';
+import { applyTransition } from './transition-effects.js';
+
+/** The coordinator plus hooks for its owner (the server assembly, tests, the bench). */
+export interface CoordinatorService extends Coordinator {
+  readonly options: ResolvedCoordinatorOptions;
+  /** Resolves when no timer-driven work (lease expiry, sweeps) is in flight. */
+  whenIdle(): Promise<void>;
+  /** Run the overdue-lease safety sweep now (it also runs every `sweepIntervalMs`). */
+  sweepNow(): Promise<void>;
+  /** Numbers for metrics and tests. */
+  stats(): { trackedLeases: number; waitingClaims: number };
+}
+
+export function createCoordinator(options: CoordinatorOptions): CoordinatorService {
+  const o = resolveCoordinatorOptions(options);
+  const { store, clock } = o;
+  const logger = o.logger.child({ component: 'coordinator' });
+  const waiters = createClaimWaiters(clock);
+
+  // The lease expiry needs the context's effects and the context needs its tracker: tie the knot.
+  let ctx: CoordinatorContext;
+  const expiry = createLeaseExpiry({
+    store,
+    clock,
+    logger: logger.child({ component: 'lease-expiry' }),
+    backoff: o.backoff,
+    sweepIntervalMs: o.sweepIntervalMs,
+    restartGraceMs: o.restartGraceMs,
+    onTransition: (t) => ctx.applyTransition(t),
+  });
+  ctx = {
+    options: o,
+    store,
+    clock,
+    logger,
+    bus: createEventBus(logger.child({ component: 'events' })),
+    leases: expiry.tracker,
+    waiters,
+    commands: createAgentCommands(),
+    dependencies: createDependencyRegistry({
+      clock,
+      ttlMs: o.dependencyReportTtlMs,
+      onAvailable: () => waiters.notifyAll(),
+    }),
+    logWatchers: createLogWatchers(),
+    blobs: createFileBlobStore({ dir: o.blobDir, maxBytes: o.maxResultBytes }),
+    progressChangedAt: new Map(),
+    applyTransition: (t) => applyTransition(ctx, t),
+  };
+  const authenticate = createAuthenticator(o.tokens, store);
+  const claims = createClaimService(ctx);
+  const agents = createAgentOperations(ctx, claims);
+  let started = false;
+
+  return {
+    options: o,
+    async start() {
+      if (started) return;
+      started = true;
+      await expiry.start();
+      logger.info({ store: store.kind }, 'coordinator started');
+    },
+    async stop() {
+      waiters.stop();
+      expiry.stop();
+      ctx.dependencies.stop();
+      await expiry.idle();
+    },
+    whenIdle: () => expiry.idle(),
+    sweepNow: () => expiry.sweep(),
+    stats: () => ({ trackedLeases: expiry.tracker.size, waitingClaims: waiters.waiting }),
+    authenticate,
+
+    async createTask(caller, req) {
+      const [r] = await tasks.createTasks(ctx, caller, [req]);
+      if (r === undefined) throw new RouseError('internal', 'the store returned no created task');
+      return r;
+    },
+    async createTasks(caller, reqs) {
+      return (await tasks.createTasks(ctx, caller, reqs)).map((r) => r.task);
+    },
+    getTask: (caller, id) => tasks.getTask(ctx, caller, id),
+    listTasks: (caller, query) => tasks.listTasks(ctx, caller, query),
+    listTaskEvents: (caller, id) => tasks.listTaskEvents(ctx, caller, id),
+    diagnose: (caller, id): Promise<Diagnosis> => diagnoseTask(ctx, caller, id),
+    readLogs: (caller, id, afterSeq) => tasks.readLogs(ctx, caller, id, afterSeq),
+    waitForLogs: (id, afterSeq, signal) => tasks.waitForLogs(ctx, id, afterSeq, signal),
+    getResult: (caller, id) => tasks.getResult(ctx, caller, id),
+    cancelTask: (caller, id, reason) => tasks.cancelTask(ctx, caller, id, reason),
+    retryTask: (caller, id) => tasks.retryTask(ctx, caller, id),
+
+    startTask: (caller, id, version) => holder.startTask(ctx, caller, id, version),
+    heartbeatTask: (caller, id, req) => holder.heartbeatTask(ctx, caller, id, req),
+    checkpointTask: (caller, id, req) => holder.checkpointTask(ctx, caller, id, req),
+    appendLogs: (caller, id, req) => holder.appendLogs(ctx, caller, id, req),
+    uploadResult: (caller, id, version, contentType, body) =>
+      holder.uploadResult(ctx, caller, id, version, contentType, body),
+    completeTask: (caller, id, req) => holder.completeTask(ctx, caller, id, req),
+    failTask: (caller, id, req) => holder.failTask(ctx, caller, id, req),
+
+    registerAgent: (caller, req) => agents.registerAgent(caller, req),
+    claim: (caller, agentId, req, signal) => claims.claim(caller, agentId, req, signal),
+    agentHeartbeat: (caller, agentId, req) => agents.agentHeartbeat(caller, agentId, req),
+    leave: (caller, agentId) => agents.leave(caller, agentId),
+    getAgent: (caller, agentId) => agents.getAgent(caller, agentId),
+    listAgents: (caller) => agents.listAgents(caller),
+    sendCommand: (caller, agentId, command) => agents.sendCommand(caller, agentId, command),
+
+    async listDependencies(caller) {
+      requireRead(caller, 'read dependencies');
+      return ctx.dependencies.list();
+    },
+    async reportDependency(caller, { name, ...report }) {
+      if (caller.kind !== 'admin' && caller.kind !== 'agent') {
+        throw new RouseError('forbidden', 'only the admin token or an agent token may report dependencies', {
+          caller: caller.kind,
+        });
+      }
+      return ctx.dependencies.report(
+        name,
+        report,
+        caller.kind === 'agent' ? `agent:${caller.agentId}` : 'admin',
+      );
+    },
+
+    subscribe: (listener) => ctx.bus.subscribe(listener),
+    ready: () => store.ping(),
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Task heartbeats, batched (DESIGN.md §3, §5): one store write renews every lease in the batch; each
+ * accepted beat moves the in-memory lease deadline; progress changes restart the stall clock and go
+ * out as `task.progress`. A beat for a task that was cancelled answers `cancelled` and queues a
+ * `cancel` command, so the holder's AbortSignal fires with the right reason.
+ */
+import type { TaskBeat, WriteOutcome } from '@rouse/protocol';
+import type { CoordinatorContext } from './coordinator-context.js';
+
+export async function recordBeats(
+  ctx: CoordinatorContext,
+  agentId: string,
+  beats: readonly TaskBeat[],
+): Promise<WriteOutcome[]> {
+  const { writeBackGraceMs } = ctx.options;
+  const outcomes = await ctx.store.recordHeartbeats(
+    beats.map((b) => ({
+      taskId: b.taskId,
+      agentId,
+      version: b.version,
+      progress: b.progress,
+      phase: b.phase,
+      executionDone: b.executionDone,
+      writeBackGraceMs,
+    })),
+  );
+  const now = ctx.clock.now();
+  const out: WriteOutcome[] = new Array(beats.length);
+  for (let i = 0; i < beats.length; i++) {
+    const beat = beats[i]!;
+    const o = outcomes[i];
+    if (o === undefined) {
+      out[i] = { taskId: beat.taskId, ok: false, code: 'internal' };
+      continue;
+    }
+    if (!o.ok) {
+      out[i] = { taskId: beat.taskId, ok: false, code: o.code };
+      // The holder of a cancelled task learns it here too (the store refuses the beat from `cancelled`).
+      if (o.code === 'invalid_transition' && o.details?.from === 'cancelled') {
+        out[i] = { taskId: beat.taskId, ok: false, code: 'cancelled' };
+        ctx.commands.enqueue(agentId, {
+          type: 'cancel',
+          taskId: beat.taskId,
+          reason: 'the task was cancelled',
+        });
+      }
+      continue;
+    }
+    const v = o.value;
+    ctx.leases.track(
+      beat.taskId,
+      beat.version,
+      v.leaseExpiresAt,
+      beat.executionDone === true ? true : undefined,
+    );
+    if (v.progressed) {
+      ctx.progressChangedAt.set(beat.taskId, now);
+      if (ctx.bus.active) {
+        ctx.bus.publish({
+          type: 'task.progress',
+          at: now,
+          taskId: beat.taskId,
+          progress: beat.progress ?? null,
+          phase: beat.phase ?? null,
+        });
+      }
+    }
+    out[i] = { taskId: beat.taskId, ok: true, leaseExpiresAt: v.leaseExpiresAt };
+  }
+  return out;
+}

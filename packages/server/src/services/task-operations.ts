@@ -1,0 +1,152 @@
+/**
+ * Operator-side task operations: create (single and batch, idempotent by key), reads, logs,
+ * results, cancel and manual retry.
+ */
+import type { CreateTaskRequest, CreateTaskResponse, LogsResponse, Task, TaskEvent } from '@rouse/protocol';
+import { NotFoundError, RouseError, ValidationError } from '../core/errors.js';
+import { resolveTiming } from '../core/timing.js';
+import type { NewTask, TaskQuery } from '../store/store.js';
+import { requireAdmin, requireRead } from './auth.js';
+import type { Caller, StoredResult } from './coordinator.js';
+import type { CoordinatorContext } from './coordinator-context.js';
+import { newId } from './ids.js';
+
+/** Lines returned by one `readLogs` call; followers page with `after`. */
+export const LOG_PAGE_LINES = 1000;
+
+export async function createTasks(
+  ctx: CoordinatorContext,
+  caller: Caller,
+  reqs: readonly CreateTaskRequest[],
+): Promise<CreateTaskResponse[]> {
+  requireAdmin(caller, 'create tasks');
+  const now = ctx.clock.now();
+  const batch = reqs.length > 1;
+  const tasks = reqs.map((req, i) => toNewTask(ctx, req, now, batch ? `tasks[${i}].` : ''));
+  const created = await ctx.store.createTasks(tasks);
+  const claimableNow = new Map<string, number>();
+  for (const { task, deduplicated } of created) {
+    if (deduplicated) continue;
+    if (ctx.bus.active) ctx.bus.publish({ type: 'task.created', at: task.createdAt, task });
+    if (task.runAt > now) ctx.waiters.notifyAt(task.type, task.runAt);
+    else claimableNow.set(task.type, (claimableNow.get(task.type) ?? 0) + 1);
+  }
+  for (const [type, count] of claimableNow) ctx.waiters.notify(type, count);
+  return created.map(({ task, deduplicated }) => ({ task, deduplicated }));
+}
+
+function toNewTask(ctx: CoordinatorContext, req: CreateTaskRequest, now: number, prefix: string): NewTask {
+  let timing: NewTask['timing'];
+  try {
+    timing = resolveTiming(req.timing, ctx.options.timingDefaults);
+  } catch (err) {
+    const issue =
+      err instanceof ValidationError
+        ? (err.details.issues as { path: string; message: string }[])[0]
+        : undefined;
+    if (prefix && issue) throw new ValidationError(`${prefix}${issue.path}`, issue.message);
+    throw err;
+  }
+  return {
+    id: newId('tsk', now),
+    type: req.type,
+    payload: req.payload ?? null,
+    idempotencyKey: req.idempotencyKey ?? null,
+    priority: req.priority ?? 0,
+    runAt: req.runAt ?? null,
+    maxAttempts: req.maxAttempts ?? ctx.options.defaultMaxAttempts,
+    resumable: req.resumable ?? false,
+    requires: req.requires ?? [],
+    labels: req.labels ?? {},
+    timing,
+  };
+}
+
+export async function getTask(ctx: CoordinatorContext, caller: Caller, id: string): Promise<Task> {
+  requireRead(caller, 'read tasks');
+  const task = await ctx.store.getTask(id);
+  if (task === null) throw new NotFoundError('task', id);
+  return task;
+}
+
+export async function listTasks(ctx: CoordinatorContext, caller: Caller, query: TaskQuery) {
+  requireRead(caller, 'list tasks');
+  return ctx.store.listTasks(query);
+}
+
+export async function listTaskEvents(
+  ctx: CoordinatorContext,
+  caller: Caller,
+  id: string,
+): Promise<TaskEvent[]> {
+  await getTask(ctx, caller, id);
+  return ctx.store.listTaskEvents(id);
+}
+
+export async function readLogs(
+  ctx: CoordinatorContext,
+  caller: Caller,
+  id: string,
+  afterSeq: number,
+): Promise<LogsResponse> {
+  await getTask(ctx, caller, id);
+  return { lines: await ctx.store.readLogs(id, afterSeq, LOG_PAGE_LINES) };
+}
+
+export async function waitForLogs(
+  ctx: CoordinatorContext,
+  id: string,
+  afterSeq: number,
+  signal: AbortSignal,
+): Promise<void> {
+  // Watch first, then look, so a line appended in between still wakes us.
+  const watch = ctx.logWatchers.watch(id, signal);
+  const [lines, task] = await Promise.all([ctx.store.readLogs(id, afterSeq, 1), ctx.store.getTask(id)]);
+  if (task === null) {
+    watch.cancel();
+    throw new NotFoundError('task', id);
+  }
+  if (lines.length > 0 || task.final) watch.cancel();
+  await watch.done;
+}
+
+export async function getResult(ctx: CoordinatorContext, caller: Caller, id: string): Promise<StoredResult> {
+  const task = await getTask(ctx, caller, id);
+  if (task.resultRef !== null)
+    return { blob: { ref: task.resultRef, stream: await ctx.blobs.open(task.resultRef) } };
+  if (task.status === 'completed') return { inline: task.result };
+  throw new RouseError(
+    'not_found',
+    `task ${id} has no result yet (it is ${task.status}); ask again once it completes`,
+    {
+      kind: 'result',
+      id,
+      status: task.status,
+    },
+  );
+}
+
+export async function cancelTask(
+  ctx: CoordinatorContext,
+  caller: Caller,
+  id: string,
+  reason: string | undefined,
+): Promise<Task> {
+  requireAdmin(caller, 'cancel tasks');
+  const t = await ctx.store.cancelTask({
+    taskId: id,
+    reason: reason ?? 'cancelled by an operator',
+    actor: 'admin',
+  });
+  ctx.applyTransition(t);
+  ctx.logger.info({ taskId: id, reason }, 'task cancelled');
+  return t.task;
+}
+
+export async function retryTask(ctx: CoordinatorContext, caller: Caller, id: string): Promise<Task> {
+  requireAdmin(caller, 'retry tasks');
+  const t = await ctx.store.retryTask({ taskId: id, actor: 'admin' });
+  ctx.applyTransition(t);
+  ctx.logger.info({ taskId: id }, 'task retried by an operator');
+  return t.task;
+}

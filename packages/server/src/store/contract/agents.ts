@@ -1,0 +1,127 @@
+/** Contract: agent registration, lookup and the agent-level writes. */
+import { describe, expect, it } from 'vitest';
+import type { NewAgent } from '../store.js';
+import { expectCode, type Harness, T0, writer } from './harness.js';
+
+function newAgent(id: string, overrides: Partial<NewAgent> = {}): NewAgent {
+  return {
+    id,
+    agentType: 'codex-reviewer',
+    name: `host/${id}`,
+    host: 'host-1',
+    pid: 4242,
+    taskTypes: ['work'],
+    labels: { zone: 'a' },
+    tokenHash: `hash-${id}`,
+    ...overrides,
+  };
+}
+
+export function agentsContract(h: () => Harness): void {
+  describe('agents', () => {
+    it('registers an idle agent and reads it back by id and by token hash', async () => {
+      const { store } = h();
+      const agent = await store.registerAgent(newAgent('agt_1'));
+      expect(agent).toEqual({
+        id: 'agt_1',
+        agentType: 'codex-reviewer',
+        name: 'host/agt_1',
+        host: 'host-1',
+        pid: 4242,
+        taskTypes: ['work'],
+        labels: { zone: 'a' },
+        status: 'idle',
+        registeredAt: T0,
+        lastHeartbeatAt: null,
+        lastPollAt: null,
+        lastPollTypes: [],
+        metrics: null,
+        currentTaskIds: [],
+      });
+      expect(await store.getAgent('agt_1')).toEqual(agent);
+      expect(await store.getAgentByTokenHash('hash-agt_1')).toEqual(agent);
+      expect(await store.getAgent('agt_nope')).toBeNull();
+      expect(await store.getAgentByTokenHash('hash-nope')).toBeNull();
+      const bare = await store.registerAgent(
+        newAgent('agt_2', { host: null, pid: null, taskTypes: [], labels: {} }),
+      );
+      expect(bare).toMatchObject({ host: null, pid: null, taskTypes: [], labels: {} });
+    });
+
+    it('refuses a second agent with the same id or token hash', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      await expectCode(store.registerAgent(newAgent('agt_1', { tokenHash: 'other' })), 'conflict');
+      await expectCode(store.registerAgent(newAgent('agt_2', { tokenHash: 'hash-agt_1' })), 'conflict');
+      expect(await store.listAgents()).toHaveLength(1);
+    });
+
+    it('lists agents in registration order, filtered by task type and status', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1', { taskTypes: ['a', 'b'] }));
+      await store.registerAgent(newAgent('agt_2', { taskTypes: ['b'] }));
+      await store.registerAgent(newAgent('agt_3', { taskTypes: ['c'] }));
+      await store.setAgentStatus('agt_2', 'lost');
+      expect((await store.listAgents()).map((a) => a.id)).toEqual(['agt_1', 'agt_2', 'agt_3']);
+      expect((await store.listAgents({ taskType: 'b' })).map((a) => a.id)).toEqual(['agt_1', 'agt_2']);
+      expect((await store.listAgents({ statuses: ['idle'] })).map((a) => a.id)).toEqual(['agt_1', 'agt_3']);
+      expect(
+        (await store.listAgents({ taskType: 'b', statuses: ['lost', 'running'] })).map((a) => a.id),
+      ).toEqual(['agt_2']);
+      expect(await store.listAgents({ taskType: 'zzz' })).toEqual([]);
+    });
+
+    it('computes current tasks from the tasks it holds', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_a'));
+      await store.registerAgent(newAgent('agt_b'));
+      const claimed = await h().held(false, {}, 'agt_a');
+      const running = await h().running({}, 'agt_a');
+      const done = await h().running({}, 'agt_a');
+      await store.completeTasks([writer(done)]);
+      const agent = await store.getAgent('agt_a');
+      expect(agent!.currentTaskIds).toEqual([claimed.id, running.id]);
+      const listed = await store.listAgents();
+      expect(listed.map((a) => a.currentTaskIds)).toEqual([[claimed.id, running.id], []]);
+      expect((await store.getAgentByTokenHash('hash-agt_a'))!.currentTaskIds).toEqual([
+        claimed.id,
+        running.id,
+      ]);
+    });
+
+    it('records heartbeats, polls and status changes', async () => {
+      const { store, clock } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      clock.advance(100);
+      await store.recordAgentHeartbeat({
+        agentId: 'agt_1',
+        status: 'running',
+        metrics: { rssBytes: 1000, cpuPercent: 5 },
+      });
+      clock.advance(100);
+      await store.recordAgentHeartbeat({ agentId: 'agt_1' });
+      clock.advance(100);
+      await store.recordPoll({ agentId: 'agt_1', types: ['work', 'other'] });
+      expect(await store.getAgent('agt_1')).toMatchObject({
+        status: 'running',
+        lastHeartbeatAt: T0 + 200,
+        metrics: { rssBytes: 1000, cpuPercent: 5 },
+        lastPollAt: T0 + 300,
+        lastPollTypes: ['work', 'other'],
+      });
+      await store.setAgentStatus('agt_1', 'stalled');
+      expect((await store.getAgent('agt_1'))!.status).toBe('stalled');
+      await expectCode(store.recordAgentHeartbeat({ agentId: 'agt_nope' }), 'not_found');
+      await expectCode(store.recordPoll({ agentId: 'agt_nope', types: [] }), 'not_found');
+      await expectCode(store.setAgentStatus('agt_nope', 'idle'), 'not_found');
+    });
+
+    it('no longer resolves the token of an agent that left', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      await store.setAgentStatus('agt_1', 'left');
+      expect(await store.getAgentByTokenHash('hash-agt_1')).toBeNull();
+      expect((await store.getAgent('agt_1'))!.status).toBe('left');
+    });
+  });
+}

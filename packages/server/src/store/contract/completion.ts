@@ -1,0 +1,218 @@
+/** Contract: complete and fail — results, idempotency per version, backoff, final states. */
+
+import type { TaskError } from '@rouse/protocol';
+import { describe, expect, it } from 'vitest';
+import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, writer } from './harness.js';
+
+const RETRYABLE: TaskError = { code: 'flaky', message: 'try again', retryable: true };
+const FATAL: TaskError = {
+  code: 'bad_input',
+  message: 'never works',
+  retryable: false,
+  details: { field: 'x' },
+};
+
+export function completionContract(h: () => Harness): void {
+  describe('completeTasks and failTask', () => {
+    it('completes a running task with its result', async () => {
+      const running = await h().running();
+      h().clock.advance(500);
+      const [o] = await h().store.completeTasks([{ ...writer(running), result: { answer: 42 } }]);
+      expect(o!.ok).toBe(true);
+      const done = o!.ok ? o!.value : null;
+      expect(done!.task).toMatchObject({
+        status: 'completed',
+        result: { answer: 42 },
+        finishedAt: T0 + 500,
+        leaseExpiresAt: null,
+        final: true,
+        version: 1,
+      });
+      expect(done!.events).toEqual([
+        expect.objectContaining({
+          from: 'running',
+          to: 'completed',
+          version: 1,
+          attempt: 1,
+          actor: 'agent:agt_a',
+        }),
+      ]);
+      expect(await h().get(running.id)).toEqual(done!.task);
+    });
+
+    it('keeps a recorded result ref on complete, or takes the one given', async () => {
+      const { store } = h();
+      const ref = { key: 'r/1', sizeBytes: 70_000, contentType: 'application/json', sha256: 'ff' };
+      const a = await h().running();
+      await store.setResultRef({ ...writer(a), resultRef: ref });
+      await store.completeTasks([writer(a)]);
+      expect(await h().get(a.id)).toMatchObject({ status: 'completed', resultRef: ref, result: null });
+      const b = await h().running();
+      await store.completeTasks([{ ...writer(b), resultRef: ref }]);
+      expect((await h().get(b.id)).resultRef).toEqual(ref);
+    });
+
+    it('is idempotent per version: a repeated complete returns the task unchanged, no new history', async () => {
+      const { store } = h();
+      const running = await h().running();
+      const [first] = await store.completeTasks([{ ...writer(running), result: 1 }]);
+      const events = await h().events(running.id);
+      h().clock.advance(1000);
+      const [again] = await store.completeTasks([{ ...writer(running), result: 2 }]);
+      expect(again).toEqual({ ok: true, value: { task: first!.ok ? first!.value.task : null, events: [] } });
+      expect(await h().events(running.id)).toEqual(events);
+      expect((await h().get(running.id)).result).toBe(1);
+    });
+
+    it('answers each item of a complete batch on its own, in order', async () => {
+      const { store } = h();
+      const a = await h().running();
+      const b = await h().held(false);
+      const c = await h().running({}, 'agt_b');
+      const outcomes = await store.completeTasks([
+        writer(a),
+        writer(b),
+        { ...writer(c), agentId: 'agt_a' },
+        { ...writer(a), version: 7 },
+        { taskId: 'tsk_nope', agentId: 'agt_a', version: 1 },
+      ]);
+      expect(outcomes.map((o) => (o.ok ? 'ok' : o.code))).toEqual([
+        'ok',
+        'invalid_transition',
+        'forbidden',
+        'stale_version',
+        'not_found',
+      ]);
+      expect((await h().get(b.id)).status).toBe('claimed');
+      expect((await h().get(c.id)).status).toBe('running');
+    });
+
+    it('a stale holder cannot complete after the task moved on; the new holder can', async () => {
+      const { store } = h();
+      const first = await h().running();
+      await h().expire(first);
+      h().clock.advance(60_000);
+      const second = await h().claimTask(first, 'agt_b', true);
+      const [late] = await store.completeTasks([{ ...writer(first), result: 'late' }]);
+      expect(late).toMatchObject({ ok: false, code: 'stale_version', details: { currentVersion: 2 } });
+      const [ok] = await store.completeTasks([{ ...writer(second), result: 'fresh' }]);
+      expect(ok!.ok).toBe(true);
+      expect(await h().get(first.id)).toMatchObject({
+        status: 'completed',
+        result: 'fresh',
+        version: 2,
+        agentId: 'agt_b',
+      });
+    });
+
+    it('backs off 1 s, 2 s, 4 s and is final after maxAttempts', async () => {
+      const { store, clock } = h();
+      let task = await h().running({ maxAttempts: 4 });
+      const delays: number[] = [];
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        const failed = await store.failTask({ ...writer(task), error: RETRYABLE, backoff: BACKOFF });
+        expect(failed.task).toMatchObject({
+          status: 'failed',
+          attempt,
+          error: RETRYABLE,
+          leaseExpiresAt: null,
+        });
+        expect(failed.events).toEqual([
+          expect.objectContaining({
+            from: 'running',
+            to: 'failed',
+            version: attempt,
+            attempt,
+            reason: 'failed',
+          }),
+        ]);
+        if (attempt === 4) {
+          expect(failed.task).toMatchObject({ nextAttemptAt: null, final: true, finishedAt: clock.now() });
+          break;
+        }
+        expect(failed.task.final).toBe(false);
+        expect(failed.task.finishedAt).toBeNull();
+        delays.push(failed.task.nextAttemptAt! - clock.now());
+        clock.set(failed.task.nextAttemptAt!);
+        task = await h().claimTask(task, 'agt_a', true);
+      }
+      expect(delays).toEqual([1000, 2000, 4000]);
+      clock.advance(3_600_000);
+      expect(await h().claim('agt_a', [task.type])).toEqual([]);
+    });
+
+    it('caps the backoff', async () => {
+      const running = await h().running({ maxAttempts: 10 });
+      const failed = await h().store.failTask({
+        ...writer(running),
+        error: RETRYABLE,
+        backoff: { baseMs: 1000, capMs: 500, jitter: 0 },
+      });
+      expect(failed.task.nextAttemptAt).toBe(T0 + 500);
+    });
+
+    it('is final at once for a non-retryable error', async () => {
+      const running = await h().running({ maxAttempts: 4 });
+      const failed = await h().store.failTask({ ...writer(running), error: FATAL, backoff: BACKOFF });
+      expect(failed.task).toMatchObject({
+        status: 'failed',
+        nextAttemptAt: null,
+        final: true,
+        error: FATAL,
+        attempt: 1,
+      });
+      expect(failed.events[0]!.details).toMatchObject({ error: FATAL, nextAttemptAt: null });
+    });
+
+    it('is idempotent per version: a repeated fail returns the task unchanged', async () => {
+      const { store } = h();
+      const running = await h().running();
+      const first = await store.failTask({ ...writer(running), error: RETRYABLE, backoff: BACKOFF });
+      h().clock.advance(10);
+      const again = await store.failTask({ ...writer(running), error: FATAL, backoff: BACKOFF });
+      expect(again).toEqual({ task: first.task, events: [] });
+      expect(await h().events(running.id)).toHaveLength(4);
+    });
+
+    it('refuses fail from a claimed task, a stale version or another agent', async () => {
+      const { store } = h();
+      const claimed = await h().held(false);
+      await expectCode(
+        store.failTask({ ...writer(claimed), error: RETRYABLE, backoff: BACKOFF }),
+        'invalid_transition',
+      );
+      const running = await h().running();
+      await expectCode(
+        store.failTask({ ...writer(running), version: 0, error: RETRYABLE, backoff: BACKOFF }),
+        'stale_version',
+      );
+      await expectCode(
+        store.failTask({ ...writer(running), agentId: 'agt_z', error: RETRYABLE, backoff: BACKOFF }),
+        'forbidden',
+      );
+      expect((await h().get(running.id)).status).toBe('running');
+    });
+
+    it('completes from an uploaded result only after executionDone, at that version', async () => {
+      const { store } = h();
+      const ref = { key: 'r/2', sizeBytes: 5, contentType: 'text/plain', sha256: 'aa' };
+      const running = await h().running();
+      expect(await store.completeFromResultRef({ taskId: running.id, version: 1 })).toBeNull();
+      await store.setResultRef({ ...writer(running), resultRef: ref });
+      expect(await store.completeFromResultRef({ taskId: running.id, version: 1 })).toBeNull();
+      await store.recordHeartbeats([{ ...writer(running), executionDone: true, writeBackGraceMs: GRACE_MS }]);
+      expect(await store.completeFromResultRef({ taskId: running.id, version: 0 })).toBeNull();
+      const done = await store.completeFromResultRef({ taskId: running.id, version: 1 });
+      expect(done!.task).toMatchObject({ status: 'completed', resultRef: ref, final: true });
+      expect(done!.events).toEqual([
+        expect.objectContaining({
+          from: 'running',
+          to: 'completed',
+          actor: 'coordinator',
+          reason: 'completed_from_result_ref',
+        }),
+      ]);
+      expect(await store.completeFromResultRef({ taskId: running.id, version: 1 })).toBeNull();
+    });
+  });
+}

@@ -1,0 +1,183 @@
+/**
+ * SQLite rows ↔ wire types. JSON columns are text, booleans 0/1; everything else maps one to one.
+ * Whole tasks are read as raw arrays (cheaper than 31-key objects on the hot path).
+ */
+import type {
+  Agent,
+  AgentMetrics,
+  AgentStatus,
+  Json,
+  LogLine,
+  ResultRef,
+  Task,
+  TaskError,
+  TaskEvent,
+  TaskStatus,
+  Timing,
+} from '@rouse/protocol';
+import { isFinal } from '../../core/transitions.js';
+import type { TaskHead } from '../write-errors.js';
+import { TASK_COLUMN_NAMES } from './task-statements.js';
+
+/** A whole task as a raw row, columns in `TASK_COLUMN_NAMES` order. */
+export type TaskRow = unknown[];
+
+type TaskColumn = (typeof TASK_COLUMN_NAMES)[number];
+const COL = Object.fromEntries(TASK_COLUMN_NAMES.map((name, i) => [name, i])) as Record<TaskColumn, number>;
+
+export interface HeadRow {
+  seq: number;
+  id: string;
+  status: TaskStatus;
+  version: number;
+  attempt: number;
+  max_attempts: number;
+  agent_id: string | null;
+  timing: string;
+  started_at: number | null;
+  lease_expires_at: number | null;
+  next_attempt_at: number | null;
+  progress: number | null;
+  phase: string | null;
+  execution_done: number;
+  log_bytes: number;
+}
+
+export interface EventRow {
+  seq: number;
+  at: number;
+  from_status: TaskStatus | null;
+  to_status: TaskStatus;
+  version: number;
+  attempt: number;
+  actor: string;
+  reason: string;
+  details: string | null;
+}
+
+export interface AgentRow {
+  id: string;
+  agent_type: string;
+  name: string;
+  host: string | null;
+  pid: number | null;
+  task_types: string;
+  labels: string;
+  status: AgentStatus;
+  registered_at: number;
+  last_heartbeat_at: number | null;
+  last_poll_at: number | null;
+  last_poll_types: string;
+  metrics: string | null;
+}
+
+/** JSON text → value; SQL NULL → null. */
+export function parseJson<T = Json>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+/** A value → JSON text; undefined and null → SQL NULL. */
+export function jsonText(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+export function toTask(r: TaskRow): Task {
+  const status = r[COL.status] as TaskStatus;
+  const nextAttemptAt = r[COL.next_attempt_at] as number | null;
+  return {
+    id: r[COL.id] as string,
+    type: r[COL.type] as string,
+    status,
+    payload: JSON.parse(r[COL.payload] as string) as Json,
+    attempt: r[COL.attempt] as number,
+    maxAttempts: r[COL.max_attempts] as number,
+    version: r[COL.version] as number,
+    agentId: r[COL.agent_id] as string | null,
+    priority: r[COL.priority] as number,
+    resumable: r[COL.resumable] === 1,
+    requires: JSON.parse(r[COL.requires] as string) as string[],
+    labels: JSON.parse(r[COL.labels] as string) as Record<string, string>,
+    idempotencyKey: r[COL.idempotency_key] as string | null,
+    timing: JSON.parse(r[COL.timing] as string) as Timing,
+    progress: r[COL.progress] as number | null,
+    phase: r[COL.phase] as string | null,
+    executionDone: r[COL.execution_done] === 1,
+    checkpoint: parseJson(r[COL.checkpoint] as string | null),
+    session: parseJson(r[COL.session] as string | null),
+    result: parseJson(r[COL.result] as string | null),
+    resultRef: parseJson<ResultRef>(r[COL.result_ref] as string | null),
+    error: parseJson<TaskError>(r[COL.error] as string | null),
+    createdAt: r[COL.created_at] as number,
+    runAt: r[COL.run_at] as number,
+    claimedAt: r[COL.claimed_at] as number | null,
+    startedAt: r[COL.started_at] as number | null,
+    lastHeartbeatAt: r[COL.last_heartbeat_at] as number | null,
+    leaseExpiresAt: r[COL.lease_expires_at] as number | null,
+    nextAttemptAt,
+    finishedAt: r[COL.finished_at] as number | null,
+    final: isFinal(status, nextAttemptAt),
+  };
+}
+
+/** The insertion sequence of a raw task row (list cursors). */
+export function rowSeq(r: TaskRow): number {
+  return r[COL.seq] as number;
+}
+
+/** The seq of the last history entry of a raw task row. */
+export function rowEventCount(r: TaskRow): number {
+  return r[COL.event_count] as number;
+}
+
+/** The stored payload text of a raw task row (idempotent creates compare it). */
+export function rowPayloadText(r: TaskRow): string {
+  return r[COL.payload] as string;
+}
+
+export function toHead(row: HeadRow | undefined): TaskHead | null {
+  if (row === undefined) return null;
+  return {
+    id: row.id,
+    status: row.status,
+    version: row.version,
+    agentId: row.agent_id,
+    nextAttemptAt: row.next_attempt_at,
+  };
+}
+
+export function toEvent(row: EventRow): TaskEvent {
+  return {
+    seq: row.seq,
+    at: row.at,
+    from: row.from_status,
+    to: row.to_status,
+    version: row.version,
+    attempt: row.attempt,
+    actor: row.actor,
+    reason: row.reason,
+    details: parseJson(row.details),
+  };
+}
+
+export function toLogLine(row: LogLine): LogLine {
+  return { seq: row.seq, at: row.at, attempt: row.attempt, stream: row.stream, text: row.text };
+}
+
+export function toAgent(row: AgentRow, currentTaskIds: string[]): Agent {
+  return {
+    id: row.id,
+    agentType: row.agent_type,
+    name: row.name,
+    host: row.host,
+    pid: row.pid,
+    taskTypes: JSON.parse(row.task_types) as string[],
+    labels: JSON.parse(row.labels) as Record<string, string>,
+    status: row.status,
+    registeredAt: row.registered_at,
+    lastHeartbeatAt: row.last_heartbeat_at,
+    lastPollAt: row.last_poll_at,
+    lastPollTypes: JSON.parse(row.last_poll_types) as string[],
+    metrics: parseJson<AgentMetrics>(row.metrics),
+    currentTaskIds,
+  };
+}

@@ -1,0 +1,214 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../core/clock.js';
+import { RouseError } from '../../core/errors.js';
+import { BACKOFF, T0, TIMING } from '../contract/harness.js';
+import { runStoreContract } from '../contract.js';
+import type { NewTask } from '../store.js';
+import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
+import { createSqliteStore } from './sqlite-store.js';
+
+runStoreContract('sqlite :memory:', async (clock) => {
+  const store = createSqliteStore({ path: ':memory:', clock });
+  return { store, cleanup: () => store.close() };
+});
+
+runStoreContract('sqlite file (WAL)', async (clock) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rouse-store-'));
+  const store = createSqliteStore({ path: join(dir, 'rouse.db'), clock });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+function newTask(id: string, overrides: Partial<NewTask> = {}): NewTask {
+  return {
+    id,
+    type: 'work',
+    payload: { id },
+    idempotencyKey: null,
+    priority: 0,
+    runAt: null,
+    maxAttempts: 4,
+    resumable: false,
+    requires: [],
+    labels: {},
+    timing: TIMING,
+    ...overrides,
+  };
+}
+
+describe('SQLite specifics', () => {
+  let dir: string;
+  let path: string;
+  let clock: ManualClock;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rouse-sqlite-'));
+    path = join(dir, 'rouse.db');
+    clock = new ManualClock(T0);
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('opens a file in WAL mode with foreign keys on and records migrations in the ledger', async () => {
+    const store = createSqliteStore({ path, clock });
+    await store.ping();
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('SELECT version, name, applied_at FROM rouse_migrations').all()).toEqual(
+        SQLITE_MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: T0 })),
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('keeps the data when a file is reopened, and does not migrate it twice', async () => {
+    const first = createSqliteStore({ path, clock });
+    await first.createTasks([newTask('tsk_1'), newTask('tsk_2', { idempotencyKey: 'k' })]);
+    const [claimed] = await first.claimTasks({
+      agentId: 'agt_a',
+      types: ['work'],
+      max: 1,
+      start: true,
+      backoff: BACKOFF,
+    });
+    await first.close();
+
+    clock.advance(1000);
+    const second = createSqliteStore({ path, clock });
+    try {
+      expect(await second.getTask('tsk_1')).toEqual(claimed!.task);
+      expect(await second.listTaskEvents('tsk_1')).toHaveLength(3);
+      expect(await second.activeLeases()).toHaveLength(1);
+      const [dedup] = await second.createTasks([
+        newTask('tsk_3', { idempotencyKey: 'k', payload: { id: 'tsk_2' } }),
+      ]);
+      expect(dedup).toMatchObject({ deduplicated: true, task: { id: 'tsk_2' } });
+    } finally {
+      await second.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.prepare('SELECT COUNT(*) AS n FROM rouse_migrations').get()).toEqual({
+        n: SQLITE_MIGRATIONS.length,
+      });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a database whose schema is newer than this build, naming both versions', async () => {
+    const store = createSqliteStore({ path, clock });
+    await store.close();
+    const db = new Database(path);
+    db.prepare('INSERT INTO rouse_migrations (version, name, applied_at) VALUES (99, ?, 0)').run(
+      '0099_future',
+    );
+    db.close();
+    let err: unknown;
+    try {
+      createSqliteStore({ path, clock });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(RouseError);
+    expect((err as RouseError).code).toBe('unavailable');
+    expect((err as RouseError).message).toContain('version 99');
+    expect((err as RouseError).message).toContain(`version ${SQLITE_MIGRATIONS.length}`);
+  });
+
+  it('refuses a ledger that names a migration differently', () => {
+    const db = new Database(':memory:');
+    try {
+      migrateSqlite(db, clock);
+      db.prepare('UPDATE rouse_migrations SET name = ? WHERE version = 1').run('0001_other');
+      expect(() => migrateSqlite(db, clock)).toThrow(/0001_other/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('applies all pending migrations in one transaction: a failing one leaves nothing behind', () => {
+    const db = new Database(':memory:');
+    try {
+      const broken: SqliteMigration[] = [
+        ...SQLITE_MIGRATIONS,
+        { version: SQLITE_MIGRATIONS.length + 1, name: 'good', sql: () => 'CREATE TABLE extra (x INTEGER)' },
+        { version: SQLITE_MIGRATIONS.length + 2, name: 'bad', sql: () => 'CREATE TABLE broken (' },
+      ];
+      expect(() => migrateSqlite(db, clock, broken)).toThrow();
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+      expect(tables).toEqual([]);
+      const report = migrateSqlite(db, clock, broken.slice(0, -1));
+      expect(report).toEqual({
+        fromVersion: 0,
+        toVersion: SQLITE_MIGRATIONS.length + 1,
+        applied: ['0001_init', 'good'],
+      });
+      expect(migrateSqlite(db, clock, broken.slice(0, -1)).applied).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('rejects a registry whose versions are not 1, 2, 3 … in order', () => {
+    const db = new Database(':memory:');
+    try {
+      const gap: SqliteMigration[] = [...SQLITE_MIGRATIONS, { version: 5, name: 'gap', sql: () => '' }];
+      expect(() => migrateSqlite(db, clock, gap)).toThrow(/expected 2/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('shares one file between two connections without double claims', async () => {
+    const a = createSqliteStore({ path, clock });
+    const b = createSqliteStore({ path, clock });
+    try {
+      await a.createTasks(Array.from({ length: 20 }, (_, i) => newTask(`tsk_${i}`)));
+      const claims = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 === 0 ? a : b).claimTasks({
+            agentId: `agt_${i}`,
+            types: ['work'],
+            max: 3,
+            start: false,
+            backoff: BACKOFF,
+          }),
+        ),
+      );
+      const ids = claims.flat().map((c) => c.task.id);
+      expect(ids).toHaveLength(20);
+      expect(new Set(ids).size).toBe(20);
+      expect((await b.listTasks({ statuses: ['claimed'], limit: 50 })).tasks).toHaveLength(20);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('answers unavailable once closed, and rejects bad options naming the option', async () => {
+    const store = createSqliteStore({ path: ':memory:', clock });
+    await store.close();
+    await expect(store.ping()).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(store.getTask('x')).rejects.toMatchObject({ code: 'unavailable' });
+    await store.close();
+    expect(() => createSqliteStore({ path: '', clock })).toThrow(/path/);
+    expect(() => createSqliteStore({ path: ':memory:', clock, busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
+    expect(() => createSqliteStore({ path: join(dir, 'missing', 'deeper', 'x.db'), clock })).toThrow(
+      expect.objectContaining({ code: 'unavailable' }),
+    );
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * The embedded SQLite backend of the Store contract (better-sqlite3). One connection, statements
+ * prepared once, every write in one `BEGIN IMMEDIATE` transaction (so several processes sharing a
+ * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
+ * resolved promises: the contract is async for PostgreSQL.
+ *
+ * Time is the injected `Clock`'s (DESIGN.md §3: the coordinator's clock decides on SQLite).
+ */
+import Database from 'better-sqlite3';
+import type { Clock } from '../../core/clock.js';
+import { RouseError, UnavailableError, ValidationError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import { migrateSqlite } from './migrate.js';
+import * as agents from './sqlite-agents.js';
+import { SqliteContext } from './sqlite-context.js';
+import * as admin from './sqlite-task-admin.js';
+import * as reads from './sqlite-task-reads.js';
+import * as writes from './sqlite-task-writes.js';
+
+export interface SqliteStoreOptions {
+  /** A database file path, or `':memory:'` for a private in-memory database. */
+  path: string;
+  clock: Clock;
+  /** How long a write waits for another process's lock before failing with `unavailable`. @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+export interface ResolvedSqliteStoreOptions {
+  path: string;
+  clock: Clock;
+  busyTimeoutMs: number;
+}
+
+export function resolveSqliteStoreOptions(options: SqliteStoreOptions): ResolvedSqliteStoreOptions {
+  if (typeof options.path !== 'string' || options.path.length === 0) {
+    throw new ValidationError('path', "must be a file path or ':memory:'");
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new ValidationError('busyTimeoutMs', 'must be an integer >= 0 (milliseconds)');
+  }
+  return { path: options.path, clock: options.clock, busyTimeoutMs };
+}
+
+const UNAVAILABLE_CODES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL'];
+
+/**
+ * Open (creating if needed) and migrate the database. Throws `unavailable` when the file cannot be
+ * opened or its schema is newer than this build.
+ */
+export function createSqliteStore(options: SqliteStoreOptions): Store {
+  const opts = resolveSqliteStoreOptions(options);
+  let db: Database.Database;
+  try {
+    db = new Database(opts.path, { timeout: opts.busyTimeoutMs });
+  } catch (err) {
+    throw new UnavailableError(`cannot open the SQLite database ${opts.path}: ${(err as Error).message}`, {
+      path: opts.path,
+    });
+  }
+  let ctx: SqliteContext;
+  try {
+    if (opts.path !== ':memory:') db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrateSqlite(db, opts.clock);
+    ctx = new SqliteContext(db, opts.clock);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+
+  const storeError = (err: unknown): unknown => {
+    if (err instanceof RouseError) return err;
+    if (err instanceof Database.SqliteError) {
+      if (err.code.startsWith('SQLITE_CONSTRAINT')) {
+        return new RouseError('conflict', `the write conflicts with existing data: ${err.message}`, {
+          sqliteCode: err.code,
+        });
+      }
+      if (UNAVAILABLE_CODES.some((c) => err.code.startsWith(c))) {
+        return new UnavailableError(`the SQLite database is unavailable (${err.code}); retry shortly`, {
+          sqliteCode: err.code,
+        });
+      }
+    }
+    if (!db.open) return new UnavailableError('the store is closed');
+    return err;
+  };
+  const call = <T>(fn: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(storeError(err));
+    }
+  };
+  /** Run `fn` as one write transaction. */
+  const write = <A extends unknown[], R>(fn: (ctx: SqliteContext, ...args: A) => R) => {
+    const tx = db.transaction((...args: A) => fn(ctx, ...args));
+    return (...args: A): Promise<R> => call(() => tx.immediate(...args));
+  };
+  /** Run `fn` as one read transaction (a consistent snapshot across its statements). */
+  const read = <A extends unknown[], R>(fn: (ctx: SqliteContext, ...args: A) => R) => {
+    const tx = db.transaction((...args: A) => fn(ctx, ...args));
+    return (...args: A): Promise<R> => call(() => tx.deferred(...args));
+  };
+  const ping = db.prepare('SELECT 1');
+
+  return {
+    kind: 'sqlite',
+    now: () => Promise.resolve(opts.clock.now()),
+    ping: () => call(() => void ping.get()),
+    close: () =>
+      call(() => {
+        if (db.open) db.close();
+      }),
+
+    createTasks: write(admin.createTasks),
+    getTask: (id) => call(() => ctx.task(id)),
+    listTasks: read(reads.listTasks),
+    listTaskEvents: read(reads.listTaskEvents),
+
+    claimTasks: write(writes.claimTasks),
+    startTask: write(writes.startTask),
+    recordHeartbeats: write(writes.recordHeartbeats),
+    saveCheckpoint: write(writes.saveCheckpoint),
+    appendLogs: write(writes.appendLogs),
+    readLogs: read(reads.readLogs),
+    setResultRef: write(writes.setResultRef),
+    completeTasks: write(writes.completeTasks),
+    failTask: write(writes.failTask),
+    expireLease: write(admin.expireLease),
+    completeFromResultRef: write(admin.completeFromResultRef),
+    cancelTask: write(admin.cancelTask),
+    retryTask: write(admin.retryTask),
+    releaseAgentTasks: write(admin.releaseAgentTasks),
+
+    activeLeases: read(reads.activeLeases),
+    nextClaimableAt: read(reads.nextClaimableAt),
+    queueStats: read(reads.queueStats),
+
+    registerAgent: write(agents.registerAgent),
+    getAgent: read(agents.getAgent),
+    getAgentByTokenHash: read(agents.getAgentByTokenHash),
+    listAgents: read(agents.listAgents),
+    recordAgentHeartbeat: write(agents.recordAgentHeartbeat),
+    recordPoll: write(agents.recordPoll),
+    setAgentStatus: write(agents.setAgentStatus),
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * Task writes made by the coordinator or an operator: create, lease expiry, completion from an
+ * uploaded result, cancel, manual retry, graceful agent leave. Each runs inside the caller's write
+ * transaction (see sqlite-store.ts).
+ */
+import type { Task, TaskError } from '@rouse/protocol';
+import { IdempotencyConflictError } from '../../core/errors.js';
+import { assertTransition } from '../../core/transitions.js';
+import { canonicalJson } from '../canonical-json.js';
+import type { CreatedTask, ExpireInput, ExpiryReason, NewTask, Transitioned } from '../store.js';
+import { type AttemptedWrite, checkWrite } from '../write-errors.js';
+import { agentActor, expiryReason, nextAttemptAt } from '../write-rules.js';
+import { type HeadRow, rowPayloadText, type TaskRow, toHead, toTask } from './row-mapping.js';
+import { parseTiming, type SqliteContext } from './sqlite-context.js';
+
+/** Who creates tasks in the history (the API does not tell the store who asked). */
+const CREATOR = 'user';
+
+const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
+  claim_timeout: 'claimed but not started within claimTimeoutMs',
+  heartbeat_timeout: 'no heartbeat within heartbeatTimeoutMs',
+  attempt_deadline: 'the attempt ran past attemptDeadlineMs',
+};
+
+function createOne(ctx: SqliteContext, t: NewTask, now: number): CreatedTask {
+  if (t.idempotencyKey !== null) {
+    const existing = ctx.tasks.selectTaskByIdempotencyKey.get({ key: t.idempotencyKey }) as
+      | TaskRow
+      | undefined;
+    if (existing !== undefined) {
+      const task = toTask(existing);
+      const same = task.type === t.type && rowPayloadText(existing) === canonicalJson(t.payload);
+      if (!same) throw new IdempotencyConflictError(t.idempotencyKey, task.id);
+      return { task, deduplicated: true };
+    }
+  }
+  const runAt = t.runAt ?? now;
+  // Stored canonical so that idempotent creates compare text.
+  const payload = canonicalJson(t.payload);
+  ctx.tasks.insertTask.run({
+    id: t.id,
+    type: t.type,
+    payload,
+    idempotencyKey: t.idempotencyKey,
+    priority: t.priority,
+    runAt,
+    maxAttempts: t.maxAttempts,
+    resumable: t.resumable ? 1 : 0,
+    requires: JSON.stringify(t.requires),
+    labels: JSON.stringify(t.labels),
+    timing: JSON.stringify(t.timing),
+    createdAt: now,
+  });
+  ctx.appendEvent({
+    taskId: t.id,
+    seq: 1,
+    at: now,
+    from: null,
+    to: 'created',
+    version: 0,
+    attempt: 0,
+    actor: CREATOR,
+    reason: 'created',
+    details: null,
+  });
+  const task: Task = {
+    id: t.id,
+    type: t.type,
+    status: 'created',
+    payload: JSON.parse(payload),
+    attempt: 0,
+    maxAttempts: t.maxAttempts,
+    version: 0,
+    agentId: null,
+    priority: t.priority,
+    resumable: t.resumable,
+    requires: [...t.requires],
+    labels: { ...t.labels },
+    idempotencyKey: t.idempotencyKey,
+    timing: { ...t.timing },
+    progress: null,
+    phase: null,
+    executionDone: false,
+    checkpoint: null,
+    session: null,
+    result: null,
+    resultRef: null,
+    error: null,
+    createdAt: now,
+    runAt,
+    claimedAt: null,
+    startedAt: null,
+    lastHeartbeatAt: null,
+    leaseExpiresAt: null,
+    nextAttemptAt: null,
+    finishedAt: null,
+    final: false,
+  };
+  return { task, deduplicated: false };
+}
+
+export function createTasks(ctx: SqliteContext, tasks: NewTask[]): CreatedTask[] {
+  const now = ctx.clock.now();
+  return tasks.map((t) => createOne(ctx, t, now));
+}
+
+export function expireLease(
+  ctx: SqliteContext,
+  input: ExpireInput,
+): (Transitioned & { reason: ExpiryReason }) | null {
+  const now = ctx.clock.now();
+  const head = ctx.head(input.taskId);
+  // Not due: gone, another attempt, not held (no lease), or renewed.
+  if (head === undefined || head.version !== input.version) return null;
+  if (head.lease_expires_at === null || head.lease_expires_at > now) return null;
+  assertTransition(head.id, head.status, 'timeout');
+  const reason = expiryReason(head.status, now, head.started_at, parseTiming(head.timing));
+  const next = nextAttemptAt(head.attempt, head.max_attempts, true, now, input.backoff);
+  const error: TaskError = { code: reason, message: EXPIRY_MESSAGES[reason], retryable: true };
+  const { changes } = ctx.tasks.expireLease.run({
+    id: head.id,
+    version: head.version,
+    status: head.status,
+    now,
+    error: JSON.stringify(error),
+    nextAttemptAt: next,
+    finishedAt: next === null ? now : null,
+  });
+  if (changes === 0) return null;
+  const details = { leaseExpiresAt: head.lease_expires_at, nextAttemptAt: next };
+  return {
+    ...ctx.transitioned(ctx.written(head.seq), head.status, now, 'coordinator', reason, details),
+    reason,
+  };
+}
+
+export function completeFromResultRef(
+  ctx: SqliteContext,
+  input: { taskId: string; version: number },
+): Transitioned | null {
+  const now = ctx.clock.now();
+  const { changes } = ctx.tasks.completeFromResultRef.run({ id: input.taskId, version: input.version, now });
+  if (changes === 0) return null;
+  return ctx.transitioned(
+    ctx.writtenById(input.taskId),
+    'running',
+    now,
+    'coordinator',
+    'completed_from_result_ref',
+  );
+}
+
+/** The head after an admin `write` passes its checks (no version or agent: admins act on what is there). */
+function adminHead(ctx: SqliteContext, write: AttemptedWrite): HeadRow {
+  const head = ctx.head(write.taskId);
+  const err = checkWrite(toHead(head), write);
+  if (err !== null || head === undefined) throw err;
+  return head;
+}
+
+export function cancelTask(
+  ctx: SqliteContext,
+  input: { taskId: string; reason: string; actor: string },
+): Transitioned {
+  const write: AttemptedWrite = { kind: 'transition', to: 'cancelled', taskId: input.taskId };
+  const head = adminHead(ctx, write);
+  const now = ctx.clock.now();
+  const { changes } = ctx.tasks.cancelTask.run({
+    id: head.id,
+    version: head.version,
+    status: head.status,
+    now,
+  });
+  if (changes === 0) throw ctx.refused(write);
+  return ctx.transitioned(ctx.written(head.seq), head.status, now, input.actor, input.reason);
+}
+
+/**
+ * A manual retry keeps the status (failed or timeout) and makes it claimable now; the next claim is
+ * the transition. Its history entry is an annotation with `from` = `to`.
+ */
+export function retryTask(ctx: SqliteContext, input: { taskId: string; actor: string }): Transitioned {
+  const write: AttemptedWrite = { kind: 'retry', taskId: input.taskId };
+  const head = adminHead(ctx, write);
+  const now = ctx.clock.now();
+  const { changes } = ctx.tasks.retryTask.run({
+    id: head.id,
+    version: head.version,
+    status: head.status,
+    now,
+  });
+  if (changes === 0) throw ctx.refused(write);
+  const written = ctx.written(head.seq);
+  const details = { nextAttemptAt: now, maxAttempts: written.task.maxAttempts };
+  return ctx.transitioned(written, head.status, now, input.actor, 'retry_requested', details);
+}
+
+export function releaseAgentTasks(
+  ctx: SqliteContext,
+  input: { agentId: string; reason: string },
+): Transitioned[] {
+  const now = ctx.clock.now();
+  const heads = ctx.tasks.selectHeldHeads.all({ agentId: input.agentId }) as HeadRow[];
+  const out: Transitioned[] = [];
+  for (const head of heads) {
+    assertTransition(head.id, head.status, 'timeout');
+    const next = head.attempt < head.max_attempts ? now : null;
+    const error: TaskError = {
+      code: input.reason,
+      message: `agent ${input.agentId} released the task (${input.reason})`,
+      retryable: true,
+    };
+    const { changes } = ctx.tasks.releaseTask.run({
+      id: head.id,
+      version: head.version,
+      status: head.status,
+      error: JSON.stringify(error),
+      nextAttemptAt: next,
+      finishedAt: next === null ? now : null,
+    });
+    if (changes === 0) continue;
+    const written = ctx.written(head.seq);
+    const details = { nextAttemptAt: next, final: written.task.final };
+    out.push(ctx.transitioned(written, head.status, now, agentActor(input.agentId), input.reason, details));
+  }
+  return out;
+}

@@ -1,0 +1,86 @@
+/** Task reads: one task, pages, history, logs, leases and queue numbers. */
+import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery } from '../store.js';
+import { type EventRow, rowSeq, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
+import type { SqliteContext } from './sqlite-context.js';
+
+const DEFAULT_LIST_LIMIT = 100;
+
+export function listTasks(
+  ctx: SqliteContext,
+  query: TaskQuery,
+): { tasks: Task[]; nextCursor: string | null } {
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) throw new ValidationError('limit', 'must be an integer >= 1');
+  const labels = query.labels && Object.keys(query.labels).length > 0 ? JSON.stringify(query.labels) : null;
+  const rows = ctx.tasks.listTasks.all({
+    beforeSeq: query.cursor ? decodeCursor(query.cursor) : null,
+    statuses: query.statuses && query.statuses.length > 0 ? JSON.stringify(query.statuses) : null,
+    type: query.type ?? null,
+    agentId: query.agentId ?? null,
+    labels,
+    limit: limit + 1,
+  }) as TaskRow[];
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    tasks: page.map(toTask),
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(rowSeq(last)) : null,
+  };
+}
+
+export function listTaskEvents(ctx: SqliteContext, taskId: string): TaskEvent[] {
+  return (ctx.tasks.selectEvents.all({ taskId }) as EventRow[]).map(toEvent);
+}
+
+export function readLogs(ctx: SqliteContext, taskId: string, afterSeq: number, limit: number): LogLine[] {
+  return (ctx.tasks.selectLogs.all({ taskId, afterSeq, limit }) as LogLine[]).map(toLogLine);
+}
+
+export function activeLeases(ctx: SqliteContext, query: ActiveLeasesQuery = {}): LeaseEntry[] {
+  const rows = ctx.tasks.selectActiveLeases.all({ dueBy: query.dueBy ?? null }) as {
+    id: string;
+    version: number;
+    status: LeaseEntry['status'];
+    lease_expires_at: number;
+    execution_done: number;
+    has_result_ref: number;
+    heartbeat_timeout_ms: number;
+  }[];
+  return rows.map((r) => ({
+    taskId: r.id,
+    version: r.version,
+    status: r.status,
+    leaseExpiresAt: r.lease_expires_at,
+    executionDone: r.execution_done === 1,
+    hasResultRef: r.has_result_ref === 1,
+    heartbeatTimeoutMs: r.heartbeat_timeout_ms,
+  }));
+}
+
+export function nextClaimableAt(ctx: SqliteContext, types?: string[]): number | null {
+  if (types !== undefined && types.length === 0) return null;
+  const row = ctx.tasks.selectNextClaimableAt.get({
+    now: ctx.clock.now(),
+    types: types === undefined ? null : JSON.stringify(types),
+  }) as { available_at: number } | undefined;
+  return row?.available_at ?? null;
+}
+
+/** A task that is not waiting to be claimed (held or final) has nothing ahead of it. */
+export function queueStats(ctx: SqliteContext, taskId: string): QueueStats {
+  const pos = ctx.tasks.selectQueuePosition.get({ id: taskId }) as
+    | { seq: number; type: string; priority: number; available_at: number | null }
+    | undefined;
+  if (pos === undefined) throw new NotFoundError('task', taskId);
+  if (pos.available_at === null) return { ahead: 0 };
+  const { ahead } = ctx.tasks.countAhead.get({
+    type: pos.type,
+    now: ctx.clock.now(),
+    priority: pos.priority,
+    seq: pos.seq,
+  }) as { ahead: number };
+  return { ahead };
+}

@@ -1,0 +1,277 @@
+/**
+ * Task writes made by the holding agent: claim, start, heartbeats, checkpoint, logs, result ref,
+ * complete, fail. Each runs inside the caller's write transaction (see sqlite-store.ts).
+ */
+import type { Json, JsonObject } from '@rouse/protocol';
+import { leaseDeadline } from '../../core/timing.js';
+import { assertTransition } from '../../core/transitions.js';
+import type {
+  AgentWrite,
+  ClaimInput,
+  CompleteInput,
+  FailInput,
+  HeartbeatAccepted,
+  HeartbeatInput,
+  LogAppendResult,
+  Outcome,
+  Store,
+  Transitioned,
+} from '../store.js';
+import { type AttemptedWrite, checkWrite, failedOutcome, writeError } from '../write-errors.js';
+import { agentActor, claimLeaseExpiresAt, heartbeatLeaseExpiresAt, nextAttemptAt } from '../write-rules.js';
+import { type HeadRow, jsonText, toHead } from './row-mapping.js';
+import { parseTiming, type SqliteContext } from './sqlite-context.js';
+
+type SaveCheckpointInput = Parameters<Store['saveCheckpoint']>[0];
+type AppendLogsInput = Parameters<Store['appendLogs']>[0];
+type SetResultRefInput = Parameters<Store['setResultRef']>[0];
+
+interface Candidate {
+  seq: number;
+  id: string;
+  status: 'created' | 'failed' | 'timeout';
+  version: number;
+  priority: number;
+  timing: string;
+}
+
+function held(input: AgentWrite): AttemptedWrite {
+  return { kind: 'hold', taskId: input.taskId, version: input.version, agentId: input.agentId };
+}
+
+/** The head, after checking `write` against it; throws the write's error. */
+function checkedHead(ctx: SqliteContext, write: AttemptedWrite): HeadRow {
+  const head = ctx.head(write.taskId);
+  const err = checkWrite(toHead(head), write);
+  if (err !== null || head === undefined) throw err;
+  return head;
+}
+
+export function claimTasks(ctx: SqliteContext, input: ClaimInput): Transitioned[] {
+  const max = Math.floor(input.max);
+  if (max < 1 || input.types.length === 0) return [];
+  const now = ctx.clock.now();
+  const unavailable = JSON.stringify(input.unavailableDependencies ?? []);
+  const types = [...new Set(input.types)];
+  let candidates: Candidate[] = [];
+  for (const type of types) {
+    candidates.push(...(ctx.tasks.selectClaimCandidates.all({ type, now, unavailable, max }) as Candidate[]));
+  }
+  if (types.length > 1) {
+    candidates = candidates.sort((a, b) => b.priority - a.priority || a.seq - b.seq).slice(0, max);
+  }
+  const actor = agentActor(input.agentId);
+  const out: Transitioned[] = [];
+  for (const c of candidates) {
+    assertTransition(c.id, c.status, 'claimed');
+    if (input.start) assertTransition(c.id, 'claimed', 'running');
+    const { changes } = ctx.tasks.claimTask.run({
+      seq: c.seq,
+      version: c.version,
+      from: c.status,
+      now,
+      status: input.start ? 'running' : 'claimed',
+      startedAt: input.start ? now : null,
+      agentId: input.agentId,
+      leaseExpiresAt: claimLeaseExpiresAt(now, parseTiming(c.timing), input.start),
+      events: input.start ? 2 : 1,
+    });
+    if (changes === 0) continue; // another connection took it since the read
+    const { task, eventCount } = ctx.written(c.seq);
+    const base = {
+      taskId: task.id,
+      at: now,
+      version: task.version,
+      attempt: task.attempt,
+      actor,
+      details: null,
+    };
+    const claimSeq = input.start ? eventCount - 1 : eventCount;
+    const events = [
+      ctx.appendEvent({ ...base, seq: claimSeq, from: c.status, to: 'claimed', reason: 'claimed' }),
+    ];
+    if (input.start) {
+      events.push(
+        ctx.appendEvent({ ...base, seq: eventCount, from: 'claimed', to: 'running', reason: 'started' }),
+      );
+    }
+    out.push({ task, events });
+  }
+  return out;
+}
+
+export function startTask(ctx: SqliteContext, input: AgentWrite): Transitioned {
+  const write: AttemptedWrite = { kind: 'transition', to: 'running', ...input };
+  const head = checkedHead(ctx, write);
+  const now = ctx.clock.now();
+  const { changes } = ctx.tasks.startTask.run({
+    id: input.taskId,
+    version: input.version,
+    agentId: input.agentId,
+    now,
+    leaseExpiresAt: leaseDeadline('start', now, parseTiming(head.timing), now),
+  });
+  if (changes === 0) throw ctx.refused(write);
+  return ctx.transitioned(ctx.written(head.seq), 'claimed', now, agentActor(input.agentId), 'started');
+}
+
+function recordHeartbeat(ctx: SqliteContext, beat: HeartbeatInput, now: number): Outcome<HeartbeatAccepted> {
+  const write = held(beat);
+  const head = ctx.head(beat.taskId);
+  const err = checkWrite(toHead(head), write);
+  if (err !== null || head === undefined) return failedOutcome(err);
+  const progress = beat.progress ?? head.progress;
+  const phase = beat.phase ?? head.phase;
+  const executionDone = beat.executionDone ?? head.execution_done === 1;
+  const progressed = progress !== head.progress || phase !== head.phase;
+  const leaseExpiresAt = heartbeatLeaseExpiresAt({
+    status: head.status,
+    // A held task always has a lease (schema invariant).
+    leaseExpiresAt: head.lease_expires_at ?? now,
+    startedAt: head.started_at,
+    timing: parseTiming(head.timing),
+    executionDone,
+    now,
+    writeBackGraceMs: beat.writeBackGraceMs,
+  });
+  const { changes } = ctx.tasks.heartbeatTask.run({
+    id: beat.taskId,
+    version: beat.version,
+    status: head.status,
+    now,
+    leaseExpiresAt,
+    progress,
+    phase,
+    executionDone: executionDone ? 1 : 0,
+    progressed: progressed ? 1 : 0,
+  });
+  if (changes === 0) return failedOutcome(ctx.refused(write));
+  return { ok: true, value: { taskId: beat.taskId, leaseExpiresAt, progressed, status: head.status } };
+}
+
+export function recordHeartbeats(ctx: SqliteContext, beats: HeartbeatInput[]): Outcome<HeartbeatAccepted>[] {
+  const now = ctx.clock.now();
+  return beats.map((beat) => recordHeartbeat(ctx, beat, now));
+}
+
+export function saveCheckpoint(ctx: SqliteContext, input: SaveCheckpointInput): void {
+  const { changes } = ctx.tasks.saveCheckpoint.run({
+    id: input.taskId,
+    version: input.version,
+    agentId: input.agentId,
+    setState: input.state === undefined ? 0 : 1,
+    state: jsonText(input.state),
+    setSession: input.session === undefined ? 0 : 1,
+    session: jsonText(input.session),
+  });
+  if (changes === 0) throw ctx.refused(held(input));
+}
+
+export function appendLogs(ctx: SqliteContext, input: AppendLogsInput): LogAppendResult {
+  const head = checkedHead(ctx, held(input));
+  const now = ctx.clock.now();
+  let seq = (ctx.tasks.selectLastLogSeq.get({ taskId: input.taskId }) as { seq: number }).seq;
+  let used = head.log_bytes;
+  let accepted = 0;
+  let truncated = false;
+  for (const line of input.lines) {
+    const size = Buffer.byteLength(line.text, 'utf8');
+    if (used + size > input.maxBytesPerTask) {
+      truncated = true;
+      break;
+    }
+    seq += 1;
+    ctx.tasks.insertLog.run({
+      taskId: input.taskId,
+      seq,
+      attempt: head.attempt,
+      at: now,
+      stream: line.stream,
+      text: line.text,
+    });
+    used += size;
+    accepted += 1;
+  }
+  if (used > head.log_bytes) {
+    ctx.tasks.addLogBytes.run({ id: input.taskId, version: input.version, bytes: used - head.log_bytes });
+  }
+  return { accepted, truncated };
+}
+
+export function setResultRef(ctx: SqliteContext, input: SetResultRefInput): void {
+  const { changes } = ctx.tasks.setResultRef.run({
+    id: input.taskId,
+    version: input.version,
+    agentId: input.agentId,
+    resultRef: JSON.stringify(input.resultRef),
+  });
+  if (changes === 0) throw ctx.refused(held(input));
+}
+
+function completeTask(ctx: SqliteContext, item: CompleteInput, now: number): Outcome<Transitioned> {
+  const { changes } = ctx.tasks.completeTask.run({
+    id: item.taskId,
+    version: item.version,
+    agentId: item.agentId,
+    now,
+    result: jsonText(item.result),
+    setResultRef: item.resultRef === undefined ? 0 : 1,
+    resultRef: jsonText(item.resultRef),
+  });
+  if (changes === 1) {
+    const written = ctx.writtenById(item.taskId);
+    return {
+      ok: true,
+      value: ctx.transitioned(written, 'running', now, agentActor(item.agentId), 'completed'),
+    };
+  }
+  const head = toHead(ctx.head(item.taskId));
+  if (head?.status === 'completed' && head.version === item.version && head.agentId === item.agentId) {
+    return { ok: true, value: { task: ctx.task(item.taskId)!, events: [] } };
+  }
+  return failedOutcome(writeError(head, { kind: 'transition', to: 'completed', ...item }));
+}
+
+export function completeTasks(ctx: SqliteContext, items: CompleteInput[]): Outcome<Transitioned>[] {
+  const now = ctx.clock.now();
+  return items.map((item) => completeTask(ctx, item, now));
+}
+
+export function failTask(ctx: SqliteContext, input: FailInput): Transitioned {
+  const write: AttemptedWrite = {
+    kind: 'transition',
+    to: 'failed',
+    taskId: input.taskId,
+    version: input.version,
+    agentId: input.agentId,
+  };
+  const current = ctx.head(input.taskId);
+  if (
+    current?.status === 'failed' &&
+    current.version === input.version &&
+    current.agent_id === input.agentId
+  ) {
+    return { task: ctx.task(input.taskId)!, events: [] };
+  }
+  const head = checkedHead(ctx, write);
+  const now = ctx.clock.now();
+  const next = nextAttemptAt(head.attempt, head.max_attempts, input.error.retryable, now, input.backoff);
+  const { changes } = ctx.tasks.failTask.run({
+    id: input.taskId,
+    version: input.version,
+    agentId: input.agentId,
+    error: JSON.stringify(input.error),
+    nextAttemptAt: next,
+    finishedAt: next === null ? now : null,
+  });
+  if (changes === 0) throw ctx.refused(write);
+  const details: JsonObject = { error: input.error as unknown as Json, nextAttemptAt: next };
+  return ctx.transitioned(
+    ctx.written(head.seq),
+    'running',
+    now,
+    agentActor(input.agentId),
+    'failed',
+    details,
+  );
+}

@@ -1,0 +1,266 @@
+/**
+ * The SQLite task statements: one named, parameterised statement per store operation (or step of
+ * one), prepared once per connection. Parameters are named (`@name`); JSON travels as text and
+ * booleans as 0/1. Conditional writes compare-and-set on id + version + status.
+ */
+
+/** Every column a `Task` is built from, in the order of the raw rows row-mapping.ts reads. */
+export const TASK_COLUMN_NAMES = [
+  'seq',
+  'id',
+  'type',
+  'status',
+  'payload',
+  'idempotency_key',
+  'priority',
+  'run_at',
+  'max_attempts',
+  'attempt',
+  'version',
+  'agent_id',
+  'resumable',
+  'requires',
+  'labels',
+  'timing',
+  'progress',
+  'phase',
+  'execution_done',
+  'checkpoint',
+  'session',
+  'result',
+  'result_ref',
+  'error',
+  'created_at',
+  'claimed_at',
+  'started_at',
+  'last_heartbeat_at',
+  'lease_expires_at',
+  'next_attempt_at',
+  'finished_at',
+  // Not part of Task: the seq of the task's last history entry.
+  'event_count',
+] as const;
+
+const TASK_COLUMNS = TASK_COLUMN_NAMES.join(', ');
+
+/** The small part of a task a write needs to check and compute itself (no payload or results). */
+export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, agent_id, timing, started_at,
+  lease_expires_at, next_attempt_at, progress, phase, execution_done, log_bytes`;
+
+/**
+ * Writes do not use `RETURNING` for whole rows: in SQLite that costs more than the write itself.
+ * They report `changes`, and the task is read back by rowid (`selectTaskBySeq`) in the same
+ * transaction. Statements that read whole tasks run in raw (array) mode.
+ */
+export const TASK_SQL = {
+  /** Insert a new task in `created`. Params: every column of NewTask plus @createdAt, @runAt. */
+  insertTask: `
+    INSERT INTO tasks (id, type, status, payload, idempotency_key, priority, run_at, max_attempts, resumable,
+                       requires, labels, timing, created_at)
+    VALUES (@id, @type, 'created', @payload, @idempotencyKey, @priority, @runAt, @maxAttempts, @resumable,
+            @requires, @labels, @timing, @createdAt)`,
+
+  /** One task by id. Params: @id. */
+  selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = @id`,
+
+  /** One task by its rowid, after a write. Params: @seq. */
+  selectTaskBySeq: `SELECT ${TASK_COLUMNS} FROM tasks WHERE seq = @seq`,
+
+  /** The task holding an idempotency key. Params: @key. */
+  selectTaskByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE idempotency_key = @key`,
+
+  /** A task's head for checking a write. Params: @id. */
+  selectTaskHead: `SELECT ${HEAD_COLUMNS} FROM tasks WHERE id = @id`,
+
+  /**
+   * A page of tasks, newest first. Every filter is optional (null = any). Params: @statuses (JSON
+   * array), @type, @agentId, @labels (JSON object, all must match), @beforeSeq (cursor), @limit.
+   */
+  listTasks: `
+    SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE (@beforeSeq IS NULL OR seq < @beforeSeq)
+      AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
+      AND (@type IS NULL OR type = @type)
+      AND (@agentId IS NULL OR agent_id = @agentId)
+      AND (@labels IS NULL OR NOT EXISTS (
+            SELECT 1 FROM json_each(@labels) AS want
+            WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
+                              WHERE have.key = want.key AND have.value = want.value)))
+    ORDER BY seq DESC
+    LIMIT @limit`,
+
+  /**
+   * Append one history entry. @seq comes from tasks.event_count, which the same transaction's write
+   * advanced. Params: the TaskEvent fields and @taskId.
+   */
+  insertEvent: `
+    INSERT INTO task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
+    VALUES (@taskId, @seq, @at, @from, @to, @version, @attempt, @actor, @reason, @details)`,
+
+  /** A task's history, oldest first. Params: @taskId. */
+  selectEvents: `
+    SELECT seq, at, from_status, to_status, version, attempt, actor, reason, details
+    FROM task_events WHERE task_id = @taskId ORDER BY seq`,
+
+  /**
+   * Claimable tasks of one type in claim order: available now, and requiring none of the unavailable
+   * dependencies. Params: @type, @now, @unavailable (JSON array), @max.
+   */
+  selectClaimCandidates: `
+    SELECT seq, id, status, version, priority, timing FROM tasks
+    WHERE type = @type AND available_at <= @now
+      AND (@unavailable = '[]' OR requires = '[]' OR NOT EXISTS (
+            SELECT 1 FROM json_each(tasks.requires) AS r WHERE r.value IN (SELECT value FROM json_each(@unavailable))))
+    ORDER BY priority DESC, seq
+    LIMIT @max`,
+
+  /**
+   * Claim one candidate for a new attempt: version and attempt grow, the previous attempt's progress,
+   * result and error are cleared; the session is kept, the checkpoint only for resumable tasks.
+   * Params: @seq, @version, @from (the status read), @now, @status ('claimed' or with start 'running'),
+   * @startedAt (null unless started), @agentId, @leaseExpiresAt, @events (history entries: 1 or 2).
+   */
+  claimTask: `
+    UPDATE tasks SET status = @status, version = version + 1, attempt = attempt + 1, agent_id = @agentId,
+      event_count = event_count + @events,
+      claimed_at = @now, started_at = @startedAt, last_heartbeat_at = NULL, lease_expires_at = @leaseExpiresAt,
+      next_attempt_at = NULL, finished_at = NULL, progress = NULL, phase = NULL, progress_changed_at = @startedAt,
+      execution_done = 0, result = NULL, result_ref = NULL, error = NULL,
+      checkpoint = CASE WHEN resumable = 1 THEN checkpoint END
+    WHERE seq = @seq AND version = @version AND status = @from AND available_at <= @now`,
+
+  /** claimed → running. Params: @id, @version, @agentId, @now, @leaseExpiresAt. */
+  startTask: `
+    UPDATE tasks SET status = 'running', started_at = @now, progress_changed_at = @now, event_count = event_count + 1,
+      lease_expires_at = @leaseExpiresAt
+    WHERE id = @id AND version = @version AND agent_id = @agentId AND status = 'claimed'`,
+
+  /**
+   * Renew a lease and record progress. Params: @id, @version, @status (read), @now, @leaseExpiresAt,
+   * @progress, @phase, @executionDone, @progressed (1 when progress or phase changed).
+   */
+  heartbeatTask: `
+    UPDATE tasks SET lease_expires_at = @leaseExpiresAt, last_heartbeat_at = @now, progress = @progress,
+      phase = @phase, execution_done = @executionDone,
+      progress_changed_at = CASE WHEN @progressed = 1 THEN @now ELSE progress_changed_at END
+    WHERE id = @id AND version = @version AND status = @status`,
+
+  /**
+   * Save resume state; each of state/session only when its flag is 1. Params: @id, @version, @agentId,
+   * @setState, @state, @setSession, @session.
+   */
+  saveCheckpoint: `
+    UPDATE tasks SET checkpoint = CASE WHEN @setState = 1 THEN @state ELSE checkpoint END,
+      session = CASE WHEN @setSession = 1 THEN @session ELSE session END
+    WHERE id = @id AND version = @version AND agent_id = @agentId AND status IN ('claimed', 'running')`,
+
+  /** The last log seq of a task. Params: @taskId. */
+  selectLastLogSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM task_logs WHERE task_id = @taskId',
+
+  /** Append one log line. Params: @taskId, @seq, @attempt, @at, @stream, @text. */
+  insertLog: `
+    INSERT INTO task_logs (task_id, seq, attempt, at, stream, text)
+    VALUES (@taskId, @seq, @attempt, @at, @stream, @text)`,
+
+  /** Count appended log bytes. Params: @id, @version, @bytes. */
+  addLogBytes: 'UPDATE tasks SET log_bytes = log_bytes + @bytes WHERE id = @id AND version = @version',
+
+  /** Log lines after a seq, oldest first. Params: @taskId, @afterSeq, @limit. */
+  selectLogs: `
+    SELECT seq, at, attempt, stream, text FROM task_logs
+    WHERE task_id = @taskId AND seq > @afterSeq ORDER BY seq LIMIT @limit`,
+
+  /** Record an uploaded result blob. Params: @id, @version, @agentId, @resultRef (JSON). */
+  setResultRef: `
+    UPDATE tasks SET result_ref = @resultRef
+    WHERE id = @id AND version = @version AND agent_id = @agentId AND status IN ('claimed', 'running')`,
+
+  /**
+   * running → completed by the holder. @setResultRef = 1 replaces result_ref with @resultRef.
+   * Params: @id, @version, @agentId, @now, @result (JSON or null), @setResultRef, @resultRef.
+   */
+  completeTask: `
+    UPDATE tasks SET status = 'completed', result = @result, finished_at = @now, lease_expires_at = NULL,
+      event_count = event_count + 1,
+      result_ref = CASE WHEN @setResultRef = 1 THEN @resultRef ELSE result_ref END
+    WHERE id = @id AND version = @version AND agent_id = @agentId AND status = 'running'`,
+
+  /**
+   * running → failed, scheduling the retry (or final) in the same write.
+   * Params: @id, @version, @agentId, @error (JSON), @nextAttemptAt, @finishedAt.
+   */
+  failTask: `
+    UPDATE tasks SET status = 'failed', error = @error, next_attempt_at = @nextAttemptAt,
+      finished_at = @finishedAt, lease_expires_at = NULL, event_count = event_count + 1
+    WHERE id = @id AND version = @version AND agent_id = @agentId AND status = 'running'`,
+
+  /**
+   * claimed|running → timeout once the lease has passed, scheduling the retry in the same write.
+   * Params: @id, @version, @status (read), @now, @error (JSON), @nextAttemptAt, @finishedAt.
+   */
+  expireLease: `
+    UPDATE tasks SET status = 'timeout', error = @error, next_attempt_at = @nextAttemptAt,
+      finished_at = @finishedAt, lease_expires_at = NULL, event_count = event_count + 1
+    WHERE id = @id AND version = @version AND status = @status AND lease_expires_at <= @now`,
+
+  /** running → completed from an uploaded result after execution was reported done. Params: @id, @version, @now. */
+  completeFromResultRef: `
+    UPDATE tasks SET status = 'completed', finished_at = @now, lease_expires_at = NULL,
+      event_count = event_count + 1
+    WHERE id = @id AND version = @version AND status = 'running' AND execution_done = 1
+      AND result_ref IS NOT NULL`,
+
+  /** Any non-final status → cancelled. Params: @id, @version, @status (read), @now. */
+  cancelTask: `
+    UPDATE tasks SET status = 'cancelled', finished_at = @now, lease_expires_at = NULL, next_attempt_at = NULL,
+      event_count = event_count + 1
+    WHERE id = @id AND version = @version AND status = @status`,
+
+  /**
+   * A final failed/timeout task becomes claimable now, with at least one attempt left.
+   * Params: @id, @version, @status (read), @now.
+   */
+  retryTask: `
+    UPDATE tasks SET next_attempt_at = @now, finished_at = NULL, max_attempts = MAX(max_attempts, attempt + 1),
+      event_count = event_count + 1
+    WHERE id = @id AND version = @version AND status = @status AND next_attempt_at IS NULL`,
+
+  /** Heads of the tasks an agent holds. Params: @agentId. */
+  selectHeldHeads: `
+    SELECT ${HEAD_COLUMNS} FROM tasks WHERE agent_id = @agentId AND lease_expires_at IS NOT NULL ORDER BY seq`,
+
+  /**
+   * A held task → timeout at once (graceful leave), retried without backoff when attempts are left.
+   * Params: @id, @version, @status (read), @error (JSON), @nextAttemptAt, @finishedAt.
+   */
+  releaseTask: `
+    UPDATE tasks SET status = 'timeout', error = @error, next_attempt_at = @nextAttemptAt,
+      finished_at = @finishedAt, lease_expires_at = NULL, event_count = event_count + 1
+    WHERE id = @id AND version = @version AND status = @status`,
+
+  /** Held leases, optionally only those due by @dueBy (null = all). Params: @dueBy. */
+  selectActiveLeases: `
+    SELECT id, version, status, lease_expires_at, execution_done, result_ref IS NOT NULL AS has_result_ref,
+      json_extract(timing, '$.heartbeatTimeoutMs') AS heartbeat_timeout_ms
+    FROM tasks
+    WHERE lease_expires_at IS NOT NULL AND (@dueBy IS NULL OR lease_expires_at <= @dueBy)
+    ORDER BY lease_expires_at`,
+
+  /** The earliest future claimable moment. Params: @now, @types (JSON array or null = any). */
+  selectNextClaimableAt: `
+    SELECT available_at FROM tasks
+    WHERE available_at > @now AND (@types IS NULL OR type IN (SELECT value FROM json_each(@types)))
+    ORDER BY available_at LIMIT 1`,
+
+  /** A task's place in its queue. Params: @id. */
+  selectQueuePosition: 'SELECT seq, type, priority, available_at FROM tasks WHERE id = @id',
+
+  /**
+   * Claimable-now tasks of a type that a claim takes before (@priority, @seq).
+   * Params: @type, @now, @priority, @seq.
+   */
+  countAhead: `
+    SELECT COUNT(*) AS ahead FROM tasks
+    WHERE type = @type AND available_at <= @now
+      AND (priority > @priority OR (priority = @priority AND seq < @seq))`,
+} as const;

@@ -1,0 +1,71 @@
+/**
+ * Values a task write computes from the task's current head and the store's clock, shared by every
+ * backend so SQLite and PostgreSQL schedule retries and leases identically. Pure: no I/O.
+ */
+import type { TaskStatus, Timing } from '@rouse/protocol';
+import { backoffDelayMs, type ResolvedBackoffOptions } from '../core/backoff.js';
+import { leaseDeadline } from '../core/timing.js';
+import type { ExpiryReason } from './store.js';
+
+/** Who an agent is in the event history. */
+export function agentActor(agentId: string): string {
+  return `agent:${agentId}`;
+}
+
+/**
+ * When the next attempt may be claimed after attempt `attempt` ended, or null when the task is final
+ * (no attempts left, or the error is not retryable). Retry n waits `backoffDelayMs(n)`.
+ */
+export function nextAttemptAt(
+  attempt: number,
+  maxAttempts: number,
+  retryable: boolean,
+  now: number,
+  backoff: ResolvedBackoffOptions,
+): number | null {
+  if (!retryable || attempt >= maxAttempts) return null;
+  const random = backoff.jitter > 0 ? Math.random : undefined;
+  return now + backoffDelayMs(attempt, backoff, random);
+}
+
+/** Why a lease that has passed expired. */
+export function expiryReason(
+  status: TaskStatus,
+  now: number,
+  startedAt: number | null,
+  timing: Timing,
+): ExpiryReason {
+  if (status === 'claimed') return 'claim_timeout';
+  if (
+    timing.attemptDeadlineMs !== null &&
+    startedAt !== null &&
+    now >= startedAt + timing.attemptDeadlineMs
+  ) {
+    return 'attempt_deadline';
+  }
+  return 'heartbeat_timeout';
+}
+
+/** The lease a claim grants: the claim timeout, or with `start` the first heartbeat lease. */
+export function claimLeaseExpiresAt(now: number, timing: Timing, start: boolean): number {
+  return start ? leaseDeadline('start', now, timing, now) : leaseDeadline('claim', now, timing, null);
+}
+
+/**
+ * The lease after an accepted heartbeat. A running task gets a heartbeat lease (capped by the attempt
+ * deadline); a claimed one keeps its claim lease, so a claimed-but-never-started task still times out.
+ * With `executionDone` a running task's lease covers at least the write-back grace.
+ */
+export function heartbeatLeaseExpiresAt(input: {
+  status: TaskStatus;
+  leaseExpiresAt: number;
+  startedAt: number | null;
+  timing: Timing;
+  executionDone: boolean;
+  now: number;
+  writeBackGraceMs: number;
+}): number {
+  if (input.status !== 'running') return input.leaseExpiresAt;
+  const lease = leaseDeadline('heartbeat', input.now, input.timing, input.startedAt);
+  return input.executionDone ? Math.max(lease, input.now + input.writeBackGraceMs) : lease;
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: build (the typecheck), lint, then every vitest test. The last line printed is
+ * `N passed, N failed` (plus `, N skipped` when some were skipped), from vitest's JSON report.
+ * Exits non-zero if the build, the lint or any test failed. Extra arguments go to vitest.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const say = (line) => process.stdout.write(`${line}\n`);
+const warn = (line) => process.stderr.write(`${line}\n`);
+const run = (cmd, args) => spawnSync(cmd, args, { cwd: root, stdio: 'inherit' }).status ?? 1;
+
+if (run(npm, ['run', '--silent', 'build']) !== 0) {
+  warn('build (typecheck) failed: no tests were run');
+  process.exit(1);
+}
+const lintStatus = run(npm, ['run', '--silent', 'lint']);
+if (lintStatus !== 0) warn('lint failed (running the tests anyway)');
+
+const report = join(root, 'test-results.json');
+rmSync(report, { force: true });
+const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
+const testStatus = run(process.execPath, [
+  vitest,
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${report}`,
+  ...process.argv.slice(2),
+]);
+
+if (!existsSync(report)) {
+  warn('vitest wrote no report');
+  say('0 passed, 0 failed');
+  process.exit(1);
+}
+const r = JSON.parse(readFileSync(report, 'utf8'));
+const passed = r.numPassedTests ?? 0;
+const failed = r.numFailedTests ?? 0;
+const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+if ((r.numFailedTestSuites ?? 0) > 0) warn(`${r.numFailedTestSuites} test file(s) failed`);
+if (lintStatus !== 0) warn('lint failed');
+say(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(testStatus !== 0 || failed > 0 || lintStatus !== 0 ? 1 : 0);

@@ -1,0 +1,378 @@
+/**
+ * The `rouse` CLI end to end: a real `rouse serve --port 0` child process with a temp data dir, and
+ * every client command run as its own child process, finding the server through ./.rouse/server.json.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Task } from '@rouse/protocol';
+import { Client } from '@rouse/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCli, spawnCli, waitForExit } from './run-cli.js';
+
+let dir: string; // cwd of every command; the server's data dir is <dir>/.rouse
+let emptyDir: string; // a directory with no server
+let server: ChildProcess;
+let serverOut = '';
+let serverErr = '';
+let url: string;
+let adminToken: string;
+let enrollToken: string;
+
+const rouse = (...args: string[]): Promise<CliResult> => runCli(args, { cwd: dir });
+const json = <T>(r: CliResult): T => {
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as T;
+};
+
+async function waitForServerJson(file: string, timeoutMs: number): Promise<{ url: string; pid: number }> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return JSON.parse(await readFile(file, 'utf8'));
+    } catch {
+      if (Date.now() > until || server.exitCode !== null) {
+        throw new Error(`rouse serve did not write ${file}\nstdout: ${serverOut}\nstderr: ${serverErr}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** An agent, registered with the SDK client, that holds one task of `type`. */
+async function claimAs(name: string, type: string): Promise<{ agent: Client; agentId: string; task: Task }> {
+  const enroll = new Client({ url, token: enrollToken });
+  const reg = await enroll.registerAgent({ agentType: 'cli-test', name, taskTypes: [type] });
+  const agent = enroll.withToken(reg.token);
+  const res = await agent.claim(reg.agent.id, { types: [type], max: 1, waitMs: 10_000 });
+  const task = res.tasks[0];
+  if (!task) throw new Error(`${name} claimed nothing of type ${type}`);
+  await agent.startTask(task.id, task.version);
+  return { agent, agentId: reg.agent.id, task };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rouse-cli-'));
+  emptyDir = await mkdtemp(join(tmpdir(), 'rouse-cli-empty-'));
+  server = spawnCli(['serve', '--port', '0'], { cwd: dir });
+  server.stdout?.on('data', (d) => {
+    serverOut += d;
+  });
+  server.stderr?.on('data', (d) => {
+    serverErr += d;
+  });
+  ({ url } = await waitForServerJson(join(dir, '.rouse', 'server.json'), 15_000));
+  adminToken = (await readFile(join(dir, '.rouse', 'admin.token'), 'utf8')).trim();
+  enrollToken = (await readFile(join(dir, '.rouse', 'agent.token'), 'utf8')).trim();
+});
+
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM');
+    await waitForExit(server);
+  }
+  await rm(dir, { recursive: true, force: true });
+  await rm(emptyDir, { recursive: true, force: true });
+});
+
+describe('rouse serve', () => {
+  it('prints a banner with the URL and where the tokens are, never their values', () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(url).not.toMatch(/:7070$/);
+    // stdout is not a TTY: logs are JSON lines there, the banner goes to stderr
+    expect(serverErr).toContain(url);
+    expect(serverErr).toContain(join(dir, '.rouse', 'admin.token'));
+    expect(serverErr).toContain(join(dir, '.rouse', 'agent.token'));
+    expect(serverOut + serverErr).not.toContain(adminToken);
+    expect(serverOut + serverErr).not.toContain(enrollToken);
+    const lines = serverOut.trim().split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+});
+
+describe('client commands', () => {
+  let id: string;
+
+  it('submit creates a task (human and --json)', async () => {
+    const human = await rouse('submit', 'hello', '{"n":1}', '--label', 'team=qa', '--priority', '3');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^created tsk_\S+ \(hello, created\)/);
+
+    const r = json<{ task: Task; deduplicated: boolean }>(
+      await rouse(
+        'submit',
+        'hello',
+        '{"n":2}',
+        '--idempotency-key',
+        'k-1',
+        '--max-attempts',
+        '2',
+        '--expected-duration',
+        '5s..5m',
+        '--json',
+      ),
+    );
+    id = r.task.id;
+    expect(r.task).toMatchObject({
+      type: 'hello',
+      status: 'created',
+      payload: { n: 2 },
+      maxAttempts: 2,
+      idempotencyKey: 'k-1',
+    });
+    expect(r.task.timing.heartbeatIntervalMs).toBe(1000); // min 5 s / 10, clamped to 1 s
+    expect(r.deduplicated).toBe(false);
+
+    const again = json<{ task: Task; deduplicated: boolean }>(
+      await rouse('submit', 'hello', '{"n":2}', '--idempotency-key', 'k-1', '--json'),
+    );
+    expect(again.task.id).toBe(id);
+    expect(again.deduplicated).toBe(true);
+  });
+
+  it('submit reports API errors as "error: <message> (<code>)" with exit 1', async () => {
+    const r = await rouse('submit', 'hello', '{"n":3}', '--idempotency-key', 'k-1');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: .+ \(idempotency_conflict\)$/m);
+  });
+
+  it('tasks lists and filters (table and --json)', async () => {
+    const table = await rouse('tasks', '--type', 'hello');
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+TYPE\s+STATUS\s+ATTEMPT\s+AGENT/);
+    expect(table.stdout).toContain(id);
+
+    const all = json<{ tasks: Task[]; nextCursor: string | null }>(await rouse('tasks', '--json'));
+    expect(all.tasks.map((t) => t.id)).toContain(id);
+    const labelled = json<{ tasks: Task[] }>(await rouse('tasks', '--label', 'team=qa', '--json'));
+    expect(labelled.tasks).toHaveLength(1);
+    expect(labelled.tasks[0]?.labels).toEqual({ team: 'qa' });
+
+    const paged = json<{ tasks: Task[]; nextCursor: string | null }>(
+      await rouse('tasks', '--limit', '1', '--json'),
+    );
+    expect(paged.tasks).toHaveLength(1);
+    expect(paged.nextCursor).toBeTruthy();
+    const every = json<{ tasks: Task[]; nextCursor: string | null }>(
+      await rouse('tasks', '--limit', '1', '--all', '--json'),
+    );
+    expect(every.tasks.length).toBe(all.tasks.length);
+    expect(every.nextCursor).toBeNull();
+  });
+
+  it('show prints the task and its history', async () => {
+    const r = await rouse('show', id);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(id);
+    expect(r.stdout).toContain('History');
+    expect(r.stdout).toMatch(/∅ → created/);
+    const j = json<{ task: Task; events: { to: string }[] }>(await rouse('show', id, '--json'));
+    expect(j.task.id).toBe(id);
+    expect(j.events[0]?.to).toBe('created');
+  });
+
+  it('why explains that no agent serves the type', async () => {
+    const r = await rouse('why', id);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('no_agents_for_type');
+    expect(r.stdout).toContain('What you can do');
+    const d = json<{ taskId: string; reasons: { code: string }[] }>(await rouse('why', id, '--json'));
+    expect(d.taskId).toBe(id);
+    expect(d.reasons.map((x) => x.code)).toContain('no_agents_for_type');
+  });
+
+  it('cancel cancels, and cancelling again is an error (exit 1)', async () => {
+    const r = json<{ task: Task }>(await rouse('cancel', id, '--reason', 'not needed', '--json'));
+    expect(r.task.status).toBe('cancelled');
+    const again = await rouse('cancel', id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: .+ \(invalid_transition\)$/m);
+  });
+
+  it('retry gives a final failed task another attempt; agents lists the agent', async () => {
+    const created = json<{ task: Task }>(await rouse('submit', 'breaks', '--max-attempts', '1', '--json'));
+    const { agent, task } = await claimAs('breaker-1', 'breaks');
+    expect(task.id).toBe(created.task.id);
+    await agent.failTask(task.id, {
+      version: task.version,
+      error: { code: 'boom', message: 'it broke', retryable: false },
+    });
+    const before = json<{ task: Task }>(await rouse('show', task.id, '--json'));
+    expect(before.task).toMatchObject({ status: 'failed', final: true });
+
+    const r = json<{ task: Task }>(await rouse('retry', task.id, '--json'));
+    expect(r.task.id).toBe(task.id);
+    expect(r.task.final).toBe(false);
+    const human = await rouse('retry', 'tsk_does_not_exist');
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(/\(not_found\)$/m);
+
+    const agents = json<{ agents: { name: string; taskTypes: string[] }[] }>(await rouse('agents', '--json'));
+    expect(agents.agents.find((a) => a.name === 'breaker-1')?.taskTypes).toEqual(['breaks']);
+    const table = await rouse('agents');
+    expect(table.stdout).toMatch(/^ID\s+NAME\s+AGENT TYPE\s+STATUS/);
+    expect(table.stdout).toContain('breaker-1');
+  });
+
+  it('submit --wait prints transitions and exits 0 when the task completes; logs prints its lines', async () => {
+    const waiting = rouse('submit', 'waits', '{"x":1}', '--wait');
+    const { agent, task } = await claimAs('waiter-1', 'waits');
+    await agent.appendLogs(task.id, { version: task.version, lines: [{ text: 'hello from the agent' }] });
+    await agent.completeTask(task.id, { version: task.version, result: { answer: 42 } });
+    const r = await waiting;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(task.id);
+    expect(r.stdout).toMatch(/created → claimed/);
+    expect(r.stdout).toMatch(/running → completed/);
+    expect(r.stdout).toContain('"answer":42');
+
+    const logs = await rouse('logs', task.id);
+    expect(logs.code).toBe(0);
+    expect(logs.stdout).toContain('hello from the agent');
+    const lj = json<{ lines: { text: string }[] }>(await rouse('logs', task.id, '--json'));
+    expect(lj.lines.map((l) => l.text)).toEqual(['hello from the agent']);
+    const followed = await rouse('logs', task.id, '-f'); // the task is final: the stream ends
+    expect(followed.code).toBe(0);
+    expect(followed.stdout).toContain('hello from the agent');
+  });
+
+  it('submit --wait exits 1 when the task ends without completing', async () => {
+    const waiting = rouse('submit', 'fails', '--max-attempts', '1', '--wait', '--json');
+    const { agent, task } = await claimAs('failer-1', 'fails');
+    await agent.failTask(task.id, {
+      version: task.version,
+      error: { code: 'nope', message: 'no', retryable: false },
+    });
+    const r = await waiting;
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).task).toMatchObject({ id: task.id, status: 'failed', final: true });
+  });
+
+  it('a wrong token is an API error (exit 1, unauthorized)', async () => {
+    const r = await rouse('tasks', '--token', 'wrong');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/\(unauthorized\)$/m);
+  });
+
+  it('--url and --token work without a data dir', async () => {
+    const r = await runCli(['tasks', '--json', '--url', url, '--token', adminToken], { cwd: emptyDir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).tasks.length).toBeGreaterThan(0);
+    const viaEnv = await runCli(['tasks', '--json'], {
+      cwd: emptyDir,
+      env: { ROUSE_URL: url, ROUSE_TOKEN: adminToken },
+    });
+    expect(viaEnv.code).toBe(0);
+  });
+});
+
+describe('usage errors (exit 2)', () => {
+  it.each([
+    [['tasks', '--bogus'], /unknown option '--bogus'/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['tasks', '--status', 'sleeping'], /Allowed choices are created, claimed/],
+    [['submit', 'hello', '{not json'], /not valid JSON/],
+    [['submit', 'hello', '--run-at', 'someday'], /--run-at/],
+    [['submit', 'hello', '--expected-duration', '5m..5s'], /max must not be below min/],
+    [['show'], /missing required argument 'id'/],
+    [['show', 'a', 'b'], /too many arguments/],
+    [[], /Usage: rouse/],
+  ])('rouse %j', async (args, message) => {
+    const r = await rouse(...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});
+
+describe('no coordinator (exit 3)', () => {
+  it('says to run `rouse serve` when nothing is found', async () => {
+    const r = await runCli(['tasks'], { cwd: emptyDir });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('no coordinator found');
+    expect(r.stderr).toContain('rouse serve');
+    expect(r.stderr).toContain('--url');
+  });
+
+  it('says it cannot reach the URL when nothing listens there', async () => {
+    const r = await runCli(['agents', '--url', 'http://127.0.0.1:1', '--token', 't'], { cwd: emptyDir });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('cannot reach the coordinator at http://127.0.0.1:1');
+  });
+});
+
+describe('--help', () => {
+  const expectations: Record<string, string[]> = {
+    serve: [
+      '--port',
+      '--host',
+      '--data-dir',
+      '--db',
+      '--log-level',
+      '--metrics-public',
+      '--show-tokens',
+      'Examples',
+    ],
+    submit: [
+      '--payload-file',
+      '--idempotency-key',
+      '--priority',
+      '--run-at',
+      '--max-attempts',
+      '--resumable',
+      '--requires',
+      '--label',
+      '--heartbeat-interval',
+      '--expected-duration',
+      '--wait',
+      '--json',
+      '--url',
+      '--token',
+    ],
+    tasks: ['--status', '--type', '--agent', '--label', '--limit', '--all', '--json'],
+    show: ['<id>', '--json'],
+    why: ['<id>', '--json', 'no_agents_for_type'],
+    logs: ['--follow', '--after', '--json'],
+    agents: ['--json'],
+    cancel: ['--reason', '--json'],
+    retry: ['<id>', '--json'],
+    demo: ['--duration', '--data-dir'],
+  };
+  it.each(Object.entries(expectations))('rouse %s --help', async (cmd, options) => {
+    const r = await rouse(cmd, '--help');
+    expect(r.code).toBe(0);
+    for (const o of options) expect(r.stdout).toContain(o);
+  });
+
+  it('rouse --help documents the exit codes', async () => {
+    const r = await rouse('--help');
+    expect(r.code).toBe(0);
+    for (const c of [
+      'serve',
+      'submit',
+      'tasks',
+      'show',
+      'why',
+      'logs',
+      'agents',
+      'cancel',
+      'retry',
+      'demo',
+      'Exit codes',
+    ]) {
+      expect(r.stdout).toContain(c);
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it('SIGTERM closes the server gracefully (exit 0, server.json removed)', async () => {
+    server.kill('SIGTERM');
+    expect(await waitForExit(server)).toBe(0);
+    await expect(readFile(join(dir, '.rouse', 'server.json'), 'utf8')).rejects.toThrow();
+    const r = await rouse('tasks');
+    expect(r.code).toBe(3);
+  });
+});

@@ -1,0 +1,73 @@
+/** Run the real `rouse` binary as a child process and collect what it printed. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROUSE_BIN = fileURLToPath(new URL('../../packages/server/bin/rouse.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment without any ROUSE_* variable of the machine running the tests. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('ROUSE_') && k !== 'NO_COLOR') env[k] = v;
+  return { ...env, ...extra };
+}
+
+export function spawnCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): ChildProcess {
+  return spawn(process.execPath, [ROUSE_BIN, ...args], {
+    cwd: options.cwd,
+    env: cleanEnv(options.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+export function runCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, options);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `rouse ${args.join(' ')} did not exit within ${options.timeoutMs ?? 20_000} ms\n${stdout}\n${stderr}`,
+        ),
+      );
+    }, options.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Wait until a child exits (or kill it after `timeoutMs`). */
+export function waitForExit(child: ChildProcess, timeoutMs = 10_000): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
