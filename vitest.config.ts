@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     setupFiles: ['test/harness/setup.ts'],
+    // One PostgreSQL for the whole run (DATABASE_URL, or an embedded one): test/harness/postgres.ts.
+    globalSetup: ['test/harness/postgres-global-setup.ts'],
     reporters: ['default'],
   },
 });

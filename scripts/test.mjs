@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm test`: build (the typecheck), lint, then every vitest test. The last line printed is
+ * `npm test`: build (typechecks the sources), typecheck the tests, lint, then every vitest test. The last line printed is
  * `N passed, N failed` (plus `, N skipped` when some were skipped), from vitest's JSON report.
  * Exits non-zero if the build, the lint or any test failed. Extra arguments go to vitest.
  */
@@ -19,6 +19,9 @@ if (run(npm, ['run', '--silent', 'build']) !== 0) {
   warn('build (typecheck) failed: no tests were run');
   process.exit(1);
 }
+// The packages' build typechecks the sources; this typechecks the tests and the e2e harness.
+const typecheckStatus = run(npm, ['run', '--silent', 'typecheck']);
+if (typecheckStatus !== 0) warn('typecheck of the tests failed (running the tests anyway)');
 const lintStatus = run(npm, ['run', '--silent', 'lint']);
 if (lintStatus !== 0) warn('lint failed (running the tests anyway)');
 
@@ -44,6 +47,7 @@ const passed = r.numPassedTests ?? 0;
 const failed = r.numFailedTests ?? 0;
 const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
 if ((r.numFailedTestSuites ?? 0) > 0) warn(`${r.numFailedTestSuites} test file(s) failed`);
+if (typecheckStatus !== 0) warn('typecheck of the tests failed');
 if (lintStatus !== 0) warn('lint failed');
 say(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
-process.exit(testStatus !== 0 || failed > 0 || lintStatus !== 0 ? 1 : 0);
+process.exit(testStatus !== 0 || failed > 0 || lintStatus !== 0 || typecheckStatus !== 0 ? 1 : 0);

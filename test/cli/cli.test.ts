@@ -3,7 +3,7 @@
  * every client command run as its own child process, finding the server through ./.rouse/server.json.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
@@ -269,7 +269,7 @@ describe('client commands', () => {
   });
 });
 
-describe('usage errors (exit 2)', () => {
+describe.concurrent('usage errors (exit 2)', () => {
   it.each([
     [['tasks', '--bogus'], /unknown option '--bogus'/],
     [['frobnicate'], /unknown command 'frobnicate'/],
@@ -287,13 +287,31 @@ describe('usage errors (exit 2)', () => {
   });
 });
 
-describe('no coordinator (exit 3)', () => {
+describe.concurrent('no coordinator (exit 3)', () => {
   it('says to run `rouse serve` when nothing is found', async () => {
     const r = await runCli(['tasks'], { cwd: emptyDir });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('no coordinator found');
     expect(r.stderr).toContain('rouse serve');
     expect(r.stderr).toContain('--url');
+  });
+
+  it('says server.json is stale when its server is gone', async () => {
+    const stale = await mkdtemp(join(tmpdir(), 'rouse-cli-stale-'));
+    try {
+      await mkdir(join(stale, '.rouse'));
+      await writeFile(
+        join(stale, '.rouse', 'server.json'),
+        JSON.stringify({ url: 'http://127.0.0.1:9', pid: 2 ** 22 + 7 }),
+      );
+      await writeFile(join(stale, '.rouse', 'admin.token'), 'token\n');
+      const r = await runCli(['tasks'], { cwd: stale });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('cannot reach the coordinator at http://127.0.0.1:9');
+      expect(r.stderr).toMatch(/server\.json is stale: the server that wrote it \(pid \d+\) is not running/);
+    } finally {
+      await rm(stale, { recursive: true, force: true });
+    }
   });
 
   it('says it cannot reach the URL when nothing listens there', async () => {
@@ -303,7 +321,7 @@ describe('no coordinator (exit 3)', () => {
   });
 });
 
-describe('--help', () => {
+describe.concurrent('--help', () => {
   const expectations: Record<string, string[]> = {
     serve: [
       '--port',
@@ -368,6 +386,27 @@ describe('--help', () => {
 });
 
 describe('shutdown', () => {
+  it('SIGINT (Ctrl-C) closes the server gracefully (exit 0)', async () => {
+    const other = await mkdtemp(join(tmpdir(), 'rouse-cli-sigint-'));
+    try {
+      const child = spawnCli(['serve', '--port', '0', '--db', ':memory:', '--data-dir', other], {
+        cwd: other,
+      });
+      const file = join(other, 'server.json');
+      const until = Date.now() + 15_000;
+      while (Date.now() < until && child.exitCode === null) {
+        if (await readFile(file, 'utf8').catch(() => null)) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(child.exitCode).toBeNull();
+      child.kill('SIGINT');
+      expect(await waitForExit(child)).toBe(0);
+      await expect(readFile(file, 'utf8')).rejects.toThrow();
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
   it('SIGTERM closes the server gracefully (exit 0, server.json removed)', async () => {
     server.kill('SIGTERM');
     expect(await waitForExit(server)).toBe(0);

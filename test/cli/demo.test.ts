@@ -18,10 +18,13 @@ afterAll(async () => {
 });
 
 it('rouse demo shows claims, timeouts, retries, fencing, write-back grace and diagnoses, then exits 0', async () => {
-  const r = await runCli(['demo', '--json', '--duration', '50s', '--data-dir', join(dir, 'data')], {
-    cwd: dir,
-    timeoutMs: 58_000,
-  });
+  const r = await runCli(
+    ['demo', '--json', '--duration', '50s', '--heartbeat-interval', '1s', '--data-dir', join(dir, 'data')],
+    {
+      cwd: dir,
+      timeoutMs: 58_000,
+    },
+  );
   expect(r.code, r.stderr).toBe(0);
   const out = JSON.parse(r.stdout) as { tasks: { name: string; task: Task }[]; fencedWrites: number };
   const byName = new Map(out.tasks.map((t) => [t.name, t.task]));

@@ -24,7 +24,9 @@ describe('claim race', () => {
 
     const enroll = new Client({ url: coord.url, token: coord.agentToken });
     const agents = await Promise.all(
-      Array.from({ length: 32 }, (_, i) => enroll.registerAgent({ agentType: 'racer', name: `racer-${i}`, taskTypes: ['race'] })),
+      Array.from({ length: 32 }, (_, i) =>
+        enroll.registerAgent({ agentType: 'racer', name: `racer-${i}`, taskTypes: ['race'] }),
+      ),
     );
     const claimedBy = new Map<string, string[]>();
     await Promise.all(
@@ -32,7 +34,12 @@ describe('claim race', () => {
         const client = new Client({ url: coord.url, token });
         // Bounded: at most 500 rounds each; stops at the first empty answer.
         for (let round = 0; round < 500; round++) {
-          const { tasks } = await client.claim(agent.id, { types: ['race'], max: 1 + (i % 4), waitMs: 0, start: i % 2 === 0 });
+          const { tasks } = await client.claim(agent.id, {
+            types: ['race'],
+            max: 1 + (i % 4),
+            waitMs: 0,
+            start: i % 2 === 0,
+          });
           if (tasks.length === 0) break;
           for (const t of tasks) {
             claimedBy.set(t.id, [...(claimedBy.get(t.id) ?? []), agent.id]);

@@ -24,9 +24,15 @@ describe('write-back and coordinator restart', () => {
     const admin = new Client({ url: coord.url, token: coord.adminToken });
     const w = startWorkerProcess(coord, { name: 'slow-writer', types: ['wb'] });
     await w.waitFor('started');
-    const { task } = await admin.createTask({ type: 'wb', payload: { mode: 'write-back', value: 7 }, timing: fastTiming });
+    const { task } = await admin.createTask({
+      type: 'wb',
+      payload: { mode: 'write-back', value: 7 },
+      timing: fastTiming,
+    });
     await w.waitFor('executionDone', task.id);
-    await waitFor(async () => (await admin.getTask(task.id)).executionDone, { what: 'executionDone to reach the coordinator' });
+    await waitFor(async () => (await admin.getTask(task.id)).executionDone, {
+      what: 'executionDone to reach the coordinator',
+    });
 
     // Freeze the agent for several heartbeat timeouts (600 ms each).
     w.kill('SIGSTOP');
@@ -43,7 +49,12 @@ describe('write-back and coordinator restart', () => {
     const done = await admin.getTask(task.id);
     expect(done.status).toBe('completed');
     expect(done.result).toEqual({ by: 'slow-writer', value: 7 });
-    expect((await admin.getTaskEvents(task.id)).map((e) => e.to)).toEqual(['created', 'claimed', 'running', 'completed']);
+    expect((await admin.getTaskEvents(task.id)).map((e) => e.to)).toEqual([
+      'created',
+      'claimed',
+      'running',
+      'completed',
+    ]);
     w.kill('SIGTERM');
     await w.exited;
   });
@@ -55,15 +66,29 @@ describe('write-back and coordinator restart', () => {
     await w.waitFor('started');
 
     const queued = await admin.createTasks(
-      Array.from({ length: 20 }, (_, i) => ({ type: 'nobody-polls', payload: { i }, labels: { batch: 'restart' } })),
+      Array.from({ length: 20 }, (_, i) => ({
+        type: 'nobody-polls',
+        payload: { i },
+        labels: { batch: 'restart' },
+      })),
     );
     const sleepers = await admin.createTasks(
-      Array.from({ length: 3 }, () => ({ type: 'steady', payload: { mode: 'sleep', ms: 4000 }, timing: fastTiming })),
+      Array.from({ length: 3 }, () => ({
+        type: 'steady',
+        payload: { mode: 'sleep', ms: 4000 },
+        timing: fastTiming,
+      })),
     );
-    const { task: wb } = await admin.createTask({ type: 'steady', payload: { mode: 'write-back', value: 99 }, timing: fastTiming });
+    const { task: wb } = await admin.createTask({
+      type: 'steady',
+      payload: { mode: 'write-back', value: 99 },
+      timing: fastTiming,
+    });
     await w.waitFor('executionDone', wb.id);
     for (const s of sleepers) await w.waitFor('claimed', s.id);
-    await waitFor(async () => (await admin.getTask(wb.id)).executionDone, { what: 'executionDone to reach the coordinator' });
+    await waitFor(async () => (await admin.getTask(wb.id)).executionDone, {
+      what: 'executionDone to reach the coordinator',
+    });
 
     await coord.kill('SIGKILL');
     // The result is ready while the coordinator is gone: it must go to the spool.

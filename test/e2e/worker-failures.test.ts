@@ -37,7 +37,11 @@ describe('worker failures', () => {
   it('a SIGKILLed worker: the task times out, then runs on another worker and completes', async () => {
     const a = startWorkerProcess(coord, { name: 'a', types: ['kill2'] });
     await a.waitFor('started');
-    const { task } = await admin.createTask({ type: 'kill2', payload: { mode: 'sleep', ms: 600 }, timing: fastTiming });
+    const { task } = await admin.createTask({
+      type: 'kill2',
+      payload: { mode: 'sleep', ms: 600 },
+      timing: fastTiming,
+    });
     await a.waitFor('claimed', task.id);
     a.kill('SIGKILL');
     await a.exited;
@@ -61,7 +65,11 @@ describe('worker failures', () => {
   it('a frozen worker loses its lease: late result rejected, signal aborted, the new holder wins', async () => {
     const a = startWorkerProcess(coord, { name: 'frozen', types: ['fence'] });
     await a.waitFor('started');
-    const { task } = await admin.createTask({ type: 'fence', payload: { mode: 'timer', ms: 1500 }, timing: fastTiming });
+    const { task } = await admin.createTask({
+      type: 'fence',
+      payload: { mode: 'timer', ms: 1500 },
+      timing: fastTiming,
+    });
     const first = await a.waitFor('working', task.id);
     a.kill('SIGSTOP');
     await waitForStatus(task.id, 'timeout');
@@ -75,7 +83,9 @@ describe('worker failures', () => {
     expect(aborted.reason).toBe('LeaseLostError');
 
     // The stale version can never complete the task, whoever sends it.
-    await expect(admin.completeTask(task.id, { version: first.version!, result: { by: 'frozen' } })).rejects.toMatchObject({
+    await expect(
+      admin.completeTask(task.id, { version: first.version!, result: { by: 'frozen' } }),
+    ).rejects.toMatchObject({
       status: 409,
       code: 'stale_version',
     });

@@ -30,17 +30,32 @@ export interface CoordinatorProcessOptions {
   port?: number;
   extraArgs?: string[];
   env?: Record<string, string>;
+  /** Several coordinators sharing one store must share their tokens. @default random */
+  adminToken?: string;
+  agentToken?: string;
 }
 
-export async function startCoordinatorProcess(options: CoordinatorProcessOptions = {}): Promise<CoordinatorProcess> {
+export async function startCoordinatorProcess(
+  options: CoordinatorProcessOptions = {},
+): Promise<CoordinatorProcess> {
   const dataDir = options.dataDir ?? tempDir('rouse-coord-');
   const port = options.port ?? (await freePort());
-  const adminToken = `rsk_admin_${randomBytes(16).toString('base64url')}`;
-  const agentToken = `rsk_enroll_${randomBytes(16).toString('base64url')}`;
+  const adminToken = options.adminToken ?? `rsk_admin_${randomBytes(16).toString('base64url')}`;
+  const agentToken = options.agentToken ?? `rsk_enroll_${randomBytes(16).toString('base64url')}`;
   const url = `http://127.0.0.1:${port}`;
   const launch = async (): Promise<Spawned> => {
     const child = spawnNode(
-      [ROUSE_BIN, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...(options.extraArgs ?? [])],
+      [
+        ROUSE_BIN,
+        'serve',
+        '--port',
+        String(port),
+        '--data-dir',
+        dataDir,
+        '--log-level',
+        'warn',
+        ...(options.extraArgs ?? []),
+      ],
       { ROUSE_ADMIN_TOKEN: adminToken, ROUSE_AGENT_TOKEN: agentToken, ...options.env },
     );
     await waitFor(

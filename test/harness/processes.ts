@@ -83,7 +83,11 @@ export function spawnNode(args: string[], env: Record<string, string> = {}): Spa
             if (waiters.has(w)) {
               waiters.delete(w);
               clearTimeout(timer);
-              reject(new Error(`process exited before a matching line; stderr:\n${errLines.slice(-20).join('\n')}`));
+              reject(
+                new Error(
+                  `process exited before a matching line; stderr:\n${errLines.slice(-20).join('\n')}`,
+                ),
+              );
             }
           }, 200);
         });
@@ -101,7 +105,9 @@ export function spawnNode(args: string[], env: Record<string, string> = {}): Spa
 export async function killAll(): Promise<number> {
   const left = [...live];
   for (const p of left) p.kill('SIGKILL');
-  await Promise.all(left.map((p) => new Promise((r) => (p.exitCode !== null || p.signalCode ? r(null) : p.once('exit', r)))));
+  await Promise.all(
+    left.map((p) => new Promise((r) => (p.exitCode !== null || p.signalCode ? r(null) : p.once('exit', r)))),
+  );
   return left.length;
 }
 

@@ -30,9 +30,14 @@ export interface WorkerProcessOptions {
   heartbeatMs?: number;
   waitMs?: number;
   spoolDir?: string;
+  /** SDK Workers (agents) in this one process; with more than one, `allStarted` follows their `started`s. @default 1 */
+  workers?: number;
 }
 
-export function startWorkerProcess(coord: CoordinatorProcess, options: WorkerProcessOptions = {}): WorkerProcess {
+export function startWorkerProcess(
+  coord: Pick<CoordinatorProcess, 'url' | 'agentToken'>,
+  options: WorkerProcessOptions = {},
+): WorkerProcess {
   const name = options.name ?? `w-${Math.random().toString(36).slice(2, 8)}`;
   const child = spawnNode([WORKER], {
     ROUSE_URL: coord.url,
@@ -43,6 +48,7 @@ export function startWorkerProcess(coord: CoordinatorProcess, options: WorkerPro
     WAIT_MS: String(options.waitMs ?? 2000),
     SPOOL_DIR: options.spoolDir ?? tempDir('rouse-spool-'),
     ...(options.heartbeatMs ? { HEARTBEAT_MS: String(options.heartbeatMs) } : {}),
+    ...(options.workers ? { WORKERS: String(options.workers) } : {}),
   });
   const isLine = (m: unknown): m is WorkerLine => typeof m === 'object' && m !== null && 'event' in m;
   return {

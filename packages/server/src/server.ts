@@ -1,5 +1,6 @@
 /**
- * The coordinator process assembled: data directory, tokens, SQLite store, coordinator, HTTP app.
+ * The coordinator process assembled: data directory, tokens, store (SQLite by default, or
+ * PostgreSQL shared by several coordinators: `server-store.ts`), coordinator, HTTP app.
  * `startRouseServer()` is what `rouse serve` (and tests, and the demo) call; it does nothing at import.
  *
  * `<dataDir>/server.json` (`{url, pid, startedAt, version}`) tells local CLI commands where the running
@@ -15,10 +16,18 @@ import type { ApiLimits } from './api/limits.js';
 import { loadToken } from './config/tokens.js';
 import { type Clock, systemClock } from './core/clock.js';
 import { ValidationError } from './core/errors.js';
+import {
+  defaultSqlitePath,
+  describeStore,
+  openStore,
+  type ResolvedStoreConfig,
+  resolveStoreConfig,
+  type StoreConfig,
+} from './server-store.js';
 import type { Coordinator } from './services/coordinator.js';
 import type { CoordinatorOptions } from './services/coordinator-options.js';
 import { createCoordinator } from './services/create-coordinator.js';
-import { createSqliteStore } from './store/sqlite/sqlite-store.js';
+import { skewedClock } from './services/store-clock.js';
 import type { Store } from './store/store.js';
 
 /** Coordinator tuning passed through unchanged (defaults: `services/coordinator-options.ts`). */
@@ -30,6 +39,9 @@ export type CoordinatorTuning = Pick<
   | 'maxLogBytesPerTask'
   | 'defaultMaxAttempts'
   | 'restartGraceMs'
+  | 'sweepIntervalMs'
+  | 'shardLeaseTtlMs'
+  | 'coordinatorId'
 >;
 
 const TUNING_KEYS = [
@@ -39,6 +51,9 @@ const TUNING_KEYS = [
   'maxLogBytesPerTask',
   'defaultMaxAttempts',
   'restartGraceMs',
+  'sweepIntervalMs',
+  'shardLeaseTtlMs',
+  'coordinatorId',
 ] as const satisfies readonly (keyof CoordinatorTuning)[];
 
 export interface RouseServerOptions extends Partial<CoordinatorTuning> {
@@ -48,8 +63,19 @@ export interface RouseServerOptions extends Partial<CoordinatorTuning> {
   host?: string;
   /** Database, blobs, token files and server.json live here (created with mode 0700). @default './.rouse' */
   dataDir?: string;
-  /** SQLite database file, or ':memory:'. @default '<dataDir>/rouse.db' */
+  /** SQLite database file, or ':memory:' (when `store` is SQLite). @default '<dataDir>/rouse.db' */
   db?: string;
+  /**
+   * The store: a config object, or a URL string (`postgres://…` for PostgreSQL, shared by several
+   * coordinators; `sqlite` or `sqlite:<path>`). @default SQLite at `db`
+   */
+  store?: string | StoreConfig;
+  /**
+   * Shift this coordinator's clock by this much (tests: a coordinator whose clock is wrong). Lease
+   * timers follow the store's clock anyway (PostgreSQL); on SQLite the store's clock moves with it.
+   * @default 0
+   */
+  clockOffsetMs?: number;
   /** Admin token. @default read from `<dataDir>/admin.token`, else generated there (mode 0600) */
   adminToken?: string;
   /** Agent enrollment token. @default read from `<dataDir>/agent.token`, else generated there */
@@ -80,6 +106,7 @@ export interface ResolvedRouseServerOptions extends Partial<CoordinatorTuning> {
   /** Absolute. */
   dataDir: string;
   db: string;
+  store: ResolvedStoreConfig;
   adminToken: string | undefined;
   agentToken: string | undefined;
   readonlyToken: string | undefined;
@@ -104,6 +131,8 @@ export interface RouseServer {
   tokenFiles: { admin: string | null; agent: string | null; readonly: string | null };
   coordinator: Coordinator;
   store: Store;
+  /** Which store, as resolved from the options. */
+  storeConfig: ResolvedStoreConfig;
   app: FastifyInstance;
   logger: Logger;
   /** Stop accepting, release long-polls and event streams, close the store, remove server.json. Idempotent. */
@@ -120,8 +149,12 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
   const host = options.host ?? '127.0.0.1';
   if (host.trim() === '') throw new ValidationError('host', 'must not be empty');
   const dataDir = resolve(options.dataDir ?? './.rouse');
-  const db = options.db ?? join(dataDir, 'rouse.db');
+  const db = options.db ?? defaultSqlitePath(dataDir);
   if (db === '') throw new ValidationError('db', "must be a file path or ':memory:'");
+  const store = resolveStoreConfig(options.store, db);
+  const clockOffsetMs = options.clockOffsetMs ?? 0;
+  if (!Number.isInteger(clockOffsetMs))
+    throw new ValidationError('clockOffsetMs', 'must be an integer (milliseconds)');
   const logLevel = options.logLevel ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ValidationError(
@@ -138,6 +171,8 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
     host: _h,
     dataDir: _d,
     db: _db,
+    store: _s,
+    clockOffsetMs: _c,
     logLevel: _l,
     logger,
     clock,
@@ -152,12 +187,13 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
     host,
     dataDir,
     db,
+    store,
     adminToken: options.adminToken,
     agentToken: options.agentToken,
     readonlyToken: options.readonlyToken,
     logLevel,
     logger: logger ?? pino({ level: logLevel }),
-    clock: clock ?? systemClock(),
+    clock: skewedClock(clock ?? systemClock(), clockOffsetMs),
     limits: limits ?? {},
     metricsPublic: metricsPublic ?? false,
     shutdownGraceMs,
@@ -183,7 +219,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
     for (const fn of cleanups.reverse()) await fn().catch((err) => logger.warn({ err }, 'cleanup failed'));
   };
   try {
-    const store = createSqliteStore({ path: o.db, clock: o.clock });
+    const store = await openStore(o.store, o.clock);
     cleanups.push(() => store.close());
     const coordinator = createCoordinator({
       store,
@@ -204,7 +240,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
     const serverFile = join(o.dataDir, 'server.json');
     const startedAt = o.clock.now();
     await writeJsonAtomic(serverFile, { url, pid: process.pid, startedAt, version });
-    logger.info({ url, dataDir: o.dataDir, db: o.db }, 'rouse coordinator listening');
+    logger.info({ url, dataDir: o.dataDir, store: describeStore(o.store) }, 'rouse coordinator listening');
 
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> => {
@@ -234,6 +270,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
       tokenFiles: { admin: admin.file, agent: agent.file, readonly: readonly.file },
       coordinator,
       store,
+      storeConfig: o.store,
       app,
       logger,
       close,

@@ -14,11 +14,21 @@ export const name = z
   .regex(/^[A-Za-z0-9_.:/-]+$/, 'letters, digits and _ . : / - only');
 
 const json: z.ZodType<unknown> = z.json();
-const labels = z.record(z.string().min(1).max(128), z.string().max(512)).refine((l) => Object.keys(l).length <= 64, {
-  message: 'at most 64 labels',
-});
-const ms = z.number().int().min(0).max(365 * 24 * 3600 * 1000);
-const positiveMs = z.number().int().min(1).max(365 * 24 * 3600 * 1000);
+const labels = z
+  .record(z.string().min(1).max(128), z.string().max(512))
+  .refine((l) => Object.keys(l).length <= 64, {
+    message: 'at most 64 labels',
+  });
+const ms = z
+  .number()
+  .int()
+  .min(0)
+  .max(365 * 24 * 3600 * 1000);
+const positiveMs = z
+  .number()
+  .int()
+  .min(1)
+  .max(365 * 24 * 3600 * 1000);
 const epochMs = z.number().int().min(0).max(8.64e15);
 const version = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -57,15 +67,20 @@ export const listTasksQuery = z
     status: z
       .string()
       .optional()
-      .refine((s) => s === undefined || s.split(',').every((x) => (TASK_STATUSES as readonly string[]).includes(x)), {
-        message: `comma-separated list of ${TASK_STATUSES.join(', ')}`,
-      }),
+      .refine(
+        (s) => s === undefined || s.split(',').every((x) => (TASK_STATUSES as readonly string[]).includes(x)),
+        {
+          message: `comma-separated list of ${TASK_STATUSES.join(', ')}`,
+        },
+      ),
     type: name.optional(),
     agentId: z.string().max(64).optional(),
     label: z
       .union([z.string(), z.array(z.string())])
       .optional()
-      .refine((v) => v === undefined || [v].flat().every((s) => /^[^:]+:.*$/.test(s)), { message: 'label must be key:value' }),
+      .refine((v) => v === undefined || [v].flat().every((s) => /^[^:]+:.*$/.test(s)), {
+        message: 'label must be key:value',
+      }),
     limit: z.coerce.number().int().min(1).max(1000).optional(),
     cursor: z.string().max(256).optional(),
   })
@@ -88,7 +103,9 @@ export const appendLogs = z
   .object({
     version,
     lines: z
-      .array(z.object({ stream: z.string().min(1).max(32).optional(), text: z.string().max(64 * 1024) }).strict())
+      .array(
+        z.object({ stream: z.string().min(1).max(32).optional(), text: z.string().max(64 * 1024) }).strict(),
+      )
       .min(1)
       .max(1000),
   })
@@ -118,7 +135,12 @@ export const registerAgent = z
     agentType: name,
     name: z.string().min(1).max(256).optional(),
     host: z.string().min(1).max(256).optional(),
-    pid: z.number().int().min(0).max(2 ** 31).optional(),
+    pid: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31)
+      .optional(),
     taskTypes: z.array(name).max(64).optional(),
     labels: labels.optional(),
   })
@@ -176,7 +198,11 @@ export const agentHeartbeat = z
   .strict();
 
 export const agentCommand = z
-  .object({ type: z.enum(COMMAND_TYPES), taskId: z.string().max(64).optional(), reason: z.string().max(1024).optional() })
+  .object({
+    type: z.enum(COMMAND_TYPES),
+    taskId: z.string().max(64).optional(),
+    reason: z.string().max(1024).optional(),
+  })
   .strict();
 
 export const dependencyReportBody = dependencyReport.omit({ name: true });

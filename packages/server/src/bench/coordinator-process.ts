@@ -1,6 +1,8 @@
 /**
  * Runs a real coordinator for a workload: `rouse serve` as a child process on a free port, with a
- * fresh temporary data directory and known tokens, and stops it again.
+ * fresh temporary data directory and known tokens, and stops it again. A store with several
+ * coordinators (`BenchStore.coordinators`) gets that many, sharing tokens and one namespace, behind a
+ * round-robin balancer whose address stands for them all.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -9,6 +11,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBalancer } from './balancer.js';
 import type { BenchStore } from './stores.js';
 
 /** `packages/server/bin/rouse.js`, from `packages/server/dist/bench/`. */
@@ -24,12 +27,16 @@ export interface CoordinatorProcessOptions {
   keepDataDir?: boolean;
   /** How long to wait for `/readyz`. @default 15000 */
   startTimeoutMs?: number;
+  /** Extra `rouse serve` arguments. */
+  extraArgs?: string[];
 }
 
 export interface CoordinatorProcess {
   readonly url: string;
   readonly port: number;
+  /** The (first) coordinator's pid; `pids` has them all. */
   readonly pid: number;
+  readonly pids: readonly number[];
   readonly dataDir: string;
   readonly adminToken: string;
   /** Enrollment token for agents (`ROUSE_AGENT_TOKEN`). */
@@ -39,6 +46,8 @@ export interface CoordinatorProcess {
    * CPU profile's path when one was asked for and written.
    */
   stop(graceMs?: number): Promise<{ cpuProfile: string | null }>;
+  /** SIGKILL (a coordinator that dies); `stop()` still cleans up after it. */
+  kill(): Promise<void>;
 }
 
 /** A port that was free a moment ago (the OS picks it; we release it for the child). */
@@ -56,10 +65,52 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startCoordinator(options: CoordinatorProcessOptions): Promise<CoordinatorProcess> {
+  const count = options.store.coordinators ?? 1;
+  const shared = {
+    adminToken: `bench-admin-${randomBytes(12).toString('hex')}`,
+    agentToken: `bench-agent-${randomBytes(12).toString('hex')}`,
+    extraArgs: [...(options.store.namespaceArgs?.() ?? []), ...(options.extraArgs ?? [])],
+  };
+  if (count === 1) return startOne(options, shared);
+  const all: CoordinatorProcess[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      // Only the first is profiled: one profile per workload, as with one coordinator.
+      all.push(await startOne(i === 0 ? options : { ...options, cpuProfileDir: undefined }, shared));
+    }
+  } catch (err) {
+    await Promise.all(all.map((c) => c.stop()));
+    throw err;
+  }
+  const balancer = await startBalancer(all);
+  const first = all[0]!;
+  return {
+    url: balancer.url,
+    port: balancer.port,
+    pid: first.pid,
+    pids: all.map((c) => c.pid),
+    dataDir: first.dataDir,
+    adminToken: shared.adminToken,
+    agentToken: shared.agentToken,
+    async stop(graceMs) {
+      await balancer.close();
+      const stopped = await Promise.all(all.map((c) => c.stop(graceMs)));
+      return stopped[0]!;
+    },
+    async kill() {
+      await Promise.all(all.map((c) => c.kill()));
+    },
+  };
+}
+
+/** Start one `rouse serve` child with the given tokens and extra arguments. */
+export async function startOne(
+  options: CoordinatorProcessOptions,
+  shared: { adminToken: string; agentToken: string; extraArgs: string[] },
+): Promise<CoordinatorProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rouse-bench-'));
   const port = await freePort();
-  const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`;
-  const agentToken = `bench-agent-${randomBytes(12).toString('hex')}`;
+  const { adminToken, agentToken } = shared;
   const args = [
     ...(options.cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir] : []),
     ROUSE_BIN,
@@ -73,6 +124,7 @@ export async function startCoordinator(options: CoordinatorProcessOptions): Prom
     '--log-level',
     options.logLevel ?? 'warn',
     ...options.store.serveArgs(dataDir),
+    ...shared.extraArgs,
   ];
   const child = spawn(process.execPath, args, {
     env: {
@@ -103,6 +155,7 @@ export async function startCoordinator(options: CoordinatorProcessOptions): Prom
     url,
     port,
     pid: child.pid!,
+    pids: [child.pid!],
     dataDir,
     adminToken,
     agentToken,
@@ -115,6 +168,12 @@ export async function startCoordinator(options: CoordinatorProcessOptions): Prom
       }
       if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
       return { cpuProfile: options.cpuProfileDir ? findProfile(options.cpuProfileDir, child.pid!) : null };
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
     },
   };
 }

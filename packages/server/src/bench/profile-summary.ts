@@ -28,6 +28,8 @@ export interface ProfileWindow {
 
 export interface ProfileSummary {
   file: string;
+  /** The window summarised (monotonic µs), to cut the same profile again with other tools. */
+  window: ProfileWindow | null;
   /** Sampled time inside the window, ms. */
   sampledMs: number;
   /** Share of the window the process was idle (waiting for I/O), %. */
@@ -83,6 +85,7 @@ export function summarizeProfile(file: string, window?: ProfileWindow, top = 15)
       .map(([name, us]) => ({ name, percent: total > 0 ? round((100 * us) / total, 1) : 0 }));
   return {
     file,
+    window: window ?? null,
     sampledMs: round(total / 1000, 0),
     idlePercent: total > 0 ? round((100 * idle) / total, 1) : 0,
     byFile: ranked(byFile),

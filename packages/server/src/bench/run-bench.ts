@@ -5,14 +5,19 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/server/dist/bench/main.js [--only throughput,latency,detection,enqueue] [--quick]
- *     [--json] [--store sqlite] [--worker sdk|raw] [--out bench-results] [--cpu-prof]
+ *   node packages/server/dist/bench/main.js [--only throughput,latency,detection,enqueue,failover]
+ *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
+ *     [--cpu-prof]
+ *
+ * `--store postgres` runs on PostgreSQL (DATABASE_URL, or an embedded one started for the run);
+ * `postgres-2` puts two coordinators on it behind a round-robin balancer. `failover` runs only there.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { detection } from './detection.js';
 import { enqueue } from './enqueue.js';
+import { failover } from './failover.js';
 import { latency } from './latency.js';
 import { startNoiseMeter } from './proc.js';
 import { type BenchReport, environment, formatTable, withVerdicts, writeReport } from './report.js';
@@ -21,7 +26,7 @@ import { throughput } from './throughput.js';
 import type { Workload, WorkloadContext, WorkloadResult } from './workload.js';
 
 /** In the order they run. */
-const WORKLOADS: Record<string, Workload> = { throughput, latency, detection, enqueue };
+const WORKLOADS: Record<string, Workload> = { throughput, latency, detection, enqueue, failover };
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -31,7 +36,9 @@ Options:
   --only <list>     comma-separated workloads: ${Object.keys(WORKLOADS).join(', ')} (default: all)
   --quick           smaller counts, for a CI smoke run (< 30 s)
   --json            print the JSON report on stdout instead of the table
-  --store <name>    store behind the coordinator: ${Object.keys(STORES).join(', ')} (default: sqlite)
+  --store <name>    store behind the coordinator: ${Object.keys(STORES).join(', ')} (default: sqlite);
+                    postgres uses DATABASE_URL or starts an embedded PostgreSQL; postgres-2 runs two
+                    coordinators on it behind a round-robin balancer
   --worker <mode>   sdk (the SDK Worker, default) or raw (a bare claim loop, for diagnosis)
   --out <dir>       where the JSON reports go (default: bench-results)
   --cpu-prof        profile the coordinator (node --cpu-prof) into <out>/profiles/<timestamp>/ and
@@ -88,31 +95,43 @@ export async function runBench(argv: string[]): Promise<number> {
   };
 
   const results: WorkloadResult[] = [];
-  for (const name of names) {
-    const t = performance.now();
-    ctx.log(`${name}: start (store ${store.name}${ctx.quick ? ', quick' : ''})`);
-    const noise = startNoiseMeter();
-    let result: WorkloadResult;
-    try {
-      result = await WORKLOADS[name]!(ctx);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      ctx.log(`${name}: FAILED: ${message}`);
-      result = { workload: name, store: store.name, metrics: [], details: {}, error: message };
+  try {
+    await store.setup?.(ctx.log);
+  } catch (err) {
+    process.stderr.write(
+      `bench: store ${store.name} could not start: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
+    return 1;
+  }
+  try {
+    for (const name of names) {
+      const t = performance.now();
+      ctx.log(`${name}: start (store ${store.name}${ctx.quick ? ', quick' : ''})`);
+      const noise = startNoiseMeter();
+      let result: WorkloadResult;
+      try {
+        result = await WORKLOADS[name]!(ctx);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        ctx.log(`${name}: FAILED: ${message}`);
+        result = { workload: name, store: store.name, metrics: [], details: {}, error: message };
+      }
+      const machine = noise();
+      if (machine) {
+        // Other engineers' builds and tests share these cores: say how much of the machine they took.
+        result.details.machine = machine;
+        result.metrics.push({
+          workload: name,
+          metric: 'noise: CPU used by other processes',
+          value: machine.otherProcessesCpuPercent,
+          unit: '% of machine',
+        });
+      }
+      results.push(result);
+      ctx.log(`${name}: done in ${Math.round(performance.now() - t)} ms`);
     }
-    const machine = noise();
-    if (machine) {
-      // Other engineers' builds and tests share these cores: say how much of the machine they took.
-      result.details.machine = machine;
-      result.metrics.push({
-        workload: name,
-        metric: 'noise: CPU used by other processes',
-        value: machine.otherProcessesCpuPercent,
-        unit: '% of machine',
-      });
-    }
-    results.push(result);
-    ctx.log(`${name}: done in ${Math.round(performance.now() - t)} ms`);
+  } finally {
+    await store.teardown?.();
   }
 
   const report: BenchReport = {

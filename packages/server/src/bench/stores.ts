@@ -1,7 +1,8 @@
 /**
  * The store a workload runs against. Every workload takes one, so the same workloads run on SQLite
- * now and on PostgreSQL (through one coordinator or several) when that backend lands (issue 3).
+ * and on PostgreSQL, through one coordinator or two behind a round-robin balancer (issue 3).
  */
+import { type BenchPostgres, startBenchPostgres } from './postgres-server.js';
 
 export interface BenchStore {
   /** Short name used in the report, e.g. `sqlite`. */
@@ -10,6 +11,17 @@ export interface BenchStore {
   serveArgs(dataDir: string): string[];
   /** Extra environment for `rouse serve`. */
   serveEnv?(): Record<string, string>;
+  /** Coordinators sharing the store, behind one round-robin address (`balancer.ts`). @default 1 */
+  readonly coordinators?: number;
+  /**
+   * Extra `rouse serve` arguments naming a fresh namespace (a PostgreSQL schema) that the
+   * coordinators of ONE workload share; called once per `startCoordinator`.
+   */
+  namespaceArgs?(): string[];
+  /** Start what the store needs (a PostgreSQL server) before the first workload. */
+  setup?(log: (message: string) => void): Promise<void>;
+  /** Stop it after the last. */
+  teardown?(): Promise<void>;
 }
 
 /** The embedded default: a SQLite file (WAL) in the coordinator's temporary data directory. */
@@ -18,7 +30,32 @@ export const sqliteStore: BenchStore = {
   serveArgs: () => [],
 };
 
-/** Stores selectable with `--store`. PostgreSQL is added here by issue 3. */
+/** PostgreSQL (default settings: `synchronous_commit=on`), a fresh schema per workload. */
+export function postgresStore(name: string, coordinators: number): BenchStore {
+  let server: BenchPostgres | null = null;
+  return {
+    name,
+    coordinators,
+    serveArgs: () => [],
+    namespaceArgs() {
+      if (server === null) throw new Error(`store ${name}: setup() was not called`);
+      return ['--store', server.url, '--pg-schema', server.freshSchema()];
+    },
+    async setup(log) {
+      server ??= await startBenchPostgres(log);
+    },
+    async teardown() {
+      await server?.stop();
+      server = null;
+    },
+  };
+}
+
+/** Stores selectable with `--store`. */
 export const STORES: Record<string, BenchStore> = {
   sqlite: sqliteStore,
+  /** One coordinator on PostgreSQL. */
+  postgres: postgresStore('postgres', 1),
+  /** Two coordinators on one PostgreSQL behind a round-robin balancer. */
+  'postgres-2': postgresStore('postgres-2', 2),
 };

@@ -22,6 +22,8 @@ export interface CliIo {
   err(text: string): void;
   /** Is stdout a terminal? (pretty logs, colours) */
   isTTY: boolean;
+  /** Is stderr a terminal? (progress lines) */
+  errTTY?: boolean;
   /** Use ANSI colours on stdout. */
   color: boolean;
 }

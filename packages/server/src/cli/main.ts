@@ -8,6 +8,7 @@ import { registerAgents } from './commands/agents.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerDemo } from './commands/demo.js';
 import { registerLogs } from './commands/logs.js';
+import { registerMigrate } from './commands/migrate.js';
 import { registerRetry } from './commands/retry.js';
 import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
@@ -54,6 +55,7 @@ function defaultDeps(): CliDeps {
       out: (s) => process.stdout.write(s),
       err: (s) => process.stderr.write(s),
       isTTY: stdoutTTY,
+      errTTY: Boolean(process.stderr.isTTY),
       color: stdoutTTY && !process.env.NO_COLOR && process.env.TERM !== 'dumb',
     },
     env: process.env,
@@ -89,6 +91,7 @@ export function buildProgram(ctx: CliContext): Command {
     .addHelpText('after', ROOT_HELP);
   // commander copies these settings into subcommands created with .command()
   registerServe(program, ctx);
+  registerMigrate(program, ctx);
   registerSubmit(program, ctx);
   registerTasks(program, ctx);
   registerShow(program, ctx);

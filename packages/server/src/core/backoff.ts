@@ -19,10 +19,12 @@ export const DEFAULT_BACKOFF: ResolvedBackoffOptions = { baseMs: 1000, capMs: 30
 
 export function resolveBackoffOptions(options: BackoffOptions = {}): ResolvedBackoffOptions {
   const r = { ...DEFAULT_BACKOFF, ...stripUndefined(options) };
-  if (!Number.isInteger(r.baseMs) || r.baseMs < 0) throw new ValidationError('backoff.baseMs', 'must be an integer >= 0');
+  if (!Number.isInteger(r.baseMs) || r.baseMs < 0)
+    throw new ValidationError('backoff.baseMs', 'must be an integer >= 0');
   if (!Number.isInteger(r.capMs) || r.capMs < r.baseMs)
     throw new ValidationError('backoff.capMs', 'must be an integer >= backoff.baseMs');
-  if (!(r.jitter >= 0 && r.jitter <= 1)) throw new ValidationError('backoff.jitter', 'must be between 0 and 1');
+  if (!(r.jitter >= 0 && r.jitter <= 1))
+    throw new ValidationError('backoff.jitter', 'must be between 0 and 1');
   return r;
 }
 

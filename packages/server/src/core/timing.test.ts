@@ -26,8 +26,12 @@ describe('resolveTiming', () => {
     expect(t.heartbeatTimeoutMs).toBe(3000);
     expect(t.executionTimeoutMs).toBe(450_000);
     expect(t.attemptDeadlineMs).toBe(675_000);
-    expect(resolveTiming({ expectedDurationMs: { min: 50_000, max: 60_000 } }).heartbeatIntervalMs).toBe(5000);
-    expect(resolveTiming({ expectedDurationMs: { min: 3_600_000, max: 7_200_000 } }).heartbeatIntervalMs).toBe(60_000);
+    expect(resolveTiming({ expectedDurationMs: { min: 50_000, max: 60_000 } }).heartbeatIntervalMs).toBe(
+      5000,
+    );
+    expect(
+      resolveTiming({ expectedDurationMs: { min: 3_600_000, max: 7_200_000 } }).heartbeatIntervalMs,
+    ).toBe(60_000);
   });
 
   it('lets explicit fields win over derived ones', () => {
@@ -38,8 +42,14 @@ describe('resolveTiming', () => {
 
   it('rejects bad values naming the field and the rule', () => {
     const bad: [Parameters<typeof resolveTiming>[0], RegExp][] = [
-      [{ heartbeatIntervalMs: 5000, heartbeatTimeoutMs: 5000 }, /timing.heartbeatTimeoutMs must exceed timing.heartbeatIntervalMs/],
-      [{ executionTimeoutMs: 1000, attemptDeadlineMs: 1000 }, /timing.attemptDeadlineMs must exceed timing.executionTimeoutMs/],
+      [
+        { heartbeatIntervalMs: 5000, heartbeatTimeoutMs: 5000 },
+        /timing.heartbeatTimeoutMs must exceed timing.heartbeatIntervalMs/,
+      ],
+      [
+        { executionTimeoutMs: 1000, attemptDeadlineMs: 1000 },
+        /timing.attemptDeadlineMs must exceed timing.executionTimeoutMs/,
+      ],
       [{ heartbeatIntervalMs: 0 }, /timing.heartbeatIntervalMs must be an integer >= 1/],
       [{ claimTimeoutMs: 1.5 }, /timing.claimTimeoutMs/],
       [{ timeoutFactor: 0.5 }, /timing.timeoutFactor must be a number >= 1/],

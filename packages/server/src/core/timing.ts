@@ -44,7 +44,10 @@ export function resolveTiming(input: TimingInput = {}, defaults: TimingDefaults 
   checkPositive('timing.executionTimeoutMs', input.executionTimeoutMs);
   checkPositive('timing.attemptDeadlineMs', input.attemptDeadlineMs);
   checkPositive('timing.stallTimeoutMs', input.stallTimeoutMs);
-  if (input.timeoutFactor !== undefined && !(Number.isFinite(input.timeoutFactor) && input.timeoutFactor >= 1)) {
+  if (
+    input.timeoutFactor !== undefined &&
+    !(Number.isFinite(input.timeoutFactor) && input.timeoutFactor >= 1)
+  ) {
     throw new ValidationError('timing.timeoutFactor', 'must be a number >= 1');
   }
 
@@ -96,7 +99,8 @@ export function resolveTiming(input: TimingInput = {}, defaults: TimingDefaults 
 
 function checkPositive(field: string, v: number | undefined): void {
   if (v === undefined) return;
-  if (!Number.isInteger(v) || v < 1) throw new ValidationError(field, 'must be an integer >= 1 (milliseconds)');
+  if (!Number.isInteger(v) || v < 1)
+    throw new ValidationError(field, 'must be an integer >= 1 (milliseconds)');
 }
 
 /**

@@ -2,8 +2,13 @@
  * Claims (PROTOCOL.md `POST /v1/agents/{agentId}/claim`): complete-and-claim-next in one request,
  * N tasks per atomic store claim, and long-polling until work appears, the wait ends, or the client
  * goes away. Tasks that require an unavailable dependency are skipped by the store.
+ *
+ * If the store becomes unreachable during a long-poll (after a first look, or after completing what
+ * the request carried), the claim answers with what it has instead of an error; the next request
+ * meets the outage as `503 unavailable`.
  */
 import type { ClaimRequest, ClaimResponse, Task } from '@rouse/protocol';
+import type { ClaimInput, Transitioned } from '../store/store.js';
 import { requireActsAs } from './auth.js';
 import type { Caller } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
@@ -35,38 +40,67 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
       const deadline = clock.now() + (req.waitMs ?? 0);
       await recordPoll(agentId, req.types);
       const response: ClaimResponse = { tasks: [] };
-      if (req.complete !== undefined && req.complete.length > 0) {
-        response.completed = await completeMany(ctx, agentId, req.complete);
-      }
       const max = req.max ?? 1;
-      for (;;) {
-        if (signal?.aborted) return response;
+      const claimInput = (): ClaimInput => ({
+        agentId,
+        types: req.types,
+        max,
+        start: req.start === true,
+        unavailableDependencies: ctx.dependencies.unavailable(),
+        backoff: ctx.options.backoff,
+      });
+      /** The first look, made in the completions' store transaction when the store can. */
+      let first: { epoch: number; claimed: Transitioned[] } | undefined;
+      if (req.complete !== undefined && req.complete.length > 0) {
         const epoch = waiters.epochOf(req.types);
-        const claimed = await store.claimTasks({
+        const done = await completeMany(
+          ctx,
           agentId,
-          types: req.types,
-          max,
-          start: req.start === true,
-          unavailableDependencies: ctx.dependencies.unavailable(),
-          backoff: ctx.options.backoff,
-        });
-        if (claimed.length > 0) {
-          response.tasks = claimed.map((t): Task => {
-            ctx.applyTransition(t);
-            return t.task;
-          });
-          return response;
+          req.complete,
+          signal?.aborted ? undefined : claimInput(),
+        );
+        response.completed = done.completed;
+        if (done.claimed !== undefined) first = { epoch, claimed: done.claimed };
+      }
+      let looked = response.completed !== undefined;
+      try {
+        return await loop();
+      } catch (err) {
+        if (looked && (err as { code?: unknown }).code === 'unavailable') return response;
+        throw err;
+      }
+
+      async function loop(): Promise<ClaimResponse> {
+        for (;;) {
+          let epoch: number;
+          let claimed: Transitioned[];
+          if (first !== undefined) {
+            ({ epoch, claimed } = first);
+            first = undefined;
+          } else {
+            if (signal?.aborted) return response;
+            epoch = waiters.epochOf(req.types);
+            claimed = await store.claimTasks(claimInput());
+          }
+          if (claimed.length > 0) {
+            response.tasks = claimed.map((t): Task => {
+              ctx.applyTransition(t);
+              return t.task;
+            });
+            return response;
+          }
+          looked = true;
+          const now = clock.now();
+          if (now >= deadline) return response;
+          if (waiters.epochOf(req.types) !== epoch) continue; // work may have appeared while we looked
+          const next = await store.nextClaimableAt(req.types);
+          if (waiters.epochOf(req.types) !== epoch) continue;
+          const until = next !== null && next > now ? Math.min(deadline, next) : deadline;
+          if (until <= clock.now()) continue;
+          const result = await waiters.wait({ agentId, types: req.types, max, until, signal });
+          // Woken or timed out: look again (at the deadline too, for work that appeared right then).
+          if (result === 'aborted' || result === 'stopped') return response;
         }
-        const now = clock.now();
-        if (now >= deadline) return response;
-        if (waiters.epochOf(req.types) !== epoch) continue; // work may have appeared while we looked
-        const next = await store.nextClaimableAt(req.types);
-        if (waiters.epochOf(req.types) !== epoch) continue;
-        const until = next !== null && next > now ? Math.min(deadline, next) : deadline;
-        if (until <= clock.now()) continue;
-        const result = await waiters.wait({ agentId, types: req.types, max, until, signal });
-        // Woken or timed out: look again (at the deadline too, for work that appeared right then).
-        if (result === 'aborted' || result === 'stopped') return response;
       }
     },
     forgetAgent(agentId) {

@@ -14,6 +14,7 @@ import type { DependencyRegistry } from './dependency-registry.js';
 import type { EventBus } from './event-bus.js';
 import type { LeaseTracker } from './lease-timers.js';
 import type { LogWatchers } from './log-watchers.js';
+import type { WriteBatcher } from './write-batcher.js';
 
 export interface CoordinatorContext {
   readonly options: ResolvedCoordinatorOptions;
@@ -29,6 +30,8 @@ export interface CoordinatorContext {
   readonly blobs: BlobStore;
   /** When each held task's progress or phase last changed (for `progress_stalled`). */
   readonly progressChangedAt: Map<string, number>;
+  /** Single creates and completions coalesced per event-loop turn (write-batcher.ts). */
+  readonly writes: WriteBatcher;
   /** Apply the side effects of a transition the store made (see transition-effects.ts). */
   applyTransition(t: Transitioned): void;
 }

@@ -30,8 +30,27 @@ export interface CoordinatorOptions {
   maxLogBytesPerTask?: number;
   /** Largest result blob accepted by `PUT /result`. @default 268435456 (256 MiB) */
   maxResultBytes?: number;
-  /** Safety-net sweep for overdue leases (detection itself is exact, by timer). @default 1000 */
+  /**
+   * Sweep of overdue leases in the shards this coordinator owns: a safety net with one coordinator
+   * (detection itself is exact, by timer), and how the leases of a coordinator that died are found
+   * with several. @default 1000 on SQLite, 250 on PostgreSQL
+   */
   sweepIntervalMs?: number;
+  /**
+   * Lease of this coordinator on its lease shards, renewed every third of it: a coordinator that dies
+   * loses its shards to the survivors within this long (plus one renewal). @default 5000
+   */
+  shardLeaseTtlMs?: number;
+  /** This coordinator's name in the shard leases. @default a random `crd_…` id, new at every start */
+  coordinatorId?: string;
+  /**
+   * How often the store's clock is sampled to correct this coordinator's clock (lease timers follow
+   * the store's clock). null: never — the store uses this coordinator's clock (SQLite).
+   * @default 5000 on PostgreSQL, null on SQLite
+   */
+  clockSyncIntervalMs?: number | null;
+  /** While the store is unreachable, it is pinged this often to notice it is back. @default 500 */
+  storeProbeIntervalMs?: number;
   /** Grace for leases loaded after a restart. @default null (each task's `heartbeatTimeoutMs`) */
   restartGraceMs?: number | null;
   /** An agent that has not polled for this long counts as "not polling" in diagnoses. @default 60000 */
@@ -57,6 +76,10 @@ export interface ResolvedCoordinatorOptions {
   maxLogBytesPerTask: number;
   maxResultBytes: number;
   sweepIntervalMs: number;
+  shardLeaseTtlMs: number;
+  coordinatorId: string | null;
+  clockSyncIntervalMs: number | null;
+  storeProbeIntervalMs: number;
   restartGraceMs: number | null;
   pollStaleAfterMs: number;
   pollRecordIntervalMs: number;
@@ -70,11 +93,17 @@ export const COORDINATOR_DEFAULTS = {
   maxLogBytesPerTask: 1024 * 1024,
   maxResultBytes: 256 * 1024 * 1024,
   sweepIntervalMs: 1000,
+  shardLeaseTtlMs: 5000,
+  clockSyncIntervalMs: 5000,
+  storeProbeIntervalMs: 500,
   restartGraceMs: null,
   pollStaleAfterMs: 60_000,
   pollRecordIntervalMs: 1000,
   dependencyReportTtlMs: 60_000,
 } as const;
+
+/** Defaults that differ on PostgreSQL (several coordinators). */
+export const POSTGRES_COORDINATOR_DEFAULTS = { sweepIntervalMs: 250 } as const;
 
 export function resolveCoordinatorOptions(options: CoordinatorOptions): ResolvedCoordinatorOptions {
   const { store, clock, logger, blobDir, tokens } = options;
@@ -98,7 +127,20 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     writeBackGraceMs: pick('writeBackGraceMs'),
     maxLogBytesPerTask: pick('maxLogBytesPerTask'),
     maxResultBytes: pick('maxResultBytes'),
-    sweepIntervalMs: pick('sweepIntervalMs'),
+    sweepIntervalMs:
+      options.sweepIntervalMs ??
+      (store.kind === 'postgres'
+        ? POSTGRES_COORDINATOR_DEFAULTS.sweepIntervalMs
+        : COORDINATOR_DEFAULTS.sweepIntervalMs),
+    shardLeaseTtlMs: pick('shardLeaseTtlMs'),
+    coordinatorId: options.coordinatorId ?? null,
+    clockSyncIntervalMs:
+      options.clockSyncIntervalMs === undefined
+        ? store.kind === 'postgres'
+          ? COORDINATOR_DEFAULTS.clockSyncIntervalMs
+          : null
+        : options.clockSyncIntervalMs,
+    storeProbeIntervalMs: pick('storeProbeIntervalMs'),
     restartGraceMs: options.restartGraceMs ?? null,
     pollStaleAfterMs: pick('pollStaleAfterMs'),
     pollRecordIntervalMs: pick('pollRecordIntervalMs'),
@@ -110,6 +152,11 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('maxLogBytesPerTask', r.maxLogBytesPerTask, 0);
   checkInt('maxResultBytes', r.maxResultBytes, 1);
   checkInt('sweepIntervalMs', r.sweepIntervalMs, 10);
+  checkInt('shardLeaseTtlMs', r.shardLeaseTtlMs, 30);
+  if (r.coordinatorId !== null && (typeof r.coordinatorId !== 'string' || r.coordinatorId.length === 0))
+    throw new ValidationError('coordinatorId', 'must be a non-empty string');
+  if (r.clockSyncIntervalMs !== null) checkInt('clockSyncIntervalMs', r.clockSyncIntervalMs, 10);
+  checkInt('storeProbeIntervalMs', r.storeProbeIntervalMs, 10);
   if (r.restartGraceMs !== null) checkInt('restartGraceMs', r.restartGraceMs, 0);
   checkInt('pollStaleAfterMs', r.pollStaleAfterMs, 1);
   checkInt('pollRecordIntervalMs', r.pollRecordIntervalMs, 0);

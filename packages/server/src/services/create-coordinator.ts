@@ -1,7 +1,12 @@
 /**
  * `createCoordinator(options)`: assembles the coordinator's services over a Store and a Clock.
  * Nothing runs until `start()` (no timers or I/O at construction); `stop()` ends timers and
- * long-polls but leaves the store open for its owner to close.
+ * long-polls, releases the lease shards, but leaves the store open for its owner to close.
+ *
+ * Several coordinators may share one store (PostgreSQL): the services read time from the store's
+ * clock (`store-clock.ts`), sweep only the lease shards they hold (`shard-manager.ts`), relay
+ * claimable work to each other (`claimable-relay.ts`) and hold lease expiry while the store is
+ * unreachable (`store-health.ts`). With SQLite the same parts run with one coordinator holding all.
  */
 import type { Diagnosis } from '@rouse/protocol';
 import { RouseError } from '../core/errors.js';
@@ -11,6 +16,7 @@ import { createAuthenticator, requireRead } from './auth.js';
 import { createFileBlobStore } from './blob-store.js';
 import { createClaimService } from './claim-tasks.js';
 import { createClaimWaiters } from './claim-waiters.js';
+import { createClaimableRelay } from './claimable-relay.js';
 import type { Coordinator } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import {
@@ -24,8 +30,12 @@ import { createEventBus } from './event-bus.js';
 import * as holder from './holder-writes.js';
 import { createLeaseExpiry } from './lease-expiry.js';
 import { createLogWatchers } from './log-watchers.js';
+import { createShardManager, type ShardSet } from './shard-manager.js';
+import { createStoreClock } from './store-clock.js';
+import { createStoreHealth, monitorStore } from './store-health.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
+import { createWriteBatcher } from './write-batcher.js';
 
 /** The coordinator plus hooks for its owner (the server assembly, tests, the bench). */
 export interface CoordinatorService extends Coordinator {
@@ -35,14 +45,56 @@ export interface CoordinatorService extends Coordinator {
   /** Run the overdue-lease safety sweep now (it also runs every `sweepIntervalMs`). */
   sweepNow(): Promise<void>;
   /** Numbers for metrics and tests. */
-  stats(): { trackedLeases: number; waitingClaims: number };
+  stats(): CoordinatorStats;
+}
+
+export interface CoordinatorStats {
+  trackedLeases: number;
+  waitingClaims: number;
+  /** This coordinator's id in the shard leases. */
+  coordinatorId: string;
+  /** Lease shards it holds (it sweeps their overdue leases). */
+  shards: ShardSet;
+  /** Estimated `storeClock − localClock`. */
+  clockOffsetMs: number;
+  storeUp: boolean;
+  storeOutages: number;
+  claimableNotices: { published: number; received: number };
 }
 
 export function createCoordinator(options: CoordinatorOptions): CoordinatorService {
   const o = resolveCoordinatorOptions(options);
-  const { store, clock } = o;
   const logger = o.logger.child({ component: 'coordinator' });
-  const waiters = createClaimWaiters(clock);
+  const rawStore = o.store;
+  const clock = createStoreClock({
+    local: o.clock,
+    store: rawStore,
+    logger: logger.child({ component: 'store-clock' }),
+    syncIntervalMs: o.clockSyncIntervalMs,
+  });
+  const health = createStoreHealth({
+    store: rawStore,
+    clock,
+    logger: logger.child({ component: 'store-health' }),
+    probeIntervalMs: o.storeProbeIntervalMs,
+  });
+  const store = monitorStore(rawStore, health);
+  const shards = createShardManager({
+    store,
+    clock,
+    logger: logger.child({ component: 'shards' }),
+    ttlMs: o.shardLeaseTtlMs,
+    ...(o.coordinatorId === null ? {} : { ownerId: o.coordinatorId }),
+  });
+  const relay = createClaimableRelay({
+    store,
+    waiters: createClaimWaiters(clock),
+    origin: shards.ownerId,
+    logger: logger.child({ component: 'claimable' }),
+  });
+  const waiters = relay.waiters;
+  /** Store time of the last start or outage: shards gained soon after get the restart grace. */
+  let disruptedAt = 0;
 
   // The lease expiry needs the context's effects and the context needs its tracker: tie the knot.
   let ctx: CoordinatorContext;
@@ -54,6 +106,23 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     sweepIntervalMs: o.sweepIntervalMs,
     restartGraceMs: o.restartGraceMs,
     onTransition: (t) => ctx.applyTransition(t),
+    shards: () => shards.held(),
+    health,
+  });
+  shards.onChange(async ({ gained }) => {
+    // A survivor taking a dead coordinator's shards needs no grace (agents could reach it); a
+    // coordinator that just started, or a store that was just away, does.
+    if (gained.length === 0 || clock.now() - disruptedAt > 2 * o.shardLeaseTtlMs) return;
+    const armed = await expiry.loadWithGrace({ ids: gained, count: shards.held().count });
+    logger.info(
+      { shards: gained.length, leases: armed },
+      'armed the leases of newly held shards with a grace',
+    );
+  });
+  health.onRecovered(async () => {
+    disruptedAt = clock.now();
+    await shards.renew();
+    await expiry.loadWithGrace(shards.held(), true);
   });
   ctx = {
     options: o,
@@ -72,6 +141,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     logWatchers: createLogWatchers(),
     blobs: createFileBlobStore({ dir: o.blobDir, maxBytes: o.maxResultBytes }),
     progressChangedAt: new Map(),
+    writes: createWriteBatcher(store),
     applyTransition: (t) => applyTransition(ctx, t),
   };
   const authenticate = createAuthenticator(o.tokens, store);
@@ -84,18 +154,43 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     async start() {
       if (started) return;
       started = true;
+      await clock.start();
+      disruptedAt = clock.now();
+      await shards.start();
       await expiry.start();
-      logger.info({ store: store.kind }, 'coordinator started');
+      relay.start();
+      logger.info(
+        {
+          store: store.kind,
+          coordinatorId: shards.ownerId,
+          shards: shards.held().ids.length,
+          clockOffsetMs: clock.offsetMs,
+        },
+        'coordinator started',
+      );
     },
     async stop() {
+      relay.stop();
       waiters.stop();
       expiry.stop();
+      clock.stop();
+      health.stop();
       ctx.dependencies.stop();
       await expiry.idle();
+      if (started) await shards.stop();
     },
     whenIdle: () => expiry.idle(),
     sweepNow: () => expiry.sweep(),
-    stats: () => ({ trackedLeases: expiry.tracker.size, waitingClaims: waiters.waiting }),
+    stats: () => ({
+      trackedLeases: expiry.tracker.size,
+      waitingClaims: waiters.waiting,
+      coordinatorId: shards.ownerId,
+      shards: shards.held(),
+      clockOffsetMs: clock.offsetMs,
+      storeUp: health.up,
+      storeOutages: health.outages,
+      claimableNotices: { ...relay.stats },
+    }),
     authenticate,
 
     async createTask(caller, req) {

@@ -17,7 +17,7 @@ import {
   type WriteOutcome,
 } from '@rouse/protocol';
 import { NotFoundError, RouseError, StaleVersionError } from '../core/errors.js';
-import type { CompleteInput } from '../store/store.js';
+import type { ClaimInput, CompleteInput, Outcome, Transitioned } from '../store/store.js';
 import { requireTaskWriter } from './auth.js';
 import type { Caller } from './coordinator.js';
 import { type CoordinatorContext, outcomeError } from './coordinator-context.js';
@@ -59,12 +59,17 @@ export function inlineResultError(taskId: string, result: Json | undefined): Rou
   );
 }
 
-/** Complete several held tasks in one store write; one outcome per item, in order. */
+/**
+ * Complete several held tasks in one store write; one outcome per item, in order. With `claim`, the
+ * claim is made in the same store transaction when the store offers it (`completeAndClaim`), and
+ * `claimed` holds its result (effects not applied yet); otherwise `claimed` is undefined.
+ */
 export async function completeMany(
   ctx: CoordinatorContext,
   agentId: string,
   items: readonly ClaimCompletion[],
-): Promise<WriteOutcome[]> {
+  claim?: ClaimInput,
+): Promise<{ completed: WriteOutcome[]; claimed?: Transitioned[] }> {
   const out: (WriteOutcome | undefined)[] = new Array(items.length);
   const valid: CompleteInput[] = [];
   const index: number[] = [];
@@ -77,7 +82,11 @@ export async function completeMany(
       index.push(i);
     }
   }
-  const outcomes = valid.length > 0 ? await ctx.store.completeTasks(valid) : [];
+  let outcomes: Outcome<Transitioned>[] = [];
+  let claimed: Transitioned[] | undefined;
+  if (claim !== undefined && ctx.store.completeAndClaim !== undefined) {
+    ({ completed: outcomes, claimed } = await ctx.store.completeAndClaim(valid, claim));
+  } else if (valid.length > 0) outcomes = await ctx.store.completeTasks(valid);
   for (let j = 0; j < index.length; j++) {
     const o = outcomes[j];
     const taskId = valid[j]!.taskId;
@@ -86,7 +95,8 @@ export async function completeMany(
       out[index[j]!] = { taskId, ok: true };
     } else out[index[j]!] = { taskId, ok: false, code: o?.code ?? 'internal' };
   }
-  return out as WriteOutcome[];
+  const completed = out as WriteOutcome[];
+  return claimed === undefined ? { completed } : { completed, claimed };
 }
 
 export async function startTask(
@@ -187,10 +197,8 @@ export async function completeTask(
   const tooLarge = inlineResultError(id, req.result);
   if (tooLarge !== null) throw tooLarge;
   const agentId = await writerFor(ctx, caller, id, 'complete');
-  const [o] = await ctx.store.completeTasks([
-    { taskId: id, agentId, version: req.version, result: req.result },
-  ]);
-  if (o === undefined) throw new RouseError('internal', 'the store returned no completion outcome');
+  // Shares its store write with the other completions of this event-loop turn.
+  const o = await ctx.writes.completeTask({ taskId: id, agentId, version: req.version, result: req.result });
   if (!o.ok) throw outcomeError(o);
   ctx.applyTransition(o.value);
   return o.value.task;

@@ -23,7 +23,9 @@ export async function createTasks(
   const now = ctx.clock.now();
   const batch = reqs.length > 1;
   const tasks = reqs.map((req, i) => toNewTask(ctx, req, now, batch ? `tasks[${i}].` : ''));
-  const created = await ctx.store.createTasks(tasks);
+  // A single create shares its store write with the other creates of this event-loop turn.
+  const created =
+    tasks.length === 1 ? [await ctx.writes.createTask(tasks[0]!)] : await ctx.store.createTasks(tasks);
   const claimableNow = new Map<string, number>();
   for (const { task, deduplicated } of created) {
     if (deduplicated) continue;

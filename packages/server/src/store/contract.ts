@@ -23,6 +23,7 @@ import { expiryContract } from './contract/expiry.js';
 import { type MakeStore, useHarness } from './contract/harness.js';
 import { holderWritesContract } from './contract/holder-writes.js';
 import { queriesContract } from './contract/queries.js';
+import { shardsContract } from './contract/shards.js';
 import { transitionsContract } from './contract/transitions.js';
 
 export type { MakeStore } from './contract/harness.js';
@@ -39,5 +40,6 @@ export function runStoreContract(name: string, makeStore: MakeStore): void {
     queriesContract(h);
     agentsContract(h);
     transitionsContract(h);
+    shardsContract(h);
   });
 }

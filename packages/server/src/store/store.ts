@@ -150,6 +150,31 @@ export interface ActiveLeasesQuery {
    * optimisation: callers filter again, so returning more is correct, only slower.
    */
   dueBy?: number;
+  /**
+   * Only tasks in these lease shards (`shardOf(taskId)`, see `lease-shards.ts`). Omitted:
+   * every shard (a single coordinator owns them all).
+   */
+  shards?: { ids: number[]; count: number };
+}
+
+/** A coordinator's hold on one lease shard (several coordinators split lease expiry by shard). */
+export interface ShardLease {
+  shard: number;
+  ownerId: string;
+  /** Grows every time the shard changes hands; actions of an older epoch are void. */
+  epoch: number;
+  /** Store clock. */
+  expiresAt: number;
+}
+
+/** Work became claimable (created, requeued, backoff elapsed, runAt reached) for these types. */
+export interface ClaimableNotice {
+  types: string[];
+  /**
+   * The publishing coordinator, so it can tell its own notices from others' (it has already woken
+   * its own waiters). Stores carry it through unchanged; notices a store publishes itself omit it.
+   */
+  origin?: string;
 }
 
 export interface NewAgent {
@@ -229,6 +254,16 @@ export interface Store {
    */
   completeTasks(items: CompleteInput[]): Promise<Outcome<Transitioned>[]>;
   /**
+   * Complete-and-claim-next in ONE transaction: `completeTasks(complete)`, then `claimTasks(claim)`,
+   * with the same rules and outcomes as the two calls (a refused completion does not stop the claim).
+   * A claim that carries completions then costs one commit instead of two. Optional: without it the
+   * coordinator makes the two calls.
+   */
+  completeAndClaim?(
+    complete: CompleteInput[],
+    claim: ClaimInput,
+  ): Promise<{ completed: Outcome<Transitioned>[]; claimed: Transitioned[] }>;
+  /**
    * running → failed. With attempts left and a retryable error, `nextAttemptAt = now + backoff(attempt)`;
    * otherwise final. Idempotent per version.
    */
@@ -272,4 +307,30 @@ export interface Store {
   /** Remember that the agent asked for work (for "why isn't my task running?"). */
   recordPoll(input: { agentId: string; types: string[] }): Promise<void>;
   setAgentStatus(agentId: string, status: AgentStatus): Promise<void>;
+
+  // ── several coordinators (DESIGN.md §6 "Leases for coordinators", §8) ────────────────────────────
+
+  /**
+   * Take or renew shard leases for `ownerId`: renews the ones it holds, takes free or expired ones up
+   * to `want` in total, all by the store clock, each for `ttlMs`. Returns every shard it holds after
+   * the call. A shard that changes hands gets `epoch + 1`. SQLite (one coordinator) hands out all.
+   */
+  acquireShardLeases(input: {
+    ownerId: string;
+    shardCount: number;
+    want: number;
+    ttlMs: number;
+  }): Promise<ShardLease[]>;
+  /** Give up every shard `ownerId` holds (graceful stop) so survivors take them at once. */
+  releaseShardLeases(ownerId: string): Promise<void>;
+  /** All shard leases (for status pages and tests). */
+  listShardLeases(): Promise<ShardLease[]>;
+  /**
+   * Publish a notice to every coordinator sharing this store (PostgreSQL `NOTIFY`); SQLite delivers
+   * it to local subscribers only. Stores may also publish on their own after writes that make work
+   * claimable.
+   */
+  publishClaimable(notice: ClaimableNotice): Promise<void>;
+  /** Listen for notices from any coordinator; returns the unsubscribe function. */
+  onClaimable(listener: (notice: ClaimableNotice) => void): () => void;
 }

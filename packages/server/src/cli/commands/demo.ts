@@ -31,7 +31,8 @@ interface DemoOptions {
   json?: boolean;
 }
 
-const WRITE_BACK_GRACE_MS = 3000;
+/** Long enough to outlast a heartbeat timeout clearly (so the grace is visible), at least 3 s. */
+const writeBackGraceFor = (heartbeatIntervalMs: number) => Math.max(3000, heartbeatIntervalMs * 6);
 
 export function registerDemo(program: Command, ctx: CliContext): void {
   program
@@ -88,12 +89,13 @@ async function demo(ctx: CliContext, opts: DemoOptions): Promise<number> {
   });
   const deadline = setTimeout(() => run.abort(), opts.duration);
 
+  const writeBackGraceMs = writeBackGraceFor(opts.heartbeatInterval);
   const server = await startRouseServer({
     port: 0,
     host: '127.0.0.1',
     dataDir,
     logger: pino({ level: 'silent' }),
-    writeBackGraceMs: WRITE_BACK_GRACE_MS,
+    writeBackGraceMs,
   });
   const workers: Worker[] = [];
   let exitCode: number = EXIT.ok;
@@ -106,7 +108,7 @@ async function demo(ctx: CliContext, opts: DemoOptions): Promise<number> {
     book.print(`${s.bold('Rouse demo')}: coordinator on ${server.url} (data in ${dataDir})`);
     book.print(
       s.dim(
-        `heartbeat every ${formatDuration(opts.heartbeatInterval)} → timeout after ${formatDuration(opts.heartbeatInterval * 3)}; claim timeout ${formatDuration(timing.claimTimeoutMs ?? 0)}; write-back grace ${formatDuration(WRITE_BACK_GRACE_MS)}; Ctrl-C stops`,
+        `heartbeat every ${formatDuration(opts.heartbeatInterval)} → timeout after ${formatDuration(opts.heartbeatInterval * 3)}; claim timeout ${formatDuration(timing.claimTimeoutMs ?? 0)}; write-back grace ${formatDuration(writeBackGraceMs)}; Ctrl-C stops`,
       ),
     );
     book.print('');
@@ -145,7 +147,7 @@ async function demo(ctx: CliContext, opts: DemoOptions): Promise<number> {
       book.say('!', `hangy-1: ${(err as Error).message}`);
       return { fenced: false };
     });
-    const lossyDone = runLossy(env, lossy, claimed[2] as Task, WRITE_BACK_GRACE_MS).catch((err) =>
+    const lossyDone = runLossy(env, lossy, claimed[2] as Task, writeBackGraceMs).catch((err) =>
       book.say('!', `lossy-1: ${(err as Error).message}`),
     );
 

@@ -1,17 +1,22 @@
-/** `rouse serve`: run the coordinator (HTTP API on SQLite) until SIGINT/SIGTERM. */
-import { join, resolve } from 'node:path';
+/**
+ * `rouse serve`: run the coordinator (HTTP API on SQLite, or on PostgreSQL shared with other
+ * coordinators) until SIGINT/SIGTERM.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { pino } from 'pino';
 import { startRouseServer } from '../../server.js';
+import { describeStore, type StoreConfig } from '../../server-store.js';
 import { action } from '../action.js';
 import { resolveDataDir } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
 import { prettyDestination } from '../format/log-line.js';
 import { createStyle } from '../format/style.js';
 import { renderPairs } from '../format/table.js';
-import { parsePort } from '../parse.js';
+import { parseInteger, parsePort, parsePositiveDuration, parsePositiveInteger } from '../parse.js';
 
-interface ServeOptions {
+interface ServeOptions extends StoreCliOptions {
   port: number;
   host: string;
   dataDir?: string;
@@ -19,21 +24,91 @@ interface ServeOptions {
   logLevel: string;
   metricsPublic?: boolean;
   showTokens?: boolean;
+  shardLeaseTtl?: number;
+  sweepInterval?: number;
+  coordinatorId?: string;
+  clockOffsetMs?: number;
 }
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
+/** The options that choose and reach the store (shared with `rouse migrate`). */
+export interface StoreCliOptions {
+  store?: string;
+  pgSchema?: string;
+  poolSize?: number;
+  statementTimeout?: number;
+  connectTimeout?: number;
+  pgSsl?: boolean;
+  pgSslCa?: string;
+  pgSslInsecure?: boolean;
+  migrate?: boolean;
+}
+
+/** Add --store and the PostgreSQL connection flags to `cmd`. */
+export function addStoreOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--store <url>',
+      'store: postgres://user:pass@host:5432/db (several coordinators share it), sqlite or sqlite:<path> (env ROUSE_STORE; default: SQLite)',
+    )
+    .option(
+      '--pg-schema <name>',
+      'PostgreSQL schema holding the tables (env ROUSE_PG_SCHEMA; default: public)',
+    )
+    .option('--pool-size <n>', 'PostgreSQL connections per coordinator (default: 10)', parsePositiveInteger)
+    .option(
+      '--statement-timeout <duration>',
+      'longest a PostgreSQL statement may run; calls answer 503 past it (default: 5s)',
+      parsePositiveDuration,
+    )
+    .option(
+      '--connect-timeout <duration>',
+      'longest opening a PostgreSQL connection may take (default: 5s)',
+      parsePositiveDuration,
+    )
+    .option('--pg-ssl', 'connect to PostgreSQL over TLS, verifying its certificate')
+    .option('--pg-ssl-ca <file>', 'trust this CA certificate (PEM) for PostgreSQL TLS (implies --pg-ssl)')
+    .option('--pg-ssl-insecure', 'TLS without verifying the certificate (testing only)');
+}
+
 export function registerServe(program: Command, ctx: CliContext): void {
-  program
+  const cmd = program
     .command('serve')
-    .description('run the coordinator (HTTP API, SQLite store) until Ctrl-C')
+    .description(
+      'run the coordinator (HTTP API; SQLite, or PostgreSQL shared by several coordinators) until Ctrl-C',
+    )
     .option('-p, --port <port>', 'port to listen on (0 = any free port)', parsePort, 7070)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option(
       '--data-dir <dir>',
       'data directory: database, blobs, token files, server.json (default: ./.rouse)',
     )
-    .option('--db <path>', 'SQLite database file, or :memory: (default: <data-dir>/rouse.db)')
+    .option('--db <path>', 'SQLite database file, or :memory: (default: <data-dir>/rouse.db)');
+  addStoreOptions(cmd)
+    .option(
+      '--no-migrate',
+      'do not apply pending migrations on start (run `rouse migrate`); refuse an older schema',
+    )
+    .option(
+      '--shard-lease-ttl <duration>',
+      "lease on this coordinator's lease shards: a dead coordinator's shards move within this (default: 5s)",
+      parsePositiveDuration,
+    )
+    .option(
+      '--coordinator-id <id>',
+      "this coordinator's name in the shard leases (default: random per start)",
+    )
+    .addOption(
+      new Option('--sweep-interval <duration>', 'overdue-lease sweep period')
+        .argParser(parsePositiveDuration)
+        .hideHelp(),
+    )
+    .addOption(
+      new Option('--clock-offset-ms <ms>', "shift this coordinator's clock (tests)")
+        .argParser(parseInteger)
+        .hideHelp(),
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .option('--metrics-public', 'serve GET /metrics without a token')
     .option('--show-tokens', 'print the token values in the banner (they are secrets)')
@@ -47,10 +122,15 @@ data directory (mode 0600). The banner prints where they are, never their values
 Logs are JSON lines (pino) on stdout, or one readable line per record when stdout is a terminal.
 The actual URL (useful with --port 0) is in <data-dir>/server.json while the server runs.
 
+Several coordinators: start each with the same --store postgres://… and the same tokens (set
+ROUSE_ADMIN_TOKEN and ROUSE_AGENT_TOKEN on every host), behind any load balancer. Migrations run on
+start unless --no-migrate (then run \`rouse migrate --store …\` first).
+
 Examples:
   $ rouse serve
   $ rouse serve --port 0 --data-dir /tmp/rouse --db :memory:
-  $ ROUSE_ADMIN_TOKEN=secret rouse serve --host 0.0.0.0 --port 8080`,
+  $ ROUSE_ADMIN_TOKEN=secret rouse serve --host 0.0.0.0 --port 8080
+  $ rouse serve --store postgres://rouse:secret@db:5432/rouse --pool-size 20 --pg-ssl-ca ca.pem`,
     )
     .action(action(ctx, (opts: ServeOptions) => serve(ctx, opts)));
 }
@@ -64,6 +144,9 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
     : { write: (s: string) => io.out(s) };
   const logger = pino({ level: opts.logLevel, base: { pid: process.pid } }, destination);
   const db = opts.db === undefined || opts.db === ':memory:' ? opts.db : resolve(ctx.deps.cwd, opts.db);
+  const store = storeConfig(ctx, opts);
+  const clockOffsetMs =
+    opts.clockOffsetMs ?? (env.ROUSE_CLOCK_OFFSET_MS ? parseInteger(env.ROUSE_CLOCK_OFFSET_MS) : 0);
 
   let server: Awaited<ReturnType<typeof startRouseServer>>;
   try {
@@ -72,6 +155,11 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
       host: opts.host,
       dataDir,
       ...(db === undefined ? {} : { db }),
+      ...(store === undefined ? {} : { store }),
+      ...(clockOffsetMs === 0 ? {} : { clockOffsetMs }),
+      ...(opts.shardLeaseTtl === undefined ? {} : { shardLeaseTtlMs: opts.shardLeaseTtl }),
+      ...(opts.sweepInterval === undefined ? {} : { sweepIntervalMs: opts.sweepInterval }),
+      ...(opts.coordinatorId === undefined ? {} : { coordinatorId: opts.coordinatorId }),
       ...(env.ROUSE_ADMIN_TOKEN ? { adminToken: env.ROUSE_ADMIN_TOKEN } : {}),
       ...(env.ROUSE_AGENT_TOKEN ? { agentToken: env.ROUSE_AGENT_TOKEN } : {}),
       ...(env.ROUSE_READONLY_TOKEN ? { readonlyToken: env.ROUSE_READONLY_TOKEN } : {}),
@@ -101,12 +189,7 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
     ...renderPairs(
       [
         ['data dir', server.dataDir],
-        [
-          'database',
-          db === ':memory:'
-            ? ':memory: (nothing survives a restart)'
-            : (db ?? join(server.dataDir, 'rouse.db')),
-        ],
+        ['store', describeStore(server.storeConfig)],
         ['admin token', tokenLine('admin', 'ROUSE_ADMIN_TOKEN', server.adminToken)],
         [
           'agent token',
@@ -144,4 +227,51 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
   }
   logger.info('stopped');
   return EXIT.ok;
+}
+
+/** The store from --store / ROUSE_STORE and the PostgreSQL flags; undefined: SQLite (--db). */
+export function storeConfig(ctx: CliContext, opts: StoreCliOptions): StoreConfig | undefined {
+  const url = opts.store ?? ctx.env.ROUSE_STORE;
+  const pgFlags = [
+    ['--pg-schema', opts.pgSchema],
+    ['--pool-size', opts.poolSize],
+    ['--statement-timeout', opts.statementTimeout],
+    ['--connect-timeout', opts.connectTimeout],
+    ['--pg-ssl', opts.pgSsl],
+    ['--pg-ssl-ca', opts.pgSslCa],
+    ['--pg-ssl-insecure', opts.pgSslInsecure],
+  ] as const;
+  if (url === undefined || url === '' || !/^postgres(ql)?:\/\//.test(url)) {
+    const given = pgFlags.find(([, v]) => v !== undefined);
+    if (given)
+      throw new CliError(`${given[0]} needs a PostgreSQL store: pass --store postgres://…`, EXIT.usage);
+    if (url === undefined || url === '' || url === 'sqlite') return undefined;
+    if (url.startsWith('sqlite:')) return { kind: 'sqlite', path: resolve(ctx.deps.cwd, url.slice(7)) };
+    throw new CliError(
+      `--store must be a postgres:// URL, sqlite or sqlite:<path> (got "${url}")`,
+      EXIT.usage,
+    );
+  }
+  let ssl: boolean | { ca?: string; rejectUnauthorized?: boolean } | undefined;
+  if (opts.pgSslCa !== undefined) {
+    let ca: string;
+    try {
+      ca = readFileSync(resolve(ctx.deps.cwd, opts.pgSslCa), 'utf8');
+    } catch (err) {
+      throw new CliError(`--pg-ssl-ca: cannot read ${opts.pgSslCa}: ${(err as Error).message}`, EXIT.usage);
+    }
+    ssl = { ca, ...(opts.pgSslInsecure ? { rejectUnauthorized: false } : {}) };
+  } else if (opts.pgSslInsecure) ssl = { rejectUnauthorized: false };
+  else if (opts.pgSsl) ssl = true;
+  const schema = opts.pgSchema ?? ctx.env.ROUSE_PG_SCHEMA;
+  return {
+    kind: 'postgres',
+    connectionString: url,
+    ...(schema ? { schema } : {}),
+    ...(opts.poolSize === undefined ? {} : { poolSize: opts.poolSize }),
+    ...(opts.statementTimeout === undefined ? {} : { statementTimeoutMs: opts.statementTimeout }),
+    ...(opts.connectTimeout === undefined ? {} : { connectTimeoutMs: opts.connectTimeout }),
+    ...(ssl === undefined ? {} : { ssl }),
+    ...(opts.migrate === undefined ? {} : { migrate: opts.migrate }),
+  };
 }

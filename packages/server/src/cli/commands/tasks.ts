@@ -5,6 +5,7 @@ import { action } from '../action.js';
 import { createClient, withConnectionOptions } from '../connection.js';
 import type { CliContext } from '../context.js';
 import { EXIT } from '../context.js';
+import { createProgressLine } from '../format/progress.js';
 import { createStyle } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { agentLabel, formatAttempts, formatProgress, taskNote } from '../format/task.js';
@@ -54,6 +55,7 @@ async function listTasks(ctx: CliContext, opts: TasksOptions): Promise<number> {
   const label = opts.label ? Object.entries(opts.label).map(([k, v]) => `${k}:${v}`) : undefined;
   const tasks: Task[] = [];
   let cursor: string | null = opts.cursor ?? null;
+  const progress = createProgressLine((s) => ctx.io.err(s), Boolean(opts.all && ctx.io.errTTY));
   for (;;) {
     const page = await client.listTasks({
       ...(opts.status ? { status: opts.status as Task['status'] } : {}),
@@ -66,7 +68,9 @@ async function listTasks(ctx: CliContext, opts: TasksOptions): Promise<number> {
     tasks.push(...page.tasks);
     cursor = page.nextCursor ?? null;
     if (!opts.all || !cursor) break;
+    progress.update(`fetching tasks… ${tasks.length}`);
   }
+  progress.done();
   if (opts.json) {
     ctx.printJson({ tasks, nextCursor: cursor });
     return EXIT.ok;

@@ -148,7 +148,7 @@ export class Narrator {
     if (event.reason.includes('claim'))
       return `${holder} claimed it but never started it (claim timeout ${formatDuration(t.claimTimeoutMs)})`;
     if (event.reason.includes('heartbeat'))
-      return `no heartbeat from ${holder} for ${formatDuration(t.heartbeatTimeoutMs)} (interval ${formatDuration(t.heartbeatIntervalMs)} × 3)`;
+      return `no heartbeat from ${holder} for ${formatDuration(t.heartbeatTimeoutMs)} (interval ${formatDuration(t.heartbeatIntervalMs)} × ${Math.round(t.heartbeatTimeoutMs / t.heartbeatIntervalMs)})`;
     if (event.reason.includes('deadline'))
       return `ran past its attempt deadline of ${formatDuration(t.attemptDeadlineMs ?? 0)}`;
     if (event.reason.includes('leave') || event.reason.includes('left'))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatEvidence, humanizeKey } from './diagnosis.js';
 import { formatLogRecord } from './log-line.js';
+import { createProgressLine } from './progress.js';
 import { createStyle } from './style.js';
 import { renderPairs, renderTable } from './table.js';
 import { formatDuration, formatRelative } from './time.js';
@@ -97,5 +98,25 @@ describe('pretty log lines', () => {
     );
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} {2}WARN {3}api {2}slow request {2}url=\/v1\/tasks ms=12$/);
     expect(formatLogRecord('not json', createStyle(false))).toBe('not json');
+  });
+});
+
+describe('progress line', () => {
+  it('redraws in place and clears itself; silent when disabled', () => {
+    let out = '';
+    const p = createProgressLine((s) => {
+      out += s;
+    }, true);
+    p.update('fetching… 100');
+    p.update('fetching… 2');
+    p.done();
+    expect(out).toBe('\rfetching… 100\rfetching… 2  \r             \r');
+    let quiet = '';
+    const q = createProgressLine((s) => {
+      quiet += s;
+    }, false);
+    q.update('x');
+    q.done();
+    expect(quiet).toBe('');
   });
 });

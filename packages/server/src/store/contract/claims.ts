@@ -1,6 +1,6 @@
 /** Contract: claims — fields set, order, schedule, dependencies, exactly-once under concurrency. */
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, type Harness, NO_BACKOFF, T0, TIMING, writer } from './harness.js';
+import { BACKOFF, GRACE_MS, type Harness, NO_BACKOFF, T0, TIMING, writer } from './harness.js';
 
 export function claimsContract(h: () => Harness): void {
   describe('claimTasks', () => {
@@ -114,6 +114,26 @@ export function claimsContract(h: () => Harness): void {
         nextAttemptAt: null,
       });
       expect(again!.events[0]).toMatchObject({ from: 'failed', to: 'claimed' });
+      expect(await h().get(running.id)).toEqual(again!.task);
+    });
+
+    it('returns the claimed task as stored, also for a resumable task claimed again', async () => {
+      const running = await h().running({ resumable: true, labels: { team: 'a' }, requires: ['db'] });
+      await h().store.saveCheckpoint({ ...writer(running), state: { step: 3 }, session: { s: 1 } });
+      await h().store.recordHeartbeats([
+        { ...writer(running), progress: 0.5, phase: 'half', writeBackGraceMs: GRACE_MS },
+      ]);
+      await h().store.failTask({
+        ...writer(running),
+        error: { code: 'x', message: 'x', retryable: true },
+        backoff: NO_BACKOFF,
+      });
+      for (const start of [true, false]) {
+        const [again] = await h().claim(start ? 'agt_b' : 'agt_c', [running.type], 1, start);
+        expect(again!.task).toMatchObject({ checkpoint: { step: 3 }, session: { s: 1 }, error: null });
+        expect(await h().get(running.id)).toEqual(again!.task);
+        if (start) await h().expire(again!.task, NO_BACKOFF);
+      }
     });
 
     it('never claims a final task', async () => {

@@ -40,6 +40,35 @@ export function completionContract(h: () => Harness): void {
       expect(await h().get(running.id)).toEqual(done!.task);
     });
 
+    it('completeAndClaim (when offered): the completions, then the claim, one outcome per item', async () => {
+      const { store } = h();
+      if (store.completeAndClaim === undefined) return;
+      const a = await h().running();
+      const b = await h().running();
+      const next = await h().create({ type: a.type });
+      const { completed, claimed } = await store.completeAndClaim(
+        [
+          { ...writer(a), result: 'a' },
+          { ...writer(b), version: b.version + 1 },
+        ],
+        { agentId: 'agt_a', types: [a.type], max: 5, start: true, backoff: BACKOFF },
+      );
+      expect(completed.map((o) => o.ok)).toEqual([true, false]);
+      expect(completed[1]).toMatchObject({ ok: false, code: 'stale_version' });
+      expect(claimed.map((c) => c.task.id)).toEqual([next.id]);
+      expect(await h().get(a.id)).toMatchObject({ status: 'completed', result: 'a' });
+      expect(await h().get(b.id)).toMatchObject({ status: 'running' });
+      expect(await h().get(next.id)).toEqual(claimed[0]!.task);
+      const { claimed: none } = await store.completeAndClaim([], {
+        agentId: 'agt_a',
+        types: [a.type],
+        max: 5,
+        start: false,
+        backoff: BACKOFF,
+      });
+      expect(none).toEqual([]);
+    });
+
     it('keeps a recorded result ref on complete, or takes the one given', async () => {
       const { store } = h();
       const ref = { key: 'r/1', sizeBytes: 70_000, contentType: 'application/json', sha256: 'ff' };

@@ -168,7 +168,8 @@ export function transitionsContract(h: () => Harness): void {
           backoff: NO_BACKOFF,
         }),
       ];
-      for (const p of attempts) await expect(p).rejects.toMatchObject({ code: 'stale_version' });
+      // All at once: they run concurrently, and a rejection must find its handler at once.
+      await Promise.all(attempts.map((p) => expect(p).rejects.toMatchObject({ code: 'stale_version' })));
       const [beat] = await store.recordHeartbeats([{ ...stale, progress: 1, writeBackGraceMs: GRACE_MS }]);
       const [done] = await store.completeTasks([{ ...stale, result: 'late' }]);
       expect([beat, done]).toMatchObject([

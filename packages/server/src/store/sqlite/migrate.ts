@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
+import { shardOf } from '../lease-shards.js';
 
 export interface SqliteMigration {
   /** 1, 2, 3 … with no gaps. */
@@ -24,6 +25,7 @@ function migrationFile(file: string): () => string {
 /** The schema, in order. Append, never edit or reorder: databases record what they ran. */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 1, name: '0001_init', sql: migrationFile('0001_init.sql') },
+  { version: 2, name: '0002_lease_shards', sql: migrationFile('0002_lease_shards.sql') },
 ];
 
 export interface MigrationReport {
@@ -59,6 +61,8 @@ export function migrateSqlite(
     }
   }
   const codeVersion = migrations.at(-1)?.version ?? 0;
+  // 0002 computes the lease shard of existing tasks with the same function new inserts use.
+  db.function('rouse_shard_of', { deterministic: true }, (id: unknown) => shardOf(String(id)));
   const run = db.transaction((): MigrationReport => {
     db.exec(CREATE_LEDGER);
     const recorded = db.prepare('SELECT version, name FROM rouse_migrations ORDER BY version').all() as {
@@ -94,4 +98,40 @@ export function migrateSqlite(
     return { fromVersion: dbVersion, toVersion: Math.max(dbVersion, codeVersion), applied };
   });
   return run.immediate();
+}
+
+export interface SqliteMigrationStatus {
+  /** Schema version the database records (0: never migrated). */
+  databaseVersion: number;
+  /** Newest migration this build knows. */
+  codeVersion: number;
+  applied: { version: number; name: string; appliedAt: number }[];
+  pending: string[];
+}
+
+/** What `rouse migrate --status` prints: the ledger against this build's registry. Reads only. */
+export function sqliteMigrationStatus(
+  db: Database.Database,
+  migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+): SqliteMigrationStatus {
+  const codeVersion = migrations.at(-1)?.version ?? 0;
+  const hasLedger =
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rouse_migrations'").get() !==
+    undefined;
+  const applied = hasLedger
+    ? (
+        db.prepare('SELECT version, name, applied_at FROM rouse_migrations ORDER BY version').all() as {
+          version: number;
+          name: string;
+          applied_at: number;
+        }[]
+      ).map((r) => ({ version: r.version, name: r.name, appliedAt: r.applied_at }))
+    : [];
+  const databaseVersion = applied.at(-1)?.version ?? 0;
+  return {
+    databaseVersion,
+    codeVersion,
+    applied,
+    pending: migrations.filter((m) => m.version > databaseVersion).map((m) => m.name),
+  };
 }

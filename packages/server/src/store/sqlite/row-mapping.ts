@@ -119,6 +119,68 @@ export function toTask(r: TaskRow): Task {
   };
 }
 
+/** What a claim sets (TASK_SQL.claimTask's parameters). */
+export interface ClaimChanges {
+  status: 'claimed' | 'running';
+  agentId: string;
+  now: number;
+  startedAt: number | null;
+  leaseExpiresAt: number;
+  /** The row's timing, parsed already (the lease needed it). */
+  timing: Timing;
+}
+
+/**
+ * The task raw row `r` becomes after `TASK_SQL.claimTask` (read before it, in the same transaction):
+ * the claim's changes applied here instead of reading the row back. Keep in step with that statement.
+ */
+export function claimedTask(r: TaskRow, c: ClaimChanges): Task {
+  const resumable = r[COL.resumable] === 1;
+  return {
+    id: r[COL.id] as string,
+    type: r[COL.type] as string,
+    status: c.status,
+    payload: JSON.parse(r[COL.payload] as string) as Json,
+    attempt: (r[COL.attempt] as number) + 1,
+    maxAttempts: r[COL.max_attempts] as number,
+    version: (r[COL.version] as number) + 1,
+    agentId: c.agentId,
+    priority: r[COL.priority] as number,
+    resumable,
+    requires: JSON.parse(r[COL.requires] as string) as string[],
+    labels: JSON.parse(r[COL.labels] as string) as Record<string, string>,
+    idempotencyKey: r[COL.idempotency_key] as string | null,
+    timing: c.timing,
+    progress: null,
+    phase: null,
+    executionDone: false,
+    checkpoint: resumable ? parseJson(r[COL.checkpoint] as string | null) : null,
+    session: parseJson(r[COL.session] as string | null),
+    result: null,
+    resultRef: null,
+    error: null,
+    createdAt: r[COL.created_at] as number,
+    runAt: r[COL.run_at] as number,
+    claimedAt: c.now,
+    startedAt: c.startedAt,
+    lastHeartbeatAt: null,
+    leaseExpiresAt: c.leaseExpiresAt,
+    nextAttemptAt: null,
+    finishedAt: null,
+    final: false,
+  };
+}
+
+/** Small accessors of raw task rows, for writes that need a few columns of a whole row. */
+export const rowField = {
+  id: (r: TaskRow): string => r[COL.id] as string,
+  status: (r: TaskRow): TaskStatus => r[COL.status] as TaskStatus,
+  version: (r: TaskRow): number => r[COL.version] as number,
+  priority: (r: TaskRow): number => r[COL.priority] as number,
+  seq: (r: TaskRow): number => r[COL.seq] as number,
+  timing: (r: TaskRow): string => r[COL.timing] as string,
+};
+
 /** The insertion sequence of a raw task row (list cursors). */
 export function rowSeq(r: TaskRow): number {
   return r[COL.seq] as number;

@@ -9,6 +9,7 @@ import type { Transitioned } from '../store.js';
 import { type AttemptedWrite, writeError } from '../write-errors.js';
 import { AGENT_SQL } from './agent-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
+import { SHARD_SQL } from './shard-statements.js';
 import { TASK_SQL } from './task-statements.js';
 
 type Prepared<T extends Record<string, string>> = { readonly [K in keyof T]: Database.Statement };
@@ -41,6 +42,7 @@ export interface WrittenTask {
 export class SqliteContext {
   readonly tasks: Prepared<typeof TASK_SQL>;
   readonly agents: Prepared<typeof AGENT_SQL>;
+  readonly shards: Prepared<typeof SHARD_SQL>;
 
   constructor(
     readonly db: Database.Database,
@@ -48,10 +50,12 @@ export class SqliteContext {
   ) {
     this.tasks = prepareAll(db, TASK_SQL);
     this.agents = prepareAll(db, AGENT_SQL);
+    this.shards = prepareAll(db, SHARD_SQL);
     for (const st of [
       this.tasks.selectTask,
       this.tasks.selectTaskBySeq,
       this.tasks.selectTaskByIdempotencyKey,
+      this.tasks.selectClaimCandidates,
       this.tasks.listTasks,
     ]) {
       st.raw(true);

@@ -9,10 +9,11 @@
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { RouseError, UnavailableError, ValidationError } from '../../core/errors.js';
-import type { Store } from '../store.js';
+import type { ClaimableNotice, Store } from '../store.js';
 import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
 import { SqliteContext } from './sqlite-context.js';
+import * as shards from './sqlite-shards.js';
 import * as admin from './sqlite-task-admin.js';
 import * as reads from './sqlite-task-reads.js';
 import * as writes from './sqlite-task-writes.js';
@@ -105,6 +106,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return (...args: A): Promise<R> => call(() => tx.deferred(...args));
   };
   const ping = db.prepare('SELECT 1');
+  // One file, one coordinator: claimable notices go to this process's subscribers only.
+  const claimableListeners = new Set<(notice: ClaimableNotice) => void>();
 
   return {
     kind: 'sqlite',
@@ -128,6 +131,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     readLogs: read(reads.readLogs),
     setResultRef: write(writes.setResultRef),
     completeTasks: write(writes.completeTasks),
+    completeAndClaim: write(writes.completeAndClaim),
     failTask: write(writes.failTask),
     expireLease: write(admin.expireLease),
     completeFromResultRef: write(admin.completeFromResultRef),
@@ -146,5 +150,29 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     recordAgentHeartbeat: write(agents.recordAgentHeartbeat),
     recordPoll: write(agents.recordPoll),
     setAgentStatus: write(agents.setAgentStatus),
+
+    acquireShardLeases: write(shards.acquireShardLeases),
+    releaseShardLeases: write(shards.releaseShardLeases),
+    listShardLeases: read(shards.listShardLeases),
+    publishClaimable(notice) {
+      const copy: ClaimableNotice = { ...notice, types: [...notice.types] };
+      // Delivered after the caller's turn, as a database notification would be.
+      queueMicrotask(() => {
+        for (const listener of [...claimableListeners]) {
+          try {
+            listener(copy);
+          } catch {
+            // a listener's failure is its own; the others still hear the notice
+          }
+        }
+      });
+      return Promise.resolve();
+    },
+    onClaimable(listener) {
+      claimableListeners.add(listener);
+      return () => {
+        claimableListeners.delete(listener);
+      };
+    },
   };
 }

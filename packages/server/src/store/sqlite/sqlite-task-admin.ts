@@ -7,6 +7,7 @@ import type { Task, TaskError } from '@rouse/protocol';
 import { IdempotencyConflictError } from '../../core/errors.js';
 import { assertTransition } from '../../core/transitions.js';
 import { canonicalJson } from '../canonical-json.js';
+import { shardOf } from '../lease-shards.js';
 import type { CreatedTask, ExpireInput, ExpiryReason, NewTask, Transitioned } from '../store.js';
 import { type AttemptedWrite, checkWrite } from '../write-errors.js';
 import { agentActor, expiryReason, nextAttemptAt } from '../write-rules.js';
@@ -50,6 +51,7 @@ function createOne(ctx: SqliteContext, t: NewTask, now: number): CreatedTask {
     labels: JSON.stringify(t.labels),
     timing: JSON.stringify(t.timing),
     createdAt: now,
+    shard: shardOf(t.id),
   });
   ctx.appendEvent({
     taskId: t.id,

@@ -2,6 +2,7 @@
 import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
+import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
 import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery } from '../store.js';
 import { type EventRow, rowSeq, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -40,7 +41,18 @@ export function readLogs(ctx: SqliteContext, taskId: string, afterSeq: number, l
 }
 
 export function activeLeases(ctx: SqliteContext, query: ActiveLeasesQuery = {}): LeaseEntry[] {
-  const rows = ctx.tasks.selectActiveLeases.all({ dueBy: query.dueBy ?? null }) as {
+  const dueBy = query.dueBy ?? null;
+  const { shards } = query;
+  // The stored shard is shardOf(id) over LEASE_SHARD_COUNT; another count filters here instead.
+  const stored = shards !== undefined && shards.count === LEASE_SHARD_COUNT;
+  if (shards !== undefined && shards.ids.length === 0) return [];
+  const raw = stored
+    ? ctx.tasks.selectShardLeases.all({ shards: JSON.stringify(shards.ids), dueBy })
+    : ctx.tasks.selectActiveLeases.all({ dueBy });
+  const wanted = shards !== undefined && !stored ? new Set(shards.ids) : null;
+  const rows = (
+    wanted === null ? raw : (raw as { id: string }[]).filter((r) => wanted.has(shardOf(r.id, shards!.count)))
+  ) as {
     id: string;
     version: number;
     status: LeaseEntry['status'];

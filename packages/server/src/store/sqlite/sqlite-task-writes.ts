@@ -19,21 +19,21 @@ import type {
 } from '../store.js';
 import { type AttemptedWrite, checkWrite, failedOutcome, writeError } from '../write-errors.js';
 import { agentActor, claimLeaseExpiresAt, heartbeatLeaseExpiresAt, nextAttemptAt } from '../write-rules.js';
-import { type HeadRow, jsonText, toHead } from './row-mapping.js';
+import { EventRows } from './event-rows.js';
+import {
+  claimedTask,
+  type HeadRow,
+  jsonText,
+  rowEventCount,
+  rowField,
+  type TaskRow,
+  toHead,
+} from './row-mapping.js';
 import { parseTiming, type SqliteContext } from './sqlite-context.js';
 
 type SaveCheckpointInput = Parameters<Store['saveCheckpoint']>[0];
 type AppendLogsInput = Parameters<Store['appendLogs']>[0];
 type SetResultRefInput = Parameters<Store['setResultRef']>[0];
-
-interface Candidate {
-  seq: number;
-  id: string;
-  status: 'created' | 'failed' | 'timeout';
-  version: number;
-  priority: number;
-  timing: string;
-}
 
 function held(input: AgentWrite): AttemptedWrite {
   return { kind: 'hold', taskId: input.taskId, version: input.version, agentId: input.agentId };
@@ -53,50 +53,53 @@ export function claimTasks(ctx: SqliteContext, input: ClaimInput): Transitioned[
   const now = ctx.clock.now();
   const unavailable = JSON.stringify(input.unavailableDependencies ?? []);
   const types = [...new Set(input.types)];
-  let candidates: Candidate[] = [];
+  let candidates: TaskRow[] = [];
   for (const type of types) {
-    candidates.push(...(ctx.tasks.selectClaimCandidates.all({ type, now, unavailable, max }) as Candidate[]));
+    candidates.push(...(ctx.tasks.selectClaimCandidates.all({ type, now, unavailable, max }) as TaskRow[]));
   }
   if (types.length > 1) {
-    candidates = candidates.sort((a, b) => b.priority - a.priority || a.seq - b.seq).slice(0, max);
+    candidates = candidates
+      .sort((a, b) => rowField.priority(b) - rowField.priority(a) || rowField.seq(a) - rowField.seq(b))
+      .slice(0, max);
   }
   const actor = agentActor(input.agentId);
+  const status = input.start ? 'running' : 'claimed';
+  const startedAt = input.start ? now : null;
+  const events = new EventRows(ctx.db);
   const out: Transitioned[] = [];
-  for (const c of candidates) {
-    assertTransition(c.id, c.status, 'claimed');
-    if (input.start) assertTransition(c.id, 'claimed', 'running');
+  for (const row of candidates) {
+    const id = rowField.id(row);
+    const from = rowField.status(row);
+    assertTransition(id, from, 'claimed');
+    if (input.start) assertTransition(id, 'claimed', 'running');
+    const timing = parseTiming(rowField.timing(row));
+    const leaseExpiresAt = claimLeaseExpiresAt(now, timing, input.start);
     const { changes } = ctx.tasks.claimTask.run({
-      seq: c.seq,
-      version: c.version,
-      from: c.status,
+      seq: rowField.seq(row),
+      version: rowField.version(row),
+      from,
       now,
-      status: input.start ? 'running' : 'claimed',
-      startedAt: input.start ? now : null,
+      status,
+      startedAt,
       agentId: input.agentId,
-      leaseExpiresAt: claimLeaseExpiresAt(now, parseTiming(c.timing), input.start),
+      leaseExpiresAt,
       events: input.start ? 2 : 1,
     });
     if (changes === 0) continue; // another connection took it since the read
-    const { task, eventCount } = ctx.written(c.seq);
-    const base = {
-      taskId: task.id,
-      at: now,
-      version: task.version,
-      attempt: task.attempt,
-      actor,
-      details: null,
-    };
-    const claimSeq = input.start ? eventCount - 1 : eventCount;
-    const events = [
-      ctx.appendEvent({ ...base, seq: claimSeq, from: c.status, to: 'claimed', reason: 'claimed' }),
+    const task = claimedTask(row, { status, agentId: input.agentId, now, startedAt, leaseExpiresAt, timing });
+    const eventCount = rowEventCount(row);
+    const base = { at: now, version: task.version, attempt: task.attempt, actor, details: null };
+    const written = [
+      events.add(id, { ...base, seq: eventCount + 1, from, to: 'claimed', reason: 'claimed' }),
     ];
     if (input.start) {
-      events.push(
-        ctx.appendEvent({ ...base, seq: eventCount, from: 'claimed', to: 'running', reason: 'started' }),
+      written.push(
+        events.add(id, { ...base, seq: eventCount + 2, from: 'claimed', to: 'running', reason: 'started' }),
       );
     }
-    out.push({ task, events });
+    out.push({ task, events: written });
   }
+  events.flush();
   return out;
 }
 
@@ -208,7 +211,12 @@ export function setResultRef(ctx: SqliteContext, input: SetResultRefInput): void
   if (changes === 0) throw ctx.refused(held(input));
 }
 
-function completeTask(ctx: SqliteContext, item: CompleteInput, now: number): Outcome<Transitioned> {
+function completeTask(
+  ctx: SqliteContext,
+  item: CompleteInput,
+  now: number,
+  events: EventRows,
+): Outcome<Transitioned> {
   const { changes } = ctx.tasks.completeTask.run({
     id: item.taskId,
     version: item.version,
@@ -219,11 +227,19 @@ function completeTask(ctx: SqliteContext, item: CompleteInput, now: number): Out
     resultRef: jsonText(item.resultRef),
   });
   if (changes === 1) {
-    const written = ctx.writtenById(item.taskId);
-    return {
-      ok: true,
-      value: ctx.transitioned(written, 'running', now, agentActor(item.agentId), 'completed'),
-    };
+    const { task, eventCount } = ctx.writtenById(item.taskId);
+    const event = events.add(task.id, {
+      seq: eventCount,
+      at: now,
+      from: 'running',
+      to: 'completed',
+      version: task.version,
+      attempt: task.attempt,
+      actor: agentActor(item.agentId),
+      reason: 'completed',
+      details: null,
+    });
+    return { ok: true, value: { task, events: [event] } };
   }
   const head = toHead(ctx.head(item.taskId));
   if (head?.status === 'completed' && head.version === item.version && head.agentId === item.agentId) {
@@ -234,7 +250,19 @@ function completeTask(ctx: SqliteContext, item: CompleteInput, now: number): Out
 
 export function completeTasks(ctx: SqliteContext, items: CompleteInput[]): Outcome<Transitioned>[] {
   const now = ctx.clock.now();
-  return items.map((item) => completeTask(ctx, item, now));
+  // History rows of the whole batch go in one statement (same transaction as the updates).
+  const events = new EventRows(ctx.db);
+  const out = items.map((item) => completeTask(ctx, item, now, events));
+  events.flush();
+  return out;
+}
+
+export function completeAndClaim(
+  ctx: SqliteContext,
+  complete: CompleteInput[],
+  claim: ClaimInput,
+): { completed: Outcome<Transitioned>[]; claimed: Transitioned[] } {
+  return { completed: completeTasks(ctx, complete), claimed: claimTasks(ctx, claim) };
 }
 
 export function failTask(ctx: SqliteContext, input: FailInput): Transitioned {

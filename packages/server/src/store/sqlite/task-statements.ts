@@ -53,12 +53,15 @@ export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, ag
  * transaction. Statements that read whole tasks run in raw (array) mode.
  */
 export const TASK_SQL = {
-  /** Insert a new task in `created`. Params: every column of NewTask plus @createdAt, @runAt. */
+  /**
+   * Insert a new task in `created`. Params: every column of NewTask plus @createdAt, @runAt and
+   * @shard (its lease shard, `shardOf(id)`).
+   */
   insertTask: `
     INSERT INTO tasks (id, type, status, payload, idempotency_key, priority, run_at, max_attempts, resumable,
-                       requires, labels, timing, created_at)
+                       requires, labels, timing, created_at, shard)
     VALUES (@id, @type, 'created', @payload, @idempotencyKey, @priority, @runAt, @maxAttempts, @resumable,
-            @requires, @labels, @timing, @createdAt)`,
+            @requires, @labels, @timing, @createdAt, @shard)`,
 
   /** One task by id. Params: @id. */
   selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = @id`,
@@ -104,10 +107,11 @@ export const TASK_SQL = {
 
   /**
    * Claimable tasks of one type in claim order: available now, and requiring none of the unavailable
-   * dependencies. Params: @type, @now, @unavailable (JSON array), @max.
+   * dependencies. Whole rows (raw): the claim builds the claimed task from them instead of reading
+   * each back. Params: @type, @now, @unavailable (JSON array), @max.
    */
   selectClaimCandidates: `
-    SELECT seq, id, status, version, priority, timing FROM tasks
+    SELECT ${TASK_COLUMNS} FROM tasks
     WHERE type = @type AND available_at <= @now
       AND (@unavailable = '[]' OR requires = '[]' OR NOT EXISTS (
             SELECT 1 FROM json_each(tasks.requires) AS r WHERE r.value IN (SELECT value FROM json_each(@unavailable))))
@@ -119,6 +123,7 @@ export const TASK_SQL = {
    * result and error are cleared; the session is kept, the checkpoint only for resumable tasks.
    * Params: @seq, @version, @from (the status read), @now, @status ('claimed' or with start 'running'),
    * @startedAt (null unless started), @agentId, @leaseExpiresAt, @events (history entries: 1 or 2).
+   * `claimedTask` (row-mapping.ts) applies the same changes to the row read: keep them in step.
    */
   claimTask: `
     UPDATE tasks SET status = @status, version = version + 1, attempt = attempt + 1, agent_id = @agentId,
@@ -244,6 +249,18 @@ export const TASK_SQL = {
       json_extract(timing, '$.heartbeatTimeoutMs') AS heartbeat_timeout_ms
     FROM tasks
     WHERE lease_expires_at IS NOT NULL AND (@dueBy IS NULL OR lease_expires_at <= @dueBy)
+    ORDER BY lease_expires_at`,
+
+  /**
+   * Held leases in the lease shards @shards (JSON array of shard numbers), optionally only those due
+   * by @dueBy (null = all). Params: @shards, @dueBy.
+   */
+  selectShardLeases: `
+    SELECT id, version, status, lease_expires_at, execution_done, result_ref IS NOT NULL AS has_result_ref,
+      json_extract(timing, '$.heartbeatTimeoutMs') AS heartbeat_timeout_ms
+    FROM tasks
+    WHERE shard IN (SELECT value FROM json_each(@shards))
+      AND lease_expires_at IS NOT NULL AND (@dueBy IS NULL OR lease_expires_at <= @dueBy)
     ORDER BY lease_expires_at`,
 
   /** The earliest future claimable moment. Params: @now, @types (JSON array or null = any). */

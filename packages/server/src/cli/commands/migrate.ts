@@ -1,0 +1,135 @@
+/**
+ * `rouse migrate`: apply the store's pending migrations (all in one transaction, under the store's
+ * lock), or with `--status` report which are applied and which are pending. PostgreSQL (`--store
+ * postgres://…`) or SQLite (`--db`, default `<data-dir>/rouse.db`). `rouse serve` migrates on start
+ * unless `--no-migrate`; this is for deployments that migrate as a separate step.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Command } from 'commander';
+import { systemClock } from '../../core/clock.js';
+import { describeStore, type ResolvedStoreConfig, resolveStoreConfig } from '../../server-store.js';
+import { migrateSqlite, sqliteMigrationStatus } from '../../store/sqlite/migrate.js';
+import { action } from '../action.js';
+import { resolveDataDir } from '../connection.js';
+import { type CliContext, CliError, EXIT } from '../context.js';
+import { createStyle } from '../format/style.js';
+import { renderPairs } from '../format/table.js';
+import { addStoreOptions, type StoreCliOptions, storeConfig } from './serve.js';
+
+interface MigrateOptions extends StoreCliOptions {
+  dataDir?: string;
+  db?: string;
+  status?: boolean;
+  json?: boolean;
+}
+
+interface Status {
+  store: string;
+  databaseVersion: number;
+  codeVersion: number;
+  applied: { version: number; name: string; appliedAt: number }[];
+  pending: string[];
+}
+
+export function registerMigrate(program: Command, ctx: CliContext): void {
+  const cmd = program
+    .command('migrate')
+    .description('apply pending schema migrations to the store (or --status: show them)')
+    .option('--data-dir <dir>', 'data directory of a SQLite store (default: ./.rouse)')
+    .option('--db <path>', 'SQLite database file (default: <data-dir>/rouse.db)')
+    .option('--status', 'only report applied and pending migrations; change nothing')
+    .option('--json', 'print the result as JSON');
+  addStoreOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+All pending migrations run in one transaction (PostgreSQL: under an advisory lock, so coordinators
+starting together migrate once). A database migrated by a newer rouse is refused (exit 1).
+Exit codes: 0 done (or --status: up to date), 1 error (or --status: migrations pending).
+
+Examples:
+  $ rouse migrate --store postgres://rouse:secret@db:5432/rouse
+  $ rouse migrate --status --json --store "$ROUSE_STORE" --pg-schema rouse
+  $ rouse migrate --data-dir /var/lib/rouse`,
+    )
+    .action(action(ctx, (opts: MigrateOptions) => migrate(ctx, opts)));
+}
+
+async function migrate(ctx: CliContext, opts: MigrateOptions): Promise<number> {
+  const dataDir = resolveDataDir(ctx, opts.dataDir);
+  const sqlitePath = opts.db ? resolve(ctx.deps.cwd, opts.db) : resolve(dataDir, 'rouse.db');
+  const config = resolveStoreConfig(storeConfig(ctx, opts), sqlitePath);
+  const style = createStyle(ctx.io.color);
+  if (opts.status) {
+    const status = await readStatus(config);
+    if (opts.json) ctx.printJson(status);
+    else {
+      for (const line of renderPairs(
+        [
+          ['store', status.store],
+          ['schema version', `${status.databaseVersion} (this rouse knows ${status.codeVersion})`],
+          ['applied', status.applied.map((m) => m.name).join(', ') || '(none)'],
+          ['pending', status.pending.join(', ') || style.green('(none: up to date)')],
+        ],
+        '',
+      ))
+        ctx.print(line);
+    }
+    return status.pending.length === 0 ? EXIT.ok : EXIT.error;
+  }
+  const report = await apply(config);
+  if (opts.json) ctx.printJson({ store: describeStore(config), ...report });
+  else if (report.applied.length === 0)
+    ctx.print(`${describeStore(config)}: up to date at version ${report.toVersion}`);
+  else
+    ctx.print(
+      `${describeStore(config)}: migrated from version ${report.fromVersion} to ${report.toVersion} (${report.applied.join(', ')})`,
+    );
+  return EXIT.ok;
+}
+
+async function readStatus(config: ResolvedStoreConfig): Promise<Status> {
+  const store = describeStore(config);
+  if (config.kind === 'postgres') {
+    const { postgresMigrationStatus } = await import('../../store/postgres/migrate.js');
+    return { store, ...(await postgresMigrationStatus(pgConnection(config))) };
+  }
+  if (config.path !== ':memory:' && !existsSync(config.path)) {
+    throw new CliError(
+      `no SQLite database at ${config.path} (pass --db or --data-dir, or --store postgres://…)`,
+    );
+  }
+  const db = new Database(config.path, { readonly: true, fileMustExist: true });
+  try {
+    return { store, ...sqliteMigrationStatus(db) };
+  } finally {
+    db.close();
+  }
+}
+
+async function apply(config: ResolvedStoreConfig) {
+  if (config.kind === 'postgres') {
+    // Loaded on use: other commands do not pay for the PostgreSQL driver.
+    const { migratePostgres } = await import('../../store/postgres/migrate.js');
+    return migratePostgres(pgConnection(config));
+  }
+  if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true, mode: 0o700 });
+  const db = new Database(config.path);
+  try {
+    if (config.path !== ':memory:') db.pragma('journal_mode = WAL');
+    return migrateSqlite(db, systemClock());
+  } finally {
+    db.close();
+  }
+}
+
+function pgConnection(config: Extract<ResolvedStoreConfig, { kind: 'postgres' }>) {
+  return {
+    connectionString: config.connectionString,
+    ...(config.schema === undefined ? {} : { schema: config.schema }),
+    ...(config.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: config.connectTimeoutMs }),
+    ...(config.ssl === undefined ? {} : { ssl: config.ssl }),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Which store a coordinator runs on: `StoreConfig → resolveStoreConfig() → ResolvedStoreConfig`, and
+ * opening it. SQLite (a file in the data directory) is the default; PostgreSQL is what several
+ * coordinators share (DESIGN.md §8). A string is read as a URL: `postgres://…` / `postgresql://…`,
+ * or `sqlite` / `sqlite:<path>`.
+ */
+import { join } from 'node:path';
+import type { ConnectionOptions } from 'node:tls';
+import type { Clock } from './core/clock.js';
+import { ValidationError } from './core/errors.js';
+import { createSqliteStore } from './store/sqlite/sqlite-store.js';
+import type { Store } from './store/store.js';
+
+export interface SqliteStoreConfig {
+  kind: 'sqlite';
+  /** A file, or ':memory:'. @default '<dataDir>/rouse.db' */
+  path?: string;
+}
+
+export interface PostgresStoreConfig {
+  kind: 'postgres';
+  /** `postgres://user:password@host:port/database` */
+  connectionString: string;
+  /** Schema holding Rouse's tables. @default 'public' */
+  schema?: string;
+  /** Pooled connections per coordinator. @default 10 */
+  poolSize?: number;
+  /** Longest a statement may run; calls answer `503 unavailable` past it. @default 5000 */
+  statementTimeoutMs?: number;
+  /** Longest opening a connection may take. @default 5000 */
+  connectTimeoutMs?: number;
+  /** TLS, passed through to node-postgres (`true`, or `tls.connect` options such as `{ ca }`). */
+  ssl?: boolean | ConnectionOptions;
+  /** Apply pending migrations on start. @default true */
+  migrate?: boolean;
+}
+
+export type StoreConfig = SqliteStoreConfig | PostgresStoreConfig;
+
+export type ResolvedStoreConfig = Required<SqliteStoreConfig> | PostgresStoreConfig;
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/** Parse `--store` / `ROUSE_STORE`, or take a config object; `sqlitePath` is the SQLite default. */
+export function resolveStoreConfig(
+  store: string | StoreConfig | undefined,
+  sqlitePath: string,
+): ResolvedStoreConfig {
+  if (store === undefined) return { kind: 'sqlite', path: sqlitePath };
+  if (typeof store === 'string') {
+    const s = store.trim();
+    if (POSTGRES_URL.test(s)) return { kind: 'postgres', connectionString: s };
+    if (s === 'sqlite') return { kind: 'sqlite', path: sqlitePath };
+    if (s.startsWith('sqlite:') && s.length > 'sqlite:'.length) return { kind: 'sqlite', path: s.slice(7) };
+    throw new ValidationError(
+      'store',
+      "must be a postgres:// (or postgresql://) URL, 'sqlite', or 'sqlite:<path>'",
+    );
+  }
+  if (store.kind === 'sqlite') {
+    const path = store.path ?? sqlitePath;
+    if (typeof path !== 'string' || path === '')
+      throw new ValidationError('store.path', "must be a file path or ':memory:'");
+    return { kind: 'sqlite', path };
+  }
+  if (store.kind === 'postgres') {
+    if (typeof store.connectionString !== 'string' || !POSTGRES_URL.test(store.connectionString)) {
+      throw new ValidationError('store.connectionString', 'must be a postgres:// or postgresql:// URL');
+    }
+    return { ...store };
+  }
+  throw new ValidationError('store.kind', "must be 'sqlite' or 'postgres'");
+}
+
+/** Where the store is, without secrets (for banners and logs). */
+export function describeStore(config: ResolvedStoreConfig): string {
+  if (config.kind === 'sqlite')
+    return config.path === ':memory:'
+      ? 'SQLite :memory: (nothing survives a restart)'
+      : `SQLite ${config.path}`;
+  let where = config.connectionString;
+  try {
+    const u = new URL(config.connectionString);
+    if (u.password) u.password = '***';
+    where = u.toString();
+  } catch {
+    where = 'postgres://(unparsable URL)';
+  }
+  return `PostgreSQL ${where}${config.schema ? ` schema ${config.schema}` : ''}`;
+}
+
+/** Open (and by default migrate) the store. `clock` is SQLite's; PostgreSQL uses the database's. */
+export async function openStore(config: ResolvedStoreConfig, clock: Clock): Promise<Store> {
+  if (config.kind === 'sqlite') return createSqliteStore({ path: config.path, clock });
+  const { createPostgresStore } = await import('./store/postgres/postgres-store.js');
+  const { kind: _kind, ...pg } = config;
+  return createPostgresStore({ ...pg, clock: 'database' });
+}
+
+/** The SQLite default path for a data directory. */
+export const defaultSqlitePath = (dataDir: string): string => join(dataDir, 'rouse.db');

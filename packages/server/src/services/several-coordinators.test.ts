@@ -1,0 +1,246 @@
+/**
+ * Several coordinators on one store, with a manual clock (issue 3, services side): lease shards move
+ * to a survivor when their owner dies, which then expires the dead one's leases; claimable work wakes
+ * long-polls on the other coordinator (now and after a backoff); a coordinator whose clock is minutes
+ * off expires nothing early or late; a store outage answers `unavailable` and expires nothing, and
+ * leases get a grace when the store is back.
+ *
+ * One SQLite store instance stands for the shared database: its claimable notices reach every
+ * coordinator subscribed to it, as PostgreSQL's NOTIFY would. A "cut" store fails every call with
+ * `unavailable`, as a coordinator that lost the database (or died, to the others) would see it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Clock, ManualClock } from '../core/clock.js';
+import { UnavailableError } from '../core/errors.js';
+import { LEASE_SHARD_COUNT } from '../store/lease-shards.js';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { Store } from '../store/store.js';
+import { ADMIN, ENROLLMENT, settle, TOKENS } from './coordinator-fixture.js';
+import type { CoordinatorOptions } from './coordinator-options.js';
+import { type CoordinatorService, createCoordinator } from './create-coordinator.js';
+import { skewedClock } from './store-clock.js';
+
+interface Cuttable {
+  store: Store;
+  cut: boolean;
+}
+
+/** A view of `store` that fails every call with `unavailable` while `cut` is set. */
+function cuttable(store: Store): Cuttable {
+  const c: Cuttable = { cut: false, store };
+  c.store = new Proxy(store, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (typeof v !== 'function' || prop === 'onClaimable' || prop === 'close') return v;
+      return (...args: unknown[]) =>
+        c.cut
+          ? Promise.reject(new UnavailableError('the store is unreachable (cut by the test)'))
+          : (v as (...a: unknown[]) => unknown).apply(target, args);
+    },
+  });
+  return c;
+}
+
+let clock: ManualClock;
+let shared: Store;
+let dir: string;
+let coordinators: CoordinatorService[] = [];
+
+async function setup(): Promise<void> {
+  clock = new ManualClock(1_700_000_000_000);
+  shared = createSqliteStore({ path: ':memory:', clock });
+  dir = await mkdtemp(join(tmpdir(), 'rouse-several-'));
+  coordinators = [];
+}
+
+async function coordinator(
+  over: Partial<CoordinatorOptions> & { store?: Store; localClock?: Clock } = {},
+): Promise<CoordinatorService> {
+  const { localClock, ...rest } = over;
+  const c = createCoordinator({
+    store: shared,
+    clock: localClock ?? clock,
+    logger: pino({ level: 'silent' }),
+    blobDir: join(dir, 'blobs'),
+    tokens: TOKENS,
+    ...rest,
+  });
+  coordinators.push(c);
+  await c.start();
+  return c;
+}
+
+/** Move time in steps of at most 250 ms, letting the work each step started finish. */
+async function advance(ms: number): Promise<void> {
+  for (let left = ms; ; ) {
+    const step = Math.min(left, 250);
+    clock.advance(step);
+    left -= step;
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      await Promise.all(coordinators.map((c) => c.whenIdle()));
+      clock.advance(0);
+    }
+    if (left <= 0) break;
+  }
+  await settle();
+}
+
+async function agentOn(c: CoordinatorService, types = ['t']) {
+  const r = await c.registerAgent(ENROLLMENT, { agentType: 'test', taskTypes: types });
+  return { agentId: r.agent.id, caller: { kind: 'agent' as const, agentId: r.agent.id } };
+}
+
+async function runningOn(c: CoordinatorService, agent: Awaited<ReturnType<typeof agentOn>>) {
+  const { task } = await c.createTask(ADMIN, { type: 't', payload: {} });
+  const r = await c.claim(agent.caller, agent.agentId, { types: ['t'], max: 1 });
+  expect(r.tasks.map((t) => t.id)).toEqual([task.id]);
+  return c.startTask(agent.caller, task.id, r.tasks[0]!.version);
+}
+
+afterEach(async () => {
+  for (const c of coordinators) await c.stop();
+  await shared.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('several coordinators on one store', () => {
+  it('the first holds every shard; when it dies the survivor takes them and expires its leases', async () => {
+    await setup();
+    const cutA = cuttable(shared);
+    const a = await coordinator({ store: cutA.store, coordinatorId: 'a', shardLeaseTtlMs: 3000 });
+    const b = await coordinator({ coordinatorId: 'b', shardLeaseTtlMs: 3000 });
+    expect(a.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+    expect(b.stats().shards.ids).toHaveLength(0);
+    // Both have run a while: a shard b gains now is a takeover, not a restart (no grace).
+    await advance(7000);
+
+    const agent = await agentOn(a);
+    const t = await runningOn(a, agent); // granted by a: only a has a timer for it
+    expect(b.stats().trackedLeases).toBe(0);
+
+    cutA.cut = true; // a loses the database (to b, a is dead)
+    await advance(3000 + 1000);
+    expect(b.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+    expect((await shared.listShardLeases()).every((l) => l.ownerId === 'b' && l.epoch === 2)).toBe(true);
+
+    // b found the lease through its sweep, by the store's clock, once it was due.
+    await advance(15_000 - 4000 - 1);
+    expect((await b.getTask(ADMIN, t.id)).status).toBe('running');
+    await advance(1 + 1000);
+    const after = await b.getTask(ADMIN, t.id);
+    expect(after.status).toBe('timeout');
+    const events = await b.listTaskEvents(ADMIN, t.id);
+    expect(events.filter((e) => e.to === 'timeout')).toHaveLength(1);
+    expect(events.at(-1)!.at - (t.leaseExpiresAt ?? 0)).toBeLessThanOrEqual(1000);
+  });
+
+  it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const b = await coordinator({ coordinatorId: 'b' });
+    await a.stop();
+    await advance(Math.ceil(5000 / 3));
+    expect(b.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+  });
+
+  it('work created on one coordinator wakes a long-poll on the other at once', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const b = await coordinator({ coordinatorId: 'b' });
+    const agent = await agentOn(b);
+    let done = false;
+    const waiting = b.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 30_000 }).then((r) => {
+      done = true;
+      return r;
+    });
+    await advance(1000);
+    expect(done).toBe(false);
+    const { task } = await a.createTask(ADMIN, { type: 't', payload: {} });
+    await new Promise((r) => setImmediate(r)); // the relay publishes once per event-loop turn
+    await advance(0);
+    expect(done).toBe(true);
+    expect((await waiting).tasks.map((t) => t.id)).toEqual([task.id]);
+    expect(a.stats().claimableNotices.published).toBeGreaterThanOrEqual(1);
+    expect(b.stats().claimableNotices.received).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a requeue with backoff on one coordinator wakes a long-poll on the other when the backoff ends', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const b = await coordinator({ coordinatorId: 'b' });
+    const worker = await agentOn(a);
+    const t = await runningOn(a, worker);
+    const agent = await agentOn(b);
+    let got: string[] | null = null;
+    const waiting = b.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 60_000 }).then((r) => {
+      got = r.tasks.map((x) => x.id);
+    });
+    await a.failTask(worker.caller, t.id, {
+      version: t.version,
+      error: { code: 'boom', message: 'try again', retryable: true },
+    });
+    const failed = await a.getTask(ADMIN, t.id);
+    expect(failed.nextAttemptAt).toBe(clock.now() + 1000);
+    await new Promise((r) => setImmediate(r));
+    await advance(999);
+    expect(got).toBeNull();
+    await advance(1);
+    await waiting;
+    expect(got).toEqual([t.id]);
+  });
+
+  it('a coordinator whose clock is minutes off expires leases on time, never early', async () => {
+    await setup();
+    const skewMs = 5 * 60_000;
+    const c = await coordinator({ localClock: skewedClock(clock, skewMs), clockSyncIntervalMs: 5000 });
+    expect(c.stats().clockOffsetMs).toBe(-skewMs);
+    const agent = await agentOn(c);
+    const t = await runningOn(c, agent);
+    await advance(14_999);
+    expect((await c.getTask(ADMIN, t.id)).status).toBe('running');
+    await advance(1);
+    const events = await c.listTaskEvents(ADMIN, t.id);
+    expect(events.at(-1)).toMatchObject({ to: 'timeout', at: t.leaseExpiresAt });
+  });
+
+  it('without the correction, a clock minutes behind is still caught by the sweep on the store clock', async () => {
+    await setup();
+    const c = await coordinator({ localClock: skewedClock(clock, -5 * 60_000), clockSyncIntervalMs: null });
+    expect(c.stats().clockOffsetMs).toBe(0);
+    const agent = await agentOn(c);
+    const t = await runningOn(c, agent);
+    await advance(14_999);
+    expect((await c.getTask(ADMIN, t.id)).status).toBe('running');
+    await advance(1000);
+    expect((await c.getTask(ADMIN, t.id)).status).toBe('timeout');
+  });
+
+  it('a store outage: calls answer unavailable, nothing expires, and leases get a grace after', async () => {
+    await setup();
+    const cut = cuttable(shared);
+    const c = await coordinator({ store: cut.store, storeProbeIntervalMs: 500 });
+    const agent = await agentOn(c);
+    const t = await runningOn(c, agent);
+    cut.cut = true;
+    await expect(c.getTask(ADMIN, t.id)).rejects.toMatchObject({ code: 'unavailable' });
+    await settle(); // a ping confirms the outage
+    expect(c.stats().storeUp).toBe(false);
+    await advance(20_000); // far past the lease
+    expect((await shared.getTask(t.id))!.status).toBe('running');
+    cut.cut = false;
+    await advance(500);
+    expect(c.stats().storeUp).toBe(true);
+    const backAt = clock.now();
+    await advance(14_000);
+    expect((await c.getTask(ADMIN, t.id)).status).toBe('running');
+    await advance(1500);
+    const events = await c.listTaskEvents(ADMIN, t.id);
+    expect(events.at(-1)).toMatchObject({ to: 'timeout' });
+    expect(events.at(-1)!.at - backAt).toBeGreaterThanOrEqual(15_000);
+  });
+});

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { RouseError, UnavailableError } from '../core/errors.js';
+import type { CreatedTask, NewTask, Store } from '../store/store.js';
+import { createWriteBatcher } from './write-batcher.js';
+
+type Creates = Pick<Store, 'createTasks' | 'completeTasks'>;
+
+function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; calls: string[][] } {
+  const calls: string[][] = [];
+  const store: Creates = {
+    async createTasks(tasks) {
+      calls.push(tasks.map((t) => t.id));
+      const err = fail(tasks);
+      if (err) throw err;
+      return tasks.map((t) => ({ task: { id: t.id }, deduplicated: false }) as unknown as CreatedTask);
+    },
+    async completeTasks() {
+      return [];
+    },
+  };
+  return { store, calls };
+}
+
+const task = (id: string): NewTask => ({ id }) as NewTask;
+
+describe('write batcher', () => {
+  it('writes the creates of one event-loop turn in one store call, each caller gets its own', async () => {
+    const { store, calls } = fakeStore(() => null);
+    const w = createWriteBatcher(store);
+    const results = await Promise.all(['a', 'b', 'c'].map((id) => w.createTask(task(id))));
+    expect(calls).toEqual([['a', 'b', 'c']]);
+    expect(results.map((r) => r.task.id)).toEqual(['a', 'b', 'c']);
+    await w.createTask(task('d'));
+    expect(calls).toEqual([['a', 'b', 'c'], ['d']]);
+  });
+
+  it('retries a failed batch one by one, so only the bad item fails', async () => {
+    const bad = new RouseError('conflict', 'bad', {});
+    const { store, calls } = fakeStore((tasks) => (tasks.some((t) => t.id === 'b') ? bad : null));
+    const w = createWriteBatcher(store);
+    const results = await Promise.allSettled(['a', 'b', 'c'].map((id) => w.createTask(task(id))));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBe(bad);
+    expect(calls).toEqual([['a', 'b', 'c'], ['a'], ['b'], ['c']]);
+  });
+
+  it('fails the whole batch at once when the store is unavailable', async () => {
+    const down = new UnavailableError('down');
+    const { store, calls } = fakeStore(() => down);
+    const w = createWriteBatcher(store);
+    const results = await Promise.allSettled(['a', 'b'].map((id) => w.createTask(task(id))));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(calls).toEqual([['a', 'b']]);
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Coalesced store writes: single writes from different requests that arrive in the same event-loop
+ * turn go to the store as ONE batch call (one transaction, one commit) when the turn ends
+ * (`setImmediate`). Under load many requests are parsed per turn, so commits are shared; when idle a
+ * write waits for nothing but the end of its own turn.
+ *
+ * Each caller gets its own result or error. A batch call that throws is all or nothing (a
+ * transaction; `createTasks` by contract): unless the store is unavailable, its items are then
+ * written again one by one, so one bad item fails alone and the others are written.
+ */
+import type { CompleteInput, CreatedTask, NewTask, Outcome, Store, Transitioned } from '../store/store.js';
+
+/** Most items written per store call. */
+const MAX_BATCH = 500;
+
+interface Pending<I, O> {
+  item: I;
+  resolve(value: O): void;
+  reject(err: unknown): void;
+}
+
+class Coalescer<I, O> {
+  private queue: Pending<I, O>[] = [];
+  private scheduled = false;
+
+  constructor(private readonly write: (items: I[]) => Promise<O[]>) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const all = this.queue;
+    this.queue = [];
+    for (let i = 0; i < all.length; i += MAX_BATCH) void this.run(all.slice(i, i + MAX_BATCH));
+  };
+
+  private async run(batch: Pending<I, O>[]): Promise<void> {
+    let results: O[];
+    try {
+      results = await this.write(batch.map((p) => p.item));
+    } catch (err) {
+      if (batch.length === 1 || (err as { code?: unknown }).code === 'unavailable') {
+        for (const p of batch) p.reject(err);
+      } else {
+        await Promise.all(batch.map((p) => this.run([p])));
+      }
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const r = results[i];
+      if (r === undefined) batch[i]!.reject(new Error('the store returned fewer results than items'));
+      else batch[i]!.resolve(r);
+    }
+  }
+}
+
+export interface WriteBatcher {
+  /** One task, created in a batch with the other creates of this turn. */
+  createTask(task: NewTask): Promise<CreatedTask>;
+  /** One completion, written in a batch with the other completions of this turn. */
+  completeTask(item: CompleteInput): Promise<Outcome<Transitioned>>;
+}
+
+export function createWriteBatcher(store: Pick<Store, 'createTasks' | 'completeTasks'>): WriteBatcher {
+  const creates = new Coalescer<NewTask, CreatedTask>((tasks) => store.createTasks(tasks));
+  const completes = new Coalescer<CompleteInput, Outcome<Transitioned>>((items) =>
+    store.completeTasks(items),
+  );
+  return {
+    createTask: (task) => creates.submit(task),
+    completeTask: (item) => completes.submit(item),
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * Contract: several coordinators — lease shards (take, renew, take over after expiry with epoch + 1,
+ * release, list), leases per shard, and claimable notices reaching a subscriber.
+ */
+import { describe, expect, it } from 'vitest';
+import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
+import type { ClaimableNotice } from '../store.js';
+import { BACKOFF, type Harness, T0 } from './harness.js';
+
+const TTL = 5000;
+
+/** Wait (real time) until `pred` holds; notices travel through the database on PostgreSQL. */
+async function until(pred: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!pred()) {
+    if (performance.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export function shardsContract(h: () => Harness): void {
+  describe('lease shards', () => {
+    const acquire = (ownerId: string, want: number, shardCount = 8) =>
+      h().store.acquireShardLeases({ ownerId, shardCount, want, ttlMs: TTL });
+
+    it('takes free shards lowest first, renews its own, and takes over lapsed ones with epoch + 1', async () => {
+      const { store, clock } = h();
+      const a = await acquire('a', 5);
+      expect(a).toEqual(
+        [0, 1, 2, 3, 4].map((shard) => ({ shard, ownerId: 'a', epoch: 1, expiresAt: T0 + TTL })),
+      );
+      const b = await acquire('b', 8);
+      expect(b.map((l) => [l.shard, l.epoch])).toEqual([
+        [5, 1],
+        [6, 1],
+        [7, 1],
+      ]);
+
+      clock.advance(3000);
+      const renewed = await acquire('a', 5);
+      expect(renewed.map((l) => [l.shard, l.epoch, l.expiresAt])).toEqual(
+        [0, 1, 2, 3, 4].map((s) => [s, 1, T0 + 3000 + TTL]),
+      );
+
+      // b stops renewing; once its leases lapse a takes them over, each with a new epoch.
+      clock.set(T0 + TTL);
+      const more = await acquire('a', 8);
+      expect(more.map((l) => [l.shard, l.epoch])).toEqual([
+        [0, 1],
+        [1, 1],
+        [2, 1],
+        [3, 1],
+        [4, 1],
+        [5, 2],
+        [6, 2],
+        [7, 2],
+      ]);
+      expect(await acquire('b', 8)).toEqual([]);
+      expect((await store.listShardLeases()).map((l) => [l.shard, l.ownerId])).toEqual(
+        [0, 1, 2, 3, 4, 5, 6, 7].map((s) => [s, 'a']),
+      );
+    });
+
+    it('does not go past want, and a released shard goes to a survivor at once', async () => {
+      const { store } = h();
+      expect(await acquire('a', 0)).toEqual([]);
+      expect(await acquire('a', 3)).toHaveLength(3);
+      expect(await acquire('a', 3)).toHaveLength(3);
+      expect(await acquire('b', 8)).toHaveLength(5);
+      await store.releaseShardLeases('a');
+      const b = await acquire('b', 8);
+      expect(b.map((l) => [l.shard, l.ownerId, l.epoch])).toEqual([
+        [0, 'b', 2],
+        [1, 'b', 2],
+        [2, 'b', 2],
+        [3, 'b', 1],
+        [4, 'b', 1],
+        [5, 'b', 1],
+        [6, 'b', 1],
+        [7, 'b', 1],
+      ]);
+      await store.releaseShardLeases('nobody');
+      expect((await store.listShardLeases()).every((l) => l.ownerId === 'b')).toBe(true);
+    });
+
+    it('gives each shard to one of two coordinators asking at once', async () => {
+      const [a, b] = await Promise.all([acquire('a', 64, 64), acquire('b', 64, 64)]);
+      const shards = [...a!, ...b!].map((l) => l.shard).sort((x, y) => x - y);
+      expect(shards).toEqual([...Array(64).keys()]);
+      const listed = await h().store.listShardLeases();
+      expect(listed).toHaveLength(64);
+      expect(listed.every((l) => l.epoch === 1)).toBe(true);
+    });
+
+    it('lists the held leases of chosen shards only', async () => {
+      const { store } = h();
+      await store.createTasks(Array.from({ length: 30 }, () => h().newTask({ type: 'sharded' })));
+      const claimed = await store.claimTasks({
+        agentId: 'agt_a',
+        types: ['sharded'],
+        max: 30,
+        start: true,
+        backoff: BACKOFF,
+      });
+      const ids = claimed.map((c) => c.task.id);
+      const shard = shardOf(ids[0]!);
+      const ofShard = (count: number, wanted: number[]) =>
+        ids.filter((id) => wanted.includes(shardOf(id, count))).sort();
+      const leases = async (ids: number[], count: number) =>
+        (await store.activeLeases({ shards: { ids, count } })).map((l) => l.taskId).sort();
+      expect(await leases([shard], LEASE_SHARD_COUNT)).toEqual(ofShard(LEASE_SHARD_COUNT, [shard]));
+      expect(await leases([0, 2], 4)).toEqual(ofShard(4, [0, 2]));
+      expect(await leases([], LEASE_SHARD_COUNT)).toEqual([]);
+      expect(
+        (await store.activeLeases({ shards: { ids: [...Array(64).keys()], count: 64 } }))
+          .map((l) => l.taskId)
+          .sort(),
+      ).toEqual([...ids].sort());
+    });
+  });
+
+  describe('claimable notices', () => {
+    it('reach every subscriber, origin and all, until it unsubscribes', async () => {
+      const { store } = h();
+      const first: ClaimableNotice[] = [];
+      const second: ClaimableNotice[] = [];
+      const stopFirst = store.onClaimable((n) => first.push(n));
+      const stopSecond = store.onClaimable((n) => {
+        second.push(n);
+        throw new Error('a failing listener does not stop the others');
+      });
+      await store.publishClaimable({ types: ['a', 'b'], origin: 'coord-1' });
+      await until(() => first.length === 1 && second.length === 1);
+      expect(first).toEqual([{ types: ['a', 'b'], origin: 'coord-1' }]);
+      expect(second).toEqual(first);
+
+      stopFirst();
+      await store.publishClaimable({ types: ['c'] });
+      await until(() => second.length === 2);
+      expect(second[1]).toEqual({ types: ['c'] });
+      expect(first).toHaveLength(1);
+      stopSecond();
+    });
+  });
+}

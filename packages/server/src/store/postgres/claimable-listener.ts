@@ -1,0 +1,159 @@
+/**
+ * Claimable notices between coordinators: `publishClaimable` is a `NOTIFY` on the schema's channel;
+ * every store sharing the database hears it through ONE dedicated `LISTEN` connection, opened when
+ * the first subscriber arrives and closed with the last. When that connection drops it comes back by
+ * itself with backoff (100 ms doubling to 5 s); nothing here ever throws into the process. Notices
+ * sent while it was down are lost — they are wake-ups, and long polls also end on their own timeout.
+ */
+import pg from 'pg';
+import type { ClaimableNotice } from '../store.js';
+
+const MIN_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 5000;
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
+const MAX_PAYLOAD_BYTES = 7900;
+
+type Listener = (notice: ClaimableNotice) => void;
+
+/** The notice as payloads under the NOTIFY limit (a long type list is split; `origin` rides on each). */
+export function noticePayloads(notice: ClaimableNotice): string[] {
+  const origin = notice.origin === undefined ? {} : { origin: notice.origin };
+  const encode = (types: string[]) => JSON.stringify({ types, ...origin });
+  const out: string[] = [];
+  let types: string[] = [];
+  for (const type of notice.types) {
+    if (types.length > 0 && Buffer.byteLength(encode([...types, type])) > MAX_PAYLOAD_BYTES) {
+      out.push(encode(types));
+      types = [];
+    }
+    types.push(type);
+  }
+  out.push(encode(types));
+  return out;
+}
+
+function parseNotice(payload: string | undefined): ClaimableNotice | null {
+  try {
+    const value = JSON.parse(payload ?? '') as { types?: unknown; origin?: unknown };
+    if (!Array.isArray(value.types) || !value.types.every((t) => typeof t === 'string')) return null;
+    const notice: ClaimableNotice = { types: value.types as string[] };
+    if (typeof value.origin === 'string') notice.origin = value.origin;
+    return notice;
+  } catch {
+    return null;
+  }
+}
+
+export class ClaimableListener {
+  private readonly listeners = new Set<Listener>();
+  private client: pg.Client | null = null;
+  /** Grows with every connection, so events of an abandoned one are ignored. */
+  private generation = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private backoffMs = MIN_BACKOFF_MS;
+  private closed = false;
+  private ready: Promise<void> = Promise.resolve();
+  private markReady: () => void = () => undefined;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly channel: string,
+  ) {}
+
+  subscribe(listener: Listener): () => void {
+    if (this.closed) return () => undefined;
+    this.listeners.add(listener);
+    if (this.listeners.size === 1) this.start();
+    return () => {
+      if (!this.listeners.delete(listener) || this.listeners.size > 0) return;
+      this.stop();
+    };
+  }
+
+  /**
+   * Resolves once this store is listening (or is not trying to): a publisher awaits it, so its own
+   * subscribers hear what it publishes. Bounded by the connect timeout.
+   */
+  listening(): Promise<void> {
+    return this.ready;
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    return this.stop();
+  }
+
+  private start(): void {
+    this.ready = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
+    void this.connect();
+  }
+
+  private stop(): Promise<void> {
+    this.generation += 1;
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.markReady();
+    const client = this.client;
+    this.client = null;
+    return client === null ? Promise.resolve() : client.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const generation = ++this.generation;
+    const client = new pg.Client(this.config);
+    const lost = () => {
+      if (generation !== this.generation) return;
+      this.client = null;
+      client.end().catch(() => undefined);
+      this.scheduleReconnect();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (msg) => {
+      if (generation !== this.generation || msg.channel !== this.channel) return;
+      const notice = parseNotice(msg.payload);
+      if (notice !== null) this.deliver(notice);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.channel}"`);
+    } catch {
+      lost();
+      // Do not hold publishers up while the database is away.
+      this.markReady();
+      return;
+    }
+    if (generation !== this.generation) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.backoffMs = MIN_BACKOFF_MS;
+    this.markReady();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.listeners.size === 0 || this.retryTimer !== null) return;
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
+    // Real timers on purpose: reconnecting is I/O, not domain time.
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (!this.closed && this.listeners.size > 0) void this.connect();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  private deliver(notice: ClaimableNotice): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener({ ...notice, types: [...notice.types] });
+      } catch {
+        // a listener's failure is its own; the others still hear the notice
+      }
+    }
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * What only PostgreSQL has: the migration ledger under an advisory lock, refusing a newer schema,
+ * SKIP LOCKED claims across separate pools, the database's clock, NOTIFY between stores, and
+ * `unavailable` (then recovery) when the server is away.
+ */
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../../../../test/harness/ports.js';
+import { type FreshSchema, freshSchema, privatePostgres } from '../../../../../test/harness/postgres.js';
+import { ManualClock } from '../../core/clock.js';
+import { RouseError } from '../../core/errors.js';
+import { BACKOFF, T0, TIMING } from '../contract/harness.js';
+import type { ClaimableNotice, NewTask, Store } from '../store.js';
+import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
+import { createPostgresStore } from './postgres-store.js';
+
+function newTask(id: string, overrides: Partial<NewTask> = {}): NewTask {
+  return {
+    id,
+    type: 'work',
+    payload: { id },
+    idempotencyKey: null,
+    priority: 0,
+    runAt: null,
+    maxAttempts: 4,
+    resumable: false,
+    requires: [],
+    labels: {},
+    timing: TIMING,
+    ...overrides,
+  };
+}
+
+async function until(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!pred()) {
+    if (performance.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function rejection(p: Promise<unknown>): Promise<RouseError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RouseError);
+  return err as RouseError;
+}
+
+describe('PostgreSQL specifics', () => {
+  let db: FreshSchema;
+  const stores: Store[] = [];
+  const open = async (options: Partial<Parameters<typeof createPostgresStore>[0]> = {}) => {
+    const store = await createPostgresStore({
+      connectionString: db.connectionString,
+      schema: db.schema,
+      ...options,
+    });
+    stores.push(store);
+    return store;
+  };
+  const sql = async <T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: db.connectionString });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeEach(async () => {
+    db = await freshSchema('pgspec');
+  });
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+    await db.drop();
+  });
+
+  it('migrates once under the advisory lock, even when two coordinators start together', async () => {
+    const conn = { connectionString: db.connectionString, schema: db.schema };
+    const reports = await Promise.all([migratePostgres(conn), migratePostgres(conn), migratePostgres(conn)]);
+    expect(reports.map((r) => r.applied.length).sort()).toEqual([0, 0, POSTGRES_MIGRATIONS.length]);
+    expect(reports.every((r) => r.toVersion === POSTGRES_MIGRATIONS.length)).toBe(true);
+    const ledger = await sql<{ version: number; name: string }>(
+      `SELECT version, name FROM "${db.schema}".rouse_migrations ORDER BY version`,
+    );
+    expect(ledger).toEqual(POSTGRES_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    const status = await postgresMigrationStatus(conn);
+    expect(status).toMatchObject({ databaseVersion: 1, codeVersion: 1, pending: [] });
+    expect(Math.abs(status.applied[0]!.appliedAt - Date.now())).toBeLessThan(60_000);
+    // A store opening an up-to-date schema applies nothing more.
+    await open();
+    expect(await sql(`SELECT 1 FROM "${db.schema}".rouse_migrations`)).toHaveLength(1);
+  });
+
+  it('runs all pending migrations in one transaction: a failing one leaves nothing, not even the schema', async () => {
+    const client = new pg.Client({ connectionString: db.connectionString });
+    await client.connect();
+    try {
+      const broken = [
+        ...POSTGRES_MIGRATIONS,
+        { version: 2, name: 'good', sql: () => 'CREATE TABLE extra (x integer)' },
+        { version: 3, name: 'bad', sql: () => 'CREATE TABLE broken (' },
+      ];
+      await expect(migrateOnClient(client, db.schema, null, broken)).rejects.toThrow();
+      const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [db.schema]);
+      expect(found.rowCount).toBe(0);
+      const report = await migrateOnClient(client, db.schema, T0, broken.slice(0, -1));
+      expect(report).toEqual({ fromVersion: 0, toVersion: 2, applied: ['0001_init', 'good'] });
+      expect((await migrateOnClient(client, db.schema, T0, broken.slice(0, -1))).applied).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses a schema migrated by a newer rouse, naming both versions', async () => {
+    await migratePostgres({ connectionString: db.connectionString, schema: db.schema });
+    await sql(`INSERT INTO "${db.schema}".rouse_migrations VALUES (99, '0099_future', 0)`);
+    for (const attempt of [
+      () => open(),
+      () => open({ migrate: false }),
+      () => migratePostgres({ connectionString: db.connectionString, schema: db.schema }),
+    ]) {
+      const err = await rejection(attempt());
+      expect(err.code).toBe('unavailable');
+      expect(err.message).toContain('version 99');
+      expect(err.message).toContain(`version ${POSTGRES_MIGRATIONS.length}`);
+    }
+  });
+
+  it('with migrations off, refuses a schema that is behind and says to run rouse migrate', async () => {
+    const err = await rejection(open({ migrate: false }));
+    expect(err.code).toBe('unavailable');
+    expect(err.message).toContain('rouse migrate');
+    expect(
+      await postgresMigrationStatus({ connectionString: db.connectionString, schema: db.schema }),
+    ).toEqual({
+      databaseVersion: 0,
+      codeVersion: POSTGRES_MIGRATIONS.length,
+      applied: [],
+      pending: POSTGRES_MIGRATIONS.map((m) => m.name),
+    });
+  });
+
+  it('gives every task to exactly one claim across two stores with their own pools (SKIP LOCKED)', async () => {
+    const clock = new ManualClock(T0);
+    const a = await open({ clock, poolSize: 6 });
+    const b = await open({ clock, poolSize: 6 });
+    const ids = Array.from({ length: 300 }, (_, i) => `tsk_${i}`);
+    await a.createTasks(ids.map((id) => newTask(id)));
+    const claimed: string[] = [];
+    const worker = async (store: Store, agentId: string) => {
+      for (;;) {
+        const got = await store.claimTasks({
+          agentId,
+          types: ['work'],
+          max: 7,
+          start: true,
+          backoff: BACKOFF,
+        });
+        if (got.length === 0) return;
+        claimed.push(...got.map((c) => c.task.id));
+      }
+    };
+    await Promise.all(Array.from({ length: 12 }, (_, i) => worker(i % 2 === 0 ? a : b, `agt_${i}`)));
+    expect(claimed).toHaveLength(300);
+    expect(new Set(claimed).size).toBe(300);
+    const events = await sql<{ n: string }>(
+      `SELECT count(*) AS n FROM "${db.schema}".task_events WHERE to_status = 'claimed'`,
+    );
+    expect(Number(events[0]!.n)).toBe(300);
+  });
+
+  it('creates one task when two stores race on the same idempotency key', async () => {
+    const a = await open();
+    const b = await open();
+    for (let round = 0; round < 20; round++) {
+      const key = `race-${round}`;
+      const [[x], [y]] = await Promise.all([
+        a.createTasks([newTask(`tsk_a${round}`, { idempotencyKey: key })]),
+        b.createTasks([newTask(`tsk_b${round}`, { idempotencyKey: key, payload: { id: `tsk_a${round}` } })]),
+      ]);
+      expect(x!.task.id).toBe(y!.task.id);
+      expect([x!.deduplicated, y!.deduplicated].sort()).toEqual([false, true]);
+    }
+    expect(await sql(`SELECT 1 FROM "${db.schema}".tasks`)).toHaveLength(20);
+  });
+
+  it("uses the database's clock for every time it writes when the clock is 'database'", async () => {
+    const store = await open();
+    const [{ ms: before }] = (await sql<{ ms: string }>(
+      'SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms',
+    )) as [{ ms: string }];
+    const now = await store.now();
+    expect(now).toBeGreaterThanOrEqual(Number(before));
+    expect(now - Number(before)).toBeLessThan(5000);
+    await store.createTasks([newTask('tsk_clock')]);
+    const [c] = await store.claimTasks({
+      agentId: 'agt',
+      types: ['work'],
+      max: 1,
+      start: false,
+      backoff: BACKOFF,
+    });
+    const after = await store.now();
+    expect(c!.task.createdAt).toBeGreaterThanOrEqual(Number(before));
+    expect(c!.task.claimedAt!).toBeLessThanOrEqual(after);
+    expect(c!.task.leaseExpiresAt).toBe(c!.task.claimedAt! + TIMING.claimTimeoutMs);
+    // bigint is a number only on the store's own pool: the process-wide parser is untouched.
+    expect(typeof (await sql('SELECT 1::bigint AS n'))[0]!.n).toBe('string');
+  });
+
+  it('delivers claimable notices from one store to another (NOTIFY), and not across schemas', async () => {
+    const a = await open();
+    const b = await open();
+    const other = await freshSchema('pgspec_other');
+    const c = await createPostgresStore({ connectionString: other.connectionString, schema: other.schema });
+    try {
+      const heardB: ClaimableNotice[] = [];
+      const heardC: ClaimableNotice[] = [];
+      b.onClaimable((n) => heardB.push(n));
+      c.onClaimable((n) => heardC.push(n));
+      // b's LISTEN connection opens in the background: publish until it hears.
+      await until(() => {
+        void a.publishClaimable({ types: ['work'], origin: 'a' });
+        return heardB.length > 0;
+      });
+      expect(heardB[0]).toEqual({ types: ['work'], origin: 'a' });
+      await c.publishClaimable({ types: ['mine'] });
+      await until(() => heardC.length > 0);
+      expect(heardC.every((n) => n.types[0] === 'mine')).toBe(true);
+    } finally {
+      await c.close();
+      await other.drop();
+    }
+  });
+
+  it('answers unavailable within the connect timeout when the server cannot be reached', async () => {
+    const port = await freePort();
+    const started = performance.now();
+    const err = await rejection(
+      createPostgresStore({
+        connectionString: `postgres://x:y@127.0.0.1:${port}/none`,
+        connectTimeoutMs: 1000,
+      }),
+    );
+    expect(err.code).toBe('unavailable');
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+
+  it('answers unavailable when a statement outlives statementTimeoutMs', async () => {
+    const clock = new ManualClock(T0);
+    const store = await open({ clock, statementTimeoutMs: 200 });
+    await store.createTasks([newTask('tsk_locked')]);
+    const [c] = await store.claimTasks({
+      agentId: 'agt',
+      types: ['work'],
+      max: 1,
+      start: true,
+      backoff: BACKOFF,
+    });
+    clock.advance(TIMING.heartbeatTimeoutMs);
+    const locker = new pg.Client({ connectionString: db.connectionString });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM "${db.schema}".tasks WHERE id = 'tsk_locked' FOR UPDATE`);
+      const err = await rejection(store.expireLease({ taskId: c!.task.id, version: 1, backoff: BACKOFF }));
+      expect(err.code).toBe('unavailable');
+      await locker.query('ROLLBACK');
+      expect(await store.expireLease({ taskId: c!.task.id, version: 1, backoff: BACKOFF })).not.toBeNull();
+    } finally {
+      await locker.end();
+    }
+  });
+
+  it('rejects bad options naming the option', async () => {
+    const base = { connectionString: db.connectionString };
+    await expect(createPostgresStore({ ...base, schema: 'Bad-Name' })).rejects.toThrow(/schema/);
+    await expect(createPostgresStore({ ...base, poolSize: 0 })).rejects.toThrow(/poolSize/);
+    await expect(createPostgresStore({ ...base, statementTimeoutMs: 1.5 })).rejects.toThrow(
+      /statementTimeoutMs/,
+    );
+    await expect(createPostgresStore({ connectionString: 'mysql://x' })).rejects.toThrow(/connectionString/);
+  });
+});
+
+describe('PostgreSQL outage', () => {
+  it('answers unavailable while the server is down and recovers by itself when it is back', async () => {
+    const server = await privatePostgres();
+    const stores: Store[] = [];
+    try {
+      const clock = new ManualClock(T0);
+      const a = await createPostgresStore({ connectionString: server.url, clock, connectTimeoutMs: 1000 });
+      const b = await createPostgresStore({ connectionString: server.url, clock, connectTimeoutMs: 1000 });
+      stores.push(a, b);
+      await a.createTasks([newTask('tsk_1'), newTask('tsk_2')]);
+      const heard: ClaimableNotice[] = [];
+      b.onClaimable((n) => heard.push(n));
+      await until(() => {
+        void a.publishClaimable({ types: ['before'] }).catch(() => undefined);
+        return heard.length > 0;
+      });
+
+      await server.stop();
+      const started = performance.now();
+      for (const call of [
+        () => a.ping(),
+        () => a.getTask('tsk_1'),
+        () => a.claimTasks({ agentId: 'x', types: ['work'], max: 1, start: false, backoff: BACKOFF }),
+      ]) {
+        expect((await rejection(call())).code).toBe('unavailable');
+      }
+      expect(performance.now() - started).toBeLessThan(5000);
+
+      await server.restart();
+      let ok = false;
+      await until(() => {
+        a.ping().then(
+          () => {
+            ok = true;
+          },
+          () => undefined,
+        );
+        return ok;
+      });
+      const [c] = await a.claimTasks({
+        agentId: 'x',
+        types: ['work'],
+        max: 1,
+        start: false,
+        backoff: BACKOFF,
+      });
+      expect(c!.task.id).toBe('tsk_1');
+      // The LISTEN connection came back too.
+      heard.length = 0;
+      await until(() => {
+        void a.publishClaimable({ types: ['after'] }).catch(() => undefined);
+        return heard.some((n) => n.types[0] === 'after');
+      }, 20_000);
+    } finally {
+      for (const s of stores) await s.close();
+      await server.destroy();
+    }
+  });
+});

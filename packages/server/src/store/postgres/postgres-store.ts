@@ -1,0 +1,141 @@
+/**
+ * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
+ * database (DESIGN.md §8). Every operation is one statement on a pooled connection — its conditional
+ * write, history entries and returned rows together — so it is atomic and costs one round trip; batches
+ * (heartbeats, completions, creates) are one statement for the whole batch.
+ *
+ * Time is the database's: each statement computes `now()` itself, so coordinators with skewed clocks
+ * agree on every lease (DESIGN.md §3). Tests inject a `Clock`, whose time is passed instead.
+ *
+ * While the database is unreachable every call fails fast with `unavailable` (503); the pool and the
+ * LISTEN connection reconnect by themselves when it is back.
+ */
+import pg from 'pg';
+import { UnavailableError } from '../../core/errors.js';
+import type { Store } from '../store.js';
+import { ADMIN_SQL } from './admin-statements.js';
+import { ClaimableListener, noticePayloads } from './claimable-listener.js';
+import { checkLedger, ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
+import * as agents from './postgres-agents.js';
+import { PgContext, pgConfig } from './postgres-context.js';
+import { toStoreError } from './postgres-errors.js';
+import {
+  claimableChannel,
+  type PostgresStoreOptions,
+  type ResolvedPostgresStoreOptions,
+  resolvePostgresStoreOptions,
+} from './postgres-options.js';
+import * as admin from './postgres-task-admin.js';
+import * as reads from './postgres-task-reads.js';
+import * as writes from './postgres-task-writes.js';
+
+async function prepareSchema(pool: pg.Pool, opts: ResolvedPostgresStoreOptions): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw toStoreError(err);
+  }
+  try {
+    if (opts.migrate) {
+      await migrateOnClient(client, opts.schema, opts.clock === 'database' ? null : opts.clock.now());
+    } else {
+      checkLedger(await ledgerOnClient(client, opts.schema), POSTGRES_MIGRATIONS, true);
+    }
+    client.release();
+  } catch (err) {
+    client.release(true);
+    throw toStoreError(err);
+  }
+}
+
+/**
+ * Connect to PostgreSQL and (unless `migrate: false`) bring the schema up to date. Throws
+ * `unavailable` when the database cannot be reached within `connectTimeoutMs`, or its schema was
+ * written by a newer build (or, with migrations off, is behind this one).
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const opts = resolvePostgresStoreOptions(options);
+  const pool = new pg.Pool({ ...pgConfig(opts, opts.statementTimeoutMs, true), max: opts.poolSize });
+  // An idle connection that breaks is dropped by the pool; without a listener the event would crash.
+  pool.on('error', () => undefined);
+  try {
+    await prepareSchema(pool, opts);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  const ctx = new PgContext(pool, opts);
+  const channel = claimableChannel(opts.schema);
+  const listener = new ClaimableListener(pgConfig(opts), channel);
+
+  const op =
+    <A extends unknown[], R>(fn: (ctx: PgContext, ...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      ctx.closed ? Promise.reject(new UnavailableError('the store is closed')) : fn(ctx, ...args);
+
+  return {
+    kind: 'postgres',
+    async now() {
+      if (opts.clock !== 'database') return opts.clock.now();
+      const [row] = await ctx.rows<{ now: number }>('selectNow', ADMIN_SQL.selectNow);
+      return row!.now;
+    },
+    async ping() {
+      await ctx.rows('ping', 'SELECT 1');
+    },
+    async close() {
+      if (ctx.closed) return;
+      ctx.closed = true;
+      await listener.close();
+      await pool.end().catch(() => undefined);
+    },
+
+    createTasks: op(admin.createTasks),
+    getTask: op(reads.getTask),
+    listTasks: op(reads.listTasks),
+    listTaskEvents: op(reads.listTaskEvents),
+
+    claimTasks: op(writes.claimTasks),
+    startTask: op(writes.startTask),
+    recordHeartbeats: op(writes.recordHeartbeats),
+    saveCheckpoint: op(writes.saveCheckpoint),
+    appendLogs: op(writes.appendLogs),
+    readLogs: op(reads.readLogs),
+    setResultRef: op(writes.setResultRef),
+    completeTasks: op(writes.completeTasks),
+    completeAndClaim: op(writes.completeAndClaim),
+    failTask: op(writes.failTask),
+    expireLease: op(admin.expireLease),
+    completeFromResultRef: op(admin.completeFromResultRef),
+    cancelTask: op(admin.cancelTask),
+    retryTask: op(admin.retryTask),
+    releaseAgentTasks: op(admin.releaseAgentTasks),
+
+    activeLeases: op(reads.activeLeases),
+    nextClaimableAt: op(reads.nextClaimableAt),
+    queueStats: op(reads.queueStats),
+
+    registerAgent: op(agents.registerAgent),
+    getAgent: op(agents.getAgent),
+    getAgentByTokenHash: op(agents.getAgentByTokenHash),
+    listAgents: op(agents.listAgents),
+    recordAgentHeartbeat: op(agents.recordAgentHeartbeat),
+    recordPoll: op(agents.recordPoll),
+    setAgentStatus: op(agents.setAgentStatus),
+
+    acquireShardLeases: op(agents.acquireShardLeases),
+    releaseShardLeases: op(agents.releaseShardLeases),
+    listShardLeases: op(agents.listShardLeases),
+    async publishClaimable(notice) {
+      // Our own subscribers must hear what we publish: wait until our LISTEN is in place.
+      await listener.listening();
+      for (const payload of noticePayloads(notice)) {
+        await ctx.rows('notify', ADMIN_SQL.notify, [channel, payload]);
+      }
+    },
+    onClaimable(subscriber) {
+      return listener.subscribe(subscriber);
+    },
+  };
+}

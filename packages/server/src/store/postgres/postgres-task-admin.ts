@@ -1,0 +1,204 @@
+/**
+ * Task writes made by the coordinator or an operator: create, lease expiry, completion from an
+ * uploaded result, cancel, manual retry, graceful agent leave. One statement each (create: a lookup of
+ * idempotency keys, then one insert).
+ */
+import type { TaskError, TaskStatus } from '@rouse/protocol';
+import { IdempotencyConflictError, RouseError } from '../../core/errors.js';
+import { canTransition, TRANSITIONS } from '../../core/transitions.js';
+import { canonicalJson } from '../canonical-json.js';
+import { shardOf } from '../lease-shards.js';
+import type { CreatedTask, ExpireInput, ExpiryReason, NewTask, Transitioned } from '../store.js';
+import { agentActor } from '../write-rules.js';
+import { ADMIN_SQL } from './admin-statements.js';
+import { type PgContext, transitioned } from './postgres-context.js';
+import { type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
+import { TASK_SQL } from './task-statements.js';
+
+/** Who creates tasks in the history (the API does not tell the store who asked). */
+const CREATOR = 'user';
+
+/** The words of each expiry error (the same as SQLite's). */
+const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
+  claim_timeout: 'claimed but not started within claimTimeoutMs',
+  heartbeat_timeout: 'no heartbeat within heartbeatTimeoutMs',
+  attempt_deadline: 'the attempt ran past attemptDeadlineMs',
+};
+const EXPIRY_MESSAGES_JSON = JSON.stringify(EXPIRY_MESSAGES);
+
+/** The statuses the transition table lets go to `cancelled` (final ones are refused in SQL too). */
+const CANCELLABLE = (Object.keys(TRANSITIONS) as TaskStatus[]).filter((s) => canTransition(s, 'cancelled'));
+
+/** The unique index of idempotency keys (0001_init.sql): a violation of it is a create race. */
+const IDEMPOTENCY_CONSTRAINT = 'tasks_idempotency_key';
+
+type Planned =
+  | { kind: 'insert'; id: string }
+  | { kind: 'existing'; row: TaskRow }
+  | { kind: 'batch'; id: string };
+
+interface KnownKey {
+  id: string;
+  type: string;
+  payload: string;
+  row: TaskRow | null;
+}
+
+async function createOnce(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask[]> {
+  const keys = [...new Set(tasks.flatMap((t) => (t.idempotencyKey === null ? [] : [t.idempotencyKey])))];
+  const existing =
+    keys.length === 0
+      ? []
+      : await ctx.rows<TaskRow>('selectTasksByIdempotencyKeys', TASK_SQL.selectTasksByIdempotencyKeys, [
+          keys,
+        ]);
+  const known = new Map<string, KnownKey>(
+    existing.map((row) => [
+      row.idempotency_key!,
+      { id: row.id, type: row.type, payload: canonicalJson(row.payload), row },
+    ]),
+  );
+  const plan: Planned[] = [];
+  const inserts: NewTask[] = [];
+  for (const t of tasks) {
+    const payload = canonicalJson(t.payload);
+    if (t.idempotencyKey !== null) {
+      const k = known.get(t.idempotencyKey);
+      if (k !== undefined) {
+        if (k.type !== t.type || k.payload !== payload)
+          throw new IdempotencyConflictError(t.idempotencyKey, k.id);
+        plan.push(k.row === null ? { kind: 'batch', id: k.id } : { kind: 'existing', row: k.row });
+        continue;
+      }
+      known.set(t.idempotencyKey, { id: t.id, type: t.type, payload, row: null });
+    }
+    plan.push({ kind: 'insert', id: t.id });
+    inserts.push(t);
+  }
+  const batch = inserts.map((t, i) => ({
+    i,
+    id: t.id,
+    type: t.type,
+    payload: t.payload ?? null,
+    idempotency_key: t.idempotencyKey,
+    priority: t.priority,
+    run_at: t.runAt,
+    max_attempts: t.maxAttempts,
+    resumable: t.resumable,
+    requires: t.requires,
+    labels: t.labels,
+    timing: t.timing,
+    shard: shardOf(t.id),
+  }));
+  const rows =
+    batch.length === 0
+      ? []
+      : await ctx.rows<TaskRow>('insertTasks', TASK_SQL.insertTasks, [
+          ctx.now(),
+          JSON.stringify(batch),
+          CREATOR,
+        ]);
+  const inserted = new Map(rows.map((r) => [r.id, r]));
+  return plan.map((p) => {
+    if (p.kind === 'existing') return { task: toTask(p.row), deduplicated: true };
+    return { task: toTask(inserted.get(p.id)!), deduplicated: p.kind === 'batch' };
+  });
+}
+
+/**
+ * All or nothing: one INSERT statement. A key another coordinator inserted between the lookup and the
+ * insert fails the insert on its unique index; the whole create then runs again and finds it.
+ */
+export async function createTasks(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createOnce(ctx, tasks);
+    } catch (err) {
+      const raced =
+        err instanceof RouseError &&
+        err.code === 'conflict' &&
+        err.details.constraint === IDEMPOTENCY_CONSTRAINT;
+      if (!raced || attempt >= 3) throw err;
+    }
+  }
+}
+
+export async function expireLease(
+  ctx: PgContext,
+  input: ExpireInput,
+): Promise<(Transitioned & { reason: ExpiryReason }) | null> {
+  const [row] = await ctx.rows<WrittenRow & { reason: ExpiryReason }>('expireLease', ADMIN_SQL.expireLease, [
+    ctx.now(),
+    input.taskId,
+    input.version,
+    input.backoff.baseMs,
+    input.backoff.capMs,
+    input.backoff.jitter,
+    EXPIRY_MESSAGES_JSON,
+  ]);
+  return row === undefined ? null : { ...transitioned(row), reason: row.reason };
+}
+
+export async function completeFromResultRef(
+  ctx: PgContext,
+  input: { taskId: string; version: number },
+): Promise<Transitioned | null> {
+  const [row] = await ctx.rows<WrittenRow>('completeFromResultRef', ADMIN_SQL.completeFromResultRef, [
+    ctx.now(),
+    input.taskId,
+    input.version,
+  ]);
+  return row === undefined ? null : transitioned(row);
+}
+
+export async function cancelTask(
+  ctx: PgContext,
+  input: { taskId: string; reason: string; actor: string },
+): Promise<Transitioned> {
+  const [row] = await ctx.rows<WrittenRow>('cancelTask', ADMIN_SQL.cancelTask, [
+    ctx.now(),
+    input.taskId,
+    CANCELLABLE,
+    input.actor,
+    input.reason,
+  ]);
+  if (row === undefined)
+    throw await ctx.refused({ kind: 'transition', to: 'cancelled', taskId: input.taskId });
+  return transitioned(row);
+}
+
+/**
+ * A manual retry keeps the status (failed or timeout) and makes it claimable now; the next claim is
+ * the transition. Its history entry is an annotation with `from` = `to`.
+ */
+export async function retryTask(
+  ctx: PgContext,
+  input: { taskId: string; actor: string },
+): Promise<Transitioned> {
+  const [row] = await ctx.rows<WrittenRow>('retryTask', ADMIN_SQL.retryTask, [
+    ctx.now(),
+    input.taskId,
+    input.actor,
+  ]);
+  if (row === undefined) throw await ctx.refused({ kind: 'retry', taskId: input.taskId });
+  return transitioned(row);
+}
+
+export async function releaseAgentTasks(
+  ctx: PgContext,
+  input: { agentId: string; reason: string },
+): Promise<Transitioned[]> {
+  const error: TaskError = {
+    code: input.reason,
+    message: `agent ${input.agentId} released the task (${input.reason})`,
+    retryable: true,
+  };
+  const rows = await ctx.rows<WrittenRow>('releaseAgentTasks', ADMIN_SQL.releaseAgentTasks, [
+    ctx.now(),
+    input.agentId,
+    JSON.stringify(error),
+    input.reason,
+    agentActor(input.agentId),
+  ]);
+  return rows.map(transitioned);
+}

@@ -1,0 +1,109 @@
+/** Task reads: one task, pages, history, logs, leases and queue numbers. */
+import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
+import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
+import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery } from '../store.js';
+import { ADMIN_SQL } from './admin-statements.js';
+import type { PgContext } from './postgres-context.js';
+import { type EventRow, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
+import { TASK_SQL } from './task-statements.js';
+
+const DEFAULT_LIST_LIMIT = 100;
+
+export async function getTask(ctx: PgContext, id: string): Promise<Task | null> {
+  const [row] = await ctx.rows<TaskRow>('selectTask', TASK_SQL.selectTask, [id]);
+  return row === undefined ? null : toTask(row);
+}
+
+export async function listTasks(
+  ctx: PgContext,
+  query: TaskQuery,
+): Promise<{ tasks: Task[]; nextCursor: string | null }> {
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) throw new ValidationError('limit', 'must be an integer >= 1');
+  const labels = query.labels && Object.keys(query.labels).length > 0 ? JSON.stringify(query.labels) : null;
+  const rows = await ctx.rows<TaskRow>('listTasks', TASK_SQL.listTasks, [
+    query.cursor ? decodeCursor(query.cursor) : null,
+    query.statuses && query.statuses.length > 0 ? query.statuses : null,
+    query.type ?? null,
+    query.agentId ?? null,
+    labels,
+    limit + 1,
+  ]);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    tasks: page.map(toTask),
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
+  };
+}
+
+export async function listTaskEvents(ctx: PgContext, taskId: string): Promise<TaskEvent[]> {
+  return (await ctx.rows<EventRow>('selectEvents', TASK_SQL.selectEvents, [taskId])).map(toEvent);
+}
+
+export async function readLogs(
+  ctx: PgContext,
+  taskId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<LogLine[]> {
+  return (await ctx.rows<LogLine>('selectLogs', TASK_SQL.selectLogs, [taskId, afterSeq, limit])).map(
+    toLogLine,
+  );
+}
+
+interface LeaseRow {
+  id: string;
+  version: number;
+  status: LeaseEntry['status'];
+  lease_expires_at: number;
+  execution_done: boolean;
+  has_result_ref: boolean;
+  heartbeat_timeout_ms: number;
+}
+
+export async function activeLeases(ctx: PgContext, query: ActiveLeasesQuery = {}): Promise<LeaseEntry[]> {
+  const { shards } = query;
+  if (shards !== undefined && shards.ids.length === 0) return [];
+  // The stored shard is shardOf(id) over LEASE_SHARD_COUNT; another count filters here instead.
+  const stored = shards !== undefined && shards.count === LEASE_SHARD_COUNT;
+  const dueBy = query.dueBy ?? Number.MAX_SAFE_INTEGER;
+  const rows = stored
+    ? await ctx.rows<LeaseRow>('selectShardLeases', ADMIN_SQL.selectShardLeases, [dueBy, shards.ids])
+    : await ctx.rows<LeaseRow>('selectActiveLeases', ADMIN_SQL.selectActiveLeases, [dueBy]);
+  const wanted = shards !== undefined && !stored ? new Set(shards.ids) : null;
+  return rows
+    .filter((r) => wanted === null || wanted.has(shardOf(r.id, shards!.count)))
+    .map((r) => ({
+      taskId: r.id,
+      version: r.version,
+      status: r.status,
+      leaseExpiresAt: r.lease_expires_at,
+      executionDone: r.execution_done,
+      hasResultRef: r.has_result_ref,
+      heartbeatTimeoutMs: r.heartbeat_timeout_ms,
+    }));
+}
+
+export async function nextClaimableAt(ctx: PgContext, types?: string[]): Promise<number | null> {
+  if (types !== undefined && types.length === 0) return null;
+  const [row] = await ctx.rows<{ available_at: number }>(
+    'selectNextClaimableAt',
+    ADMIN_SQL.selectNextClaimableAt,
+    [ctx.now(), types ?? null],
+  );
+  return row?.available_at ?? null;
+}
+
+/** A task that is not waiting to be claimed (held or final) has nothing ahead of it. */
+export async function queueStats(ctx: PgContext, taskId: string): Promise<QueueStats> {
+  const [row] = await ctx.rows<{ available_at: number | null; ahead: number }>(
+    'selectQueueStats',
+    ADMIN_SQL.selectQueueStats,
+    [ctx.now(), taskId],
+  );
+  if (row === undefined) throw new NotFoundError('task', taskId);
+  return { ahead: row.available_at === null ? 0 : row.ahead };
+}

@@ -1,0 +1,275 @@
+/**
+ * Task writes made by the holding agent: claim, start, heartbeats, checkpoint, logs, result ref,
+ * complete, fail. Each is one conditional statement; when it changes nothing the task's head is read
+ * and `write-errors.ts` says why, exactly as on SQLite.
+ */
+import type {
+  AgentWrite,
+  ClaimInput,
+  CompleteInput,
+  FailInput,
+  HeartbeatAccepted,
+  HeartbeatInput,
+  LogAppendResult,
+  Outcome,
+  Store,
+  Transitioned,
+} from '../store.js';
+import { type AttemptedWrite, failedOutcome, writeError } from '../write-errors.js';
+import { agentActor } from '../write-rules.js';
+import { type PgContext, rounds, transitioned } from './postgres-context.js';
+import { jsonParam, type TaskRow, toHead, toTask, type WrittenRow } from './row-mapping.js';
+import { TASK_SQL } from './task-statements.js';
+
+type SaveCheckpointInput = Parameters<Store['saveCheckpoint']>[0];
+type AppendLogsInput = Parameters<Store['appendLogs']>[0];
+type SetResultRefInput = Parameters<Store['setResultRef']>[0];
+
+function held(input: AgentWrite): AttemptedWrite {
+  return { kind: 'hold', taskId: input.taskId, version: input.version, agentId: input.agentId };
+}
+
+export async function claimTasks(ctx: PgContext, input: ClaimInput): Promise<Transitioned[]> {
+  const max = Math.floor(input.max);
+  if (max < 1 || input.types.length === 0) return [];
+  const rows = await ctx.rows<WrittenRow>('claimTasks', TASK_SQL.claimTasks, [
+    ctx.now(),
+    [...new Set(input.types)],
+    max,
+    input.agentId,
+    input.unavailableDependencies ?? [],
+    input.start,
+    agentActor(input.agentId),
+  ]);
+  return rows.map(transitioned);
+}
+
+export async function startTask(ctx: PgContext, input: AgentWrite): Promise<Transitioned> {
+  const [row] = await ctx.rows<WrittenRow>('startTask', TASK_SQL.startTask, [
+    ctx.now(),
+    input.taskId,
+    input.version,
+    input.agentId,
+    agentActor(input.agentId),
+  ]);
+  if (row === undefined) throw await ctx.refused({ kind: 'transition', to: 'running', ...input });
+  return transitioned(row);
+}
+
+interface BeatRow {
+  i: number;
+  id: string;
+  lease_expires_at: number;
+  progressed: boolean;
+  status: HeartbeatAccepted['status'];
+}
+
+export async function recordHeartbeats(
+  ctx: PgContext,
+  beats: HeartbeatInput[],
+): Promise<Outcome<HeartbeatAccepted>[]> {
+  const out: Outcome<HeartbeatAccepted>[] = new Array(beats.length);
+  for (const round of rounds(beats)) {
+    const items = round.map(({ item, index }) => ({
+      i: index,
+      id: item.taskId,
+      agent_id: item.agentId,
+      version: item.version,
+      progress: item.progress ?? null,
+      phase: item.phase ?? null,
+      execution_done: item.executionDone ?? null,
+      grace_ms: item.writeBackGraceMs,
+    }));
+    const rows = await ctx.rows<BeatRow>('recordHeartbeats', TASK_SQL.recordHeartbeats, [
+      ctx.now(),
+      JSON.stringify(items),
+    ]);
+    for (const r of rows) {
+      out[r.i] = {
+        ok: true,
+        value: {
+          taskId: r.id,
+          leaseExpiresAt: r.lease_expires_at,
+          progressed: r.progressed,
+          status: r.status,
+        },
+      };
+    }
+    const refused = round.filter(({ index }) => out[index] === undefined);
+    if (refused.length === 0) continue;
+    const heads = await ctx.heads(refused.map(({ item }) => item.taskId));
+    for (const { item, index } of refused) {
+      out[index] = failedOutcome(writeError(toHead(heads.get(item.taskId)), held(item)));
+    }
+  }
+  return out;
+}
+
+export async function saveCheckpoint(ctx: PgContext, input: SaveCheckpointInput): Promise<void> {
+  const changes = await ctx.changes('saveCheckpoint', TASK_SQL.saveCheckpoint, [
+    input.taskId,
+    input.version,
+    input.agentId,
+    input.state !== undefined,
+    jsonParam(input.state),
+    input.session !== undefined,
+    jsonParam(input.session),
+  ]);
+  if (changes === 0) throw await ctx.refused(held(input));
+}
+
+export async function appendLogs(ctx: PgContext, input: AppendLogsInput): Promise<LogAppendResult> {
+  // PostgreSQL text cannot hold NUL; a log line is kept with a replacement character instead.
+  const texts = input.lines.map((l) => (l.text.includes('\0') ? l.text.replaceAll('\0', '\uFFFD') : l.text));
+  const [r] = await ctx.rows<{ held: number; accepted: number; total: number }>(
+    'appendLogs',
+    TASK_SQL.appendLogs,
+    [
+      ctx.now(),
+      input.taskId,
+      input.version,
+      input.agentId,
+      input.lines.map((l) => l.stream),
+      texts,
+      texts.map((t) => Buffer.byteLength(t, 'utf8')),
+      input.maxBytesPerTask,
+    ],
+  );
+  if (r === undefined || r.held === 0) throw await ctx.refused(held(input));
+  return { accepted: r.accepted, truncated: r.accepted < r.total };
+}
+
+export async function setResultRef(ctx: PgContext, input: SetResultRefInput): Promise<void> {
+  const changes = await ctx.changes('setResultRef', TASK_SQL.setResultRef, [
+    input.taskId,
+    input.version,
+    input.agentId,
+    JSON.stringify(input.resultRef),
+  ]);
+  if (changes === 0) throw await ctx.refused(held(input));
+}
+
+function completionItems(round: { item: CompleteInput; index: number }[]): string {
+  return JSON.stringify(
+    round.map(({ item, index }) => ({
+      i: index,
+      id: item.taskId,
+      agent_id: item.agentId,
+      version: item.version,
+      actor: agentActor(item.agentId),
+      result: item.result ?? null,
+      set_ref: item.resultRef !== undefined,
+      result_ref: item.resultRef ?? null,
+    })),
+  );
+}
+
+/** Fill in the outcomes of the items a completion statement did not write (one read for all). */
+async function explainRefusedCompletions(
+  ctx: PgContext,
+  round: { item: CompleteInput; index: number }[],
+  out: Outcome<Transitioned>[],
+): Promise<void> {
+  const refused = round.filter(({ index }) => out[index] === undefined);
+  if (refused.length === 0) return;
+  const tasks = await ctx.rows<TaskRow>('selectTasks', TASK_SQL.selectTasks, [
+    refused.map((r) => r.item.taskId),
+  ]);
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  for (const { item, index } of refused) {
+    const row = byId.get(item.taskId);
+    // Idempotent per version: completing what this holder already completed returns it unchanged.
+    if (row?.status === 'completed' && row.version === item.version && row.agent_id === item.agentId) {
+      out[index] = { ok: true, value: { task: toTask(row), events: [] } };
+    } else {
+      out[index] = failedOutcome(writeError(toHead(row), { kind: 'transition', to: 'completed', ...item }));
+    }
+  }
+}
+
+export async function completeTasks(
+  ctx: PgContext,
+  items: CompleteInput[],
+): Promise<Outcome<Transitioned>[]> {
+  const out: Outcome<Transitioned>[] = new Array(items.length);
+  for (const round of rounds(items)) {
+    const rows = await ctx.rows<WrittenRow & { i: number }>('completeTasks', TASK_SQL.completeTasks, [
+      ctx.now(),
+      completionItems(round),
+    ]);
+    for (const row of rows) out[row.i] = { ok: true, value: transitioned(row) };
+    await explainRefusedCompletions(ctx, round, out);
+  }
+  return out;
+}
+
+/**
+ * completeTasks then claimTasks in one statement (one commit). A batch naming a task twice takes the
+ * two calls instead: a statement cannot write a row twice.
+ */
+export async function completeAndClaim(
+  ctx: PgContext,
+  complete: CompleteInput[],
+  claim: ClaimInput,
+): Promise<{ completed: Outcome<Transitioned>[]; claimed: Transitioned[] }> {
+  const [round, ...more] = rounds(complete);
+  const max = Math.floor(claim.max);
+  if (more.length > 0 || round === undefined || max < 1 || claim.types.length === 0) {
+    const completed = await completeTasks(ctx, complete);
+    return { completed, claimed: await claimTasks(ctx, claim) };
+  }
+  const rows = await ctx.rows<WrittenRow & { part: 'completed' | 'claimed'; i: number | null }>(
+    'completeAndClaim',
+    TASK_SQL.completeAndClaim,
+    [
+      ctx.now(),
+      completionItems(round),
+      [...new Set(claim.types)],
+      max,
+      claim.agentId,
+      claim.unavailableDependencies ?? [],
+      claim.start,
+      agentActor(claim.agentId),
+    ],
+  );
+  const completed: Outcome<Transitioned>[] = new Array(complete.length);
+  const claimed: Transitioned[] = [];
+  for (const row of rows) {
+    if (row.part === 'completed') completed[row.i!] = { ok: true, value: transitioned(row) };
+    else claimed.push(transitioned(row));
+  }
+  await explainRefusedCompletions(ctx, round, completed);
+  return { completed, claimed };
+}
+
+export async function failTask(ctx: PgContext, input: FailInput): Promise<Transitioned> {
+  const [row] = await ctx.rows<WrittenRow>('failTask', TASK_SQL.failTask, [
+    ctx.now(),
+    input.taskId,
+    input.version,
+    input.agentId,
+    input.error.retryable,
+    input.backoff.baseMs,
+    input.backoff.capMs,
+    input.backoff.jitter,
+    JSON.stringify(input.error),
+    agentActor(input.agentId),
+  ]);
+  if (row !== undefined) return transitioned(row);
+  const [current] = await ctx.rows<TaskRow>('selectTask', TASK_SQL.selectTask, [input.taskId]);
+  // Idempotent per version: failing what this holder already failed returns it unchanged.
+  if (
+    current?.status === 'failed' &&
+    current.version === input.version &&
+    current.agent_id === input.agentId
+  ) {
+    return { task: toTask(current), events: [] };
+  }
+  throw writeError(toHead(current), {
+    kind: 'transition',
+    to: 'failed',
+    taskId: input.taskId,
+    version: input.version,
+    agentId: input.agentId,
+  });
+}

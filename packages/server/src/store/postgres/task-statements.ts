@@ -1,0 +1,316 @@
+/**
+ * The PostgreSQL task statements for creating, reading and the holder's writes: one named,
+ * parameterised statement per store operation. Each write is ONE statement — the conditional UPDATE,
+ * its history entries (a data-modifying CTE `ev`) and the row it returns — so it is atomic and costs one
+ * round trip. Timed statements take the store clock as `$1` (see `CLOCK_CTE`). JSON travels as text
+ * cast to jsonb; batches travel as one JSON array read with `jsonb_to_recordset`.
+ */
+import {
+  backoffSql,
+  CLOCK_CTE,
+  EVENT_COLUMNS,
+  eventsOf,
+  leaseDeadlineSql,
+  TASK_COLUMN_NAMES,
+  taskColumns,
+} from './sql-fragments.js';
+
+const COLS = TASK_COLUMN_NAMES.join(', ');
+const T = taskColumns('t');
+
+/**
+ * The claim as CTEs `cand` (candidates, locked), `upd` (the new attempt) and `ev` (history). Per type
+ * the candidates come from the claim index in order, skipping rows another claim has locked; a row is
+ * re-checked under its lock, so an attempt is never claimed twice. The rows are updated through
+ * `= ANY(ARRAY(...))` so that even a generic plan reaches them by primary key. Parameters, in order:
+ * types (text[]), max, agentId, unavailable dependencies (text[]), start (boolean), actor.
+ */
+function claimCtes([types, max, agentId, unavailable, start, actor]: string[]): string {
+  return `
+    cand AS (
+      SELECT c.seq, c.status AS from_status, c.priority
+      FROM unnest(${types}::text[]) AS ty(type)
+      CROSS JOIN clock
+      CROSS JOIN LATERAL (
+        SELECT t.seq, t.status, t.priority FROM tasks t
+        WHERE t.type = ty.type AND t.available_at <= clock.now
+          AND (cardinality(${unavailable}::text[]) = 0 OR NOT (t.requires ?| ${unavailable}::text[]))
+        ORDER BY t.priority DESC, t.seq
+        LIMIT ${max}::integer
+        FOR UPDATE SKIP LOCKED
+      ) c
+      ORDER BY c.priority DESC, c.seq
+      LIMIT ${max}::integer
+    ),
+    upd AS (
+      UPDATE tasks t SET status = CASE WHEN ${start}::boolean THEN 'running' ELSE 'claimed' END,
+        version = t.version + 1, attempt = t.attempt + 1, agent_id = ${agentId}::text,
+        event_count = t.event_count + CASE WHEN ${start}::boolean THEN 2 ELSE 1 END,
+        claimed_at = clock.now, started_at = CASE WHEN ${start}::boolean THEN clock.now END,
+        last_heartbeat_at = NULL,
+        lease_expires_at = CASE WHEN ${start}::boolean THEN ${leaseDeadlineSql('start', 't', 'clock.now')}
+                                ELSE ${leaseDeadlineSql('claim', 't', 'clock.now')} END,
+        next_attempt_at = NULL, finished_at = NULL, progress = NULL, phase = NULL,
+        progress_changed_at = CASE WHEN ${start}::boolean THEN clock.now END,
+        execution_done = false, result = NULL, result_ref = NULL, error = NULL,
+        checkpoint = CASE WHEN t.resumable THEN t.checkpoint END
+      FROM clock
+      WHERE t.seq = ANY(ARRAY(SELECT seq FROM cand))
+      RETURNING ${T}, (SELECT cand.from_status FROM cand WHERE cand.seq = t.seq) AS from_status, clock.now AS at
+    ),
+    ev AS (
+      INSERT INTO task_events (${EVENT_COLUMNS})
+      SELECT id, event_count - CASE WHEN ${start}::boolean THEN 1 ELSE 0 END, at, from_status, 'claimed', version,
+             attempt, ${actor}::text, 'claimed', NULL::jsonb FROM upd
+      UNION ALL
+      SELECT id, event_count, at, 'claimed', 'running', version, attempt, ${actor}::text, 'started', NULL::jsonb
+      FROM upd WHERE ${start}::boolean
+      RETURNING *
+    )`;
+}
+
+/**
+ * Completion by the holder as CTEs `cupd` (running → completed; set_ref replaces result_ref) and `cev`
+ * (history), for the batch in JSON parameter `items`: {i, id, agent_id, version, actor, result,
+ * set_ref, result_ref}, no task twice.
+ */
+function completeCtes(items: string): string {
+  return `
+    cupd AS (
+      UPDATE tasks t SET status = 'completed', result = c.result, finished_at = clock.now, lease_expires_at = NULL,
+        event_count = t.event_count + 1,
+        result_ref = CASE WHEN c.set_ref THEN c.result_ref ELSE t.result_ref END
+      FROM jsonb_to_recordset(${items}::jsonb) AS c(i integer, id text, agent_id text, version integer, actor text,
+             result jsonb, set_ref boolean, result_ref jsonb)
+      CROSS JOIN clock
+      WHERE t.id = c.id AND t.version = c.version AND t.agent_id = c.agent_id AND t.status = 'running'
+      RETURNING c.i, c.actor, ${T}, clock.now AS at
+    ),
+    cev AS (
+      INSERT INTO task_events (${EVENT_COLUMNS})
+      SELECT id, event_count, at, 'running', 'completed', version, attempt, actor, 'completed', NULL FROM cupd
+      RETURNING *
+    )`;
+}
+
+export const TASK_SQL = {
+  /**
+   * Insert a batch of new tasks in `created`, in input order, with their creation entries.
+   * Params: $1 now, $2 JSON array of {i, id, type, payload, idempotency_key, priority, run_at (null =
+   * now), max_attempts, resumable, requires, labels, timing, shard}, $3 actor.
+   */
+  insertTasks: `
+    WITH ${CLOCK_CTE},
+    ins AS (
+      INSERT INTO tasks (id, type, status, payload, idempotency_key, priority, run_at, max_attempts, resumable,
+                         requires, labels, timing, created_at, shard)
+      SELECT n.id, n.type, 'created', COALESCE(n.payload, 'null'::jsonb), n.idempotency_key, n.priority,
+             COALESCE(n.run_at, clock.now), n.max_attempts, n.resumable, n.requires, n.labels, n.timing, clock.now,
+             n.shard
+      FROM jsonb_to_recordset($2::jsonb) AS n(i integer, id text, type text, payload jsonb, idempotency_key text,
+             priority integer, run_at bigint, max_attempts integer, resumable boolean, requires jsonb,
+             labels jsonb, timing jsonb, shard integer)
+      CROSS JOIN clock
+      ORDER BY n.i
+      RETURNING ${COLS}
+    ),
+    ev AS (
+      INSERT INTO task_events (${EVENT_COLUMNS})
+      SELECT id, 1, created_at, NULL, 'created', 0, 0, $3::text, 'created', NULL FROM ins
+    )
+    SELECT * FROM ins`,
+
+  /** The tasks holding any of these idempotency keys. Params: $1 keys (text[]). */
+  selectTasksByIdempotencyKeys: `
+    SELECT ${COLS} FROM tasks WHERE idempotency_key IS NOT NULL AND idempotency_key = ANY($1::text[])`,
+
+  /** One task by id. Params: $1 id. */
+  selectTask: `SELECT ${COLS} FROM tasks WHERE id = $1`,
+
+  /** Whole tasks by id (to explain refused batch items). Params: $1 ids (text[]). */
+  selectTasks: `SELECT ${COLS} FROM tasks WHERE id = ANY($1::text[])`,
+
+  /** Heads of tasks by id, for checking refused writes. Params: $1 ids (text[]). */
+  selectHeads: 'SELECT id, status, version, agent_id, next_attempt_at FROM tasks WHERE id = ANY($1::text[])',
+
+  /**
+   * A page of tasks, newest first. Every filter is optional (null = any). Params: $1 beforeSeq (cursor),
+   * $2 statuses (text[]), $3 type, $4 agentId, $5 labels (jsonb object, all must match), $6 limit.
+   */
+  listTasks: `
+    SELECT ${COLS} FROM tasks
+    WHERE ($1::bigint IS NULL OR seq < $1::bigint)
+      AND ($2::text[] IS NULL OR status = ANY($2::text[]))
+      AND ($3::text IS NULL OR type = $3::text)
+      AND ($4::text IS NULL OR agent_id = $4::text)
+      AND ($5::jsonb IS NULL OR labels @> $5::jsonb)
+    ORDER BY seq DESC
+    LIMIT $6`,
+
+  /** A task's history, oldest first. Params: $1 taskId. */
+  selectEvents: `SELECT ${EVENT_COLUMNS} FROM task_events WHERE task_id = $1 ORDER BY seq`,
+
+  /**
+   * Claim up to $3 claimable tasks of the types $2, highest priority first, then oldest, skipping rows
+   * another claim has locked, and move them to a new attempt (with $6 start: to running) with their one
+   * or two history entries (see `claimCtes`).
+   * Params: $1 now, $2 types (text[]), $3 max, $4 agentId, $5 unavailable dependencies (text[]),
+   * $6 start (boolean), $7 actor.
+   */
+  claimTasks: `
+    WITH ${CLOCK_CTE}, ${claimCtes(['$2', '$3', '$4', '$5', '$6', '$7'])}
+    SELECT u.*, ${eventsOf('ev')} FROM upd u ORDER BY u.priority DESC, u.seq`,
+
+  /** claimed → running with a heartbeat lease. Params: $1 now, $2 id, $3 version, $4 agentId, $5 actor. */
+  startTask: `
+    WITH ${CLOCK_CTE},
+    upd AS (
+      UPDATE tasks t SET status = 'running', started_at = clock.now, progress_changed_at = clock.now,
+        event_count = t.event_count + 1, lease_expires_at = ${leaseDeadlineSql('start', 't', 'clock.now')}
+      FROM clock
+      WHERE t.id = $2 AND t.version = $3 AND t.agent_id = $4 AND t.status = 'claimed'
+      RETURNING ${T}, clock.now AS at
+    ),
+    ev AS (
+      INSERT INTO task_events (${EVENT_COLUMNS})
+      SELECT id, event_count, at, 'claimed', 'running', version, attempt, $5::text, 'started', NULL FROM upd
+      RETURNING *
+    )
+    SELECT u.*, ${eventsOf('ev')} FROM upd u`,
+
+  /**
+   * Renew leases and record progress for a batch (no task twice), locking the rows in seq order. A
+   * running task gets a heartbeat lease (with executionDone at least now + grace); a claimed one keeps
+   * its claim lease. Progress, phase and executionDone keep their values when not given.
+   * Params: $1 now, $2 JSON array of {i, id, agent_id, version, progress, phase, execution_done, grace_ms}.
+   */
+  recordHeartbeats: `
+    WITH ${CLOCK_CTE},
+    cur AS (
+      SELECT b.i, t.seq, t.status, t.progress, t.phase, t.lease_expires_at, t.started_at, t.timing,
+        COALESCE(b.progress, t.progress) AS new_progress, COALESCE(b.phase, t.phase) AS new_phase,
+        COALESCE(b.execution_done, t.execution_done) AS new_done, b.grace_ms
+      FROM jsonb_to_recordset($2::jsonb) AS b(i integer, id text, agent_id text, version integer,
+             progress double precision, phase text, execution_done boolean, grace_ms bigint)
+      JOIN tasks t ON t.id = b.id
+      WHERE t.version = b.version AND t.agent_id = b.agent_id AND t.status IN ('claimed', 'running')
+      ORDER BY t.seq
+      FOR UPDATE OF t
+    ),
+    calc AS (
+      SELECT cur.*, clock.now,
+        (cur.new_progress IS DISTINCT FROM cur.progress OR cur.new_phase IS DISTINCT FROM cur.phase) AS progressed,
+        CASE WHEN cur.status <> 'running' THEN cur.lease_expires_at
+             ELSE GREATEST(${leaseDeadlineSql('heartbeat', 'cur', 'clock.now')},
+                           CASE WHEN cur.new_done THEN clock.now + cur.grace_ms END) END AS new_lease
+      FROM cur CROSS JOIN clock
+    )
+    UPDATE tasks t SET lease_expires_at = c.new_lease, last_heartbeat_at = c.now, progress = c.new_progress,
+      phase = c.new_phase, execution_done = c.new_done,
+      progress_changed_at = CASE WHEN c.progressed THEN c.now ELSE t.progress_changed_at END
+    FROM calc c
+    WHERE t.seq = c.seq
+    RETURNING c.i, t.id, t.lease_expires_at, c.progressed, t.status`,
+
+  /**
+   * Save resume state; each of state/session only when its flag is set.
+   * Params: $1 id, $2 version, $3 agentId, $4 setState, $5 state (jsonb), $6 setSession, $7 session (jsonb).
+   */
+  saveCheckpoint: `
+    UPDATE tasks SET checkpoint = CASE WHEN $4::boolean THEN $5::jsonb ELSE checkpoint END,
+      session = CASE WHEN $6::boolean THEN $7::jsonb ELSE session END
+    WHERE id = $1 AND version = $2 AND agent_id = $3 AND status IN ('claimed', 'running')`,
+
+  /**
+   * Append log lines to the holder's current attempt, as many as fit under the per-task byte cap (a
+   * prefix: the first line that does not fit and all after it are dropped). Seqs continue from the
+   * locked task row's log_count. Returns held (0 = refused), accepted and total.
+   * Params: $1 now, $2 id, $3 version, $4 agentId, $5 streams (text[]), $6 texts (text[]),
+   * $7 byte sizes (integer[]), $8 maxBytesPerTask.
+   */
+  appendLogs: `
+    WITH ${CLOCK_CTE},
+    head AS (
+      SELECT t.seq, t.attempt, t.log_bytes, t.log_count FROM tasks t
+      WHERE t.id = $2 AND t.version = $3 AND t.agent_id = $4 AND t.status IN ('claimed', 'running')
+      FOR UPDATE
+    ),
+    line AS (
+      SELECT l.n, l.stream, l.text, sum(l.bytes) OVER (ORDER BY l.n) AS used
+      FROM unnest($5::text[], $6::text[], $7::integer[]) WITH ORDINALITY AS l(stream, text, bytes, n)
+    ),
+    ok AS (SELECT line.* FROM line CROSS JOIN head WHERE head.log_bytes + line.used <= $8::bigint),
+    ins AS (
+      INSERT INTO task_logs (task_id, seq, attempt, at, stream, text)
+      SELECT $2, head.log_count + ok.n, head.attempt, clock.now, ok.stream, ok.text FROM ok, head, clock
+    ),
+    upd AS (
+      UPDATE tasks t SET log_bytes = t.log_bytes + s.bytes, log_count = t.log_count + s.lines
+      FROM head, (SELECT count(*)::integer AS lines, COALESCE(max(used), 0) AS bytes FROM ok) s
+      WHERE t.seq = head.seq AND s.lines > 0
+    )
+    SELECT (SELECT count(*) FROM head) AS held, (SELECT count(*) FROM ok) AS accepted,
+           (SELECT count(*) FROM line) AS total`,
+
+  /** Log lines after a seq, oldest first. Params: $1 taskId, $2 afterSeq, $3 limit. */
+  selectLogs: `
+    SELECT seq, at, attempt, stream, text FROM task_logs
+    WHERE task_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+
+  /** Record an uploaded result blob. Params: $1 id, $2 version, $3 agentId, $4 resultRef (jsonb). */
+  setResultRef: `
+    UPDATE tasks SET result_ref = $4::jsonb
+    WHERE id = $1 AND version = $2 AND agent_id = $3 AND status IN ('claimed', 'running')`,
+
+  /**
+   * running → completed by the holder, for a batch (no task twice; see `completeCtes`).
+   * Params: $1 now, $2 JSON array of {i, id, agent_id, version, actor, result, set_ref, result_ref}.
+   */
+  completeTasks: `
+    WITH ${CLOCK_CTE}, ${completeCtes('$2')}
+    SELECT u.*, ${eventsOf('cev')} FROM cupd u`,
+
+  /**
+   * completeTasks($2), then claimTasks($3 … $8), in ONE statement: one round trip and one commit. The
+   * two parts touch disjoint rows (running tasks vs claimable ones), so neither needs to see the other.
+   * Returns the completed rows (part 'completed', with i) and the claimed ones (part 'claimed').
+   * Params: $1 now, $2 completions (as completeTasks' $2), $3 types, $4 max, $5 agentId,
+   * $6 unavailable dependencies, $7 start, $8 actor.
+   */
+  completeAndClaim: `
+    WITH ${CLOCK_CTE}, ${completeCtes('$2')}, ${claimCtes(['$3', '$4', '$5', '$6', '$7', '$8'])}
+    SELECT 'completed' AS part, u.i, ${taskColumns('u')}, ${eventsOf('cev')} FROM cupd u
+    UNION ALL
+    SELECT 'claimed', NULL, ${taskColumns('u')}, ${eventsOf('ev')} FROM upd u
+    ORDER BY part, priority DESC, seq`,
+
+  /**
+   * running → failed, scheduling the retry (now + backoff) when the error is retryable and attempts are
+   * left, else final. Params: $1 now, $2 id, $3 version, $4 agentId, $5 retryable, $6 backoff baseMs,
+   * $7 capMs, $8 jitter, $9 error (jsonb), $10 actor.
+   */
+  failTask: `
+    WITH ${CLOCK_CTE},
+    cur AS (
+      SELECT t.seq, CASE WHEN $5::boolean AND t.attempt < t.max_attempts
+                         THEN clock.now + ${backoffSql('t.attempt', '$6', '$7', '$8')} END AS next
+      FROM tasks t CROSS JOIN clock
+      WHERE t.id = $2 AND t.version = $3 AND t.agent_id = $4 AND t.status = 'running'
+      FOR UPDATE OF t
+    ),
+    upd AS (
+      UPDATE tasks t SET status = 'failed', error = $9::jsonb, next_attempt_at = cur.next,
+        finished_at = CASE WHEN cur.next IS NULL THEN clock.now END, lease_expires_at = NULL,
+        event_count = t.event_count + 1
+      FROM cur, clock
+      WHERE t.seq = cur.seq
+      RETURNING ${T}, clock.now AS at
+    ),
+    ev AS (
+      INSERT INTO task_events (${EVENT_COLUMNS})
+      SELECT id, event_count, at, 'running', 'failed', version, attempt, $10::text, 'failed',
+             jsonb_build_object('error', $9::jsonb, 'nextAttemptAt', next_attempt_at) FROM upd
+      RETURNING *
+    )
+    SELECT u.*, ${eventsOf('ev')} FROM upd u`,
+} as const;

@@ -1,0 +1,77 @@
+/**
+ * `rouse migrate` on SQLite and PostgreSQL (a fresh schema), and the store flags of `rouse serve`
+ * refusing what does not make sense.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type FreshSchema, freshSchema } from '../harness/postgres.js';
+import { tempDir } from '../harness/temp-dir.js';
+import { runCli } from './run-cli.js';
+
+const schemas: FreshSchema[] = [];
+afterAll(async () => {
+  for (const s of schemas) await s.drop();
+});
+
+describe('rouse migrate', () => {
+  it('SQLite: --status reports pending (exit 1), migrate applies them, then --status is up to date', async () => {
+    const cwd = tempDir('rouse-migrate-');
+    const missing = await runCli(['migrate', '--status', '--data-dir', join(cwd, 'data')], { cwd });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no SQLite database/);
+
+    const applied = await runCli(['migrate', '--json', '--data-dir', join(cwd, 'data')], { cwd });
+    expect(applied.code).toBe(0);
+    const report = JSON.parse(applied.stdout) as {
+      fromVersion: number;
+      toVersion: number;
+      applied: string[];
+    };
+    expect(report.fromVersion).toBe(0);
+    expect(report.applied).toContain('0002_lease_shards');
+
+    const status = await runCli(['migrate', '--status', '--json', '--db', join(cwd, 'data', 'rouse.db')], {
+      cwd,
+    });
+    expect(status.code).toBe(0);
+    const s = JSON.parse(status.stdout) as {
+      databaseVersion: number;
+      codeVersion: number;
+      pending: string[];
+    };
+    expect(s.pending).toEqual([]);
+    expect(s.databaseVersion).toBe(s.codeVersion);
+  });
+
+  it('PostgreSQL: migrates a fresh schema once; --status agrees', async () => {
+    const pg = await freshSchema('cli_migrate');
+    schemas.push(pg);
+    const cwd = tempDir('rouse-migrate-pg-');
+    const args = ['--store', pg.connectionString, '--pg-schema', pg.schema];
+    const before = await runCli(['migrate', '--status', '--json', ...args], { cwd });
+    expect(before.code).toBe(1);
+    expect(JSON.parse(before.stdout)).toMatchObject({ databaseVersion: 0 });
+
+    const first = await runCli(['migrate', ...args], { cwd });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/migrated from version 0/);
+    const again = await runCli(['migrate', ...args], { cwd });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/up to date/);
+    expect(again.stdout).not.toContain('postgres:postgres@'); // no password in the output
+
+    const after = await runCli(['migrate', '--status', '--json', ...args], { cwd });
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.stdout)).toMatchObject({ pending: [] });
+  });
+
+  it('serve: PostgreSQL flags without a PostgreSQL store, and a bad --store, are usage errors', async () => {
+    const cwd = tempDir('rouse-serve-flags-');
+    const noStore = await runCli(['serve', '--port', '0', '--pool-size', '4'], { cwd });
+    expect(noStore.code).toBe(2);
+    expect(noStore.stderr).toMatch(/--pool-size needs a PostgreSQL store/);
+    const bad = await runCli(['serve', '--port', '0', '--store', 'mysql://x'], { cwd });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--store must be a postgres:\/\/ URL/);
+  });
+});

