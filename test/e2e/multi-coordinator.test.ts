@@ -2,8 +2,8 @@
  * Issue 3 tests 2, 3 and 5 with real processes on one PostgreSQL (a fresh schema per test):
  * - two coordinators, 16 SDK workers (4 processes × 4 Workers) spread over them, 2,000 tasks, worker
  *   processes SIGKILLed at random and restarted: every task ends completed exactly once (histories);
- * - the coordinator holding the lease shards SIGKILLed mid-run, with the agents it served: the
- *   survivor takes its shards and times out and retries their tasks;
+ * - the two coordinators split the 64 lease shards evenly; one SIGKILLed mid-run, with the agents it
+ *   served: the survivor takes all its shards and times out and retries their tasks;
  * - coordinators whose clocks are five minutes off (ahead, behind): no lease expires early or late.
  */
 import { Client } from '@rouse/sdk';
@@ -142,6 +142,14 @@ describe('several coordinators on one PostgreSQL', () => {
       const events = await admin.getTaskEvents(r.id);
       expect(events.filter((e) => e.to === 'completed')).toHaveLength(1);
     }
+    // The two coordinators split the lease shards evenly under load, each renewing its half.
+    const held = await query<{ owner_id: string; n: string }>(`
+      SELECT owner_id, count(*) AS n FROM shard_leases
+      WHERE expires_at > floor(extract(epoch FROM now()) * 1000) GROUP BY owner_id ORDER BY owner_id`);
+    expect(held.map((r) => [r.owner_id, Number(r.n)])).toEqual([
+      ['c0', LEASE_SHARD_COUNT / 2],
+      ['c1', LEASE_SHARD_COUNT / 2],
+    ]);
     // Both coordinators' agents did work.
     let onC0 = 0;
     let onC1 = 0;
@@ -154,7 +162,7 @@ describe('several coordinators on one PostgreSQL', () => {
     expect(onC1).toBeGreaterThan(0);
   }, 240_000);
 
-  it('the shard owner SIGKILLed with its agents: the survivor takes its shards, times out and retries their tasks', async () => {
+  it('two split the shards; one SIGKILLed with its agents: the survivor takes all 64, times out and retries their tasks', async () => {
     schema = await freshSchema('mc_owner');
     cluster = await startCluster(schema);
     const [c0, c1] = cluster.coordinators as [
@@ -163,13 +171,21 @@ describe('several coordinators on one PostgreSQL', () => {
     ];
     const observer = await observerStore(schema);
     try {
-      await waitFor(
-        async () =>
-          (await observer.listShardLeases()).filter((l) => l.ownerId === 'c0').length === LEASE_SHARD_COUNT,
-        {
-          what: 'c0 to hold every shard',
+      // c0 started first and took every shard; once c1 is live, c0 hands it the upper half.
+      const split = await waitFor(
+        async () => {
+          const now = await observer.now();
+          const live = (await observer.listShardLeases()).filter((l) => l.expiresAt > now);
+          const c0 = live.filter((l) => l.ownerId === 'c0').map((l) => l.shard);
+          const c1 = live.filter((l) => l.ownerId === 'c1').map((l) => l.shard);
+          return c0.length === LEASE_SHARD_COUNT / 2 && c1.length === LEASE_SHARD_COUNT / 2
+            ? { c0, c1 }
+            : undefined;
         },
+        { what: 'c0 and c1 to hold half the shards each', timeoutMs: 10_000 },
       );
+      expect(split.c0).toEqual([...Array(LEASE_SHARD_COUNT / 2).keys()]);
+      expect((await observer.listCoordinators()).map((c) => c.id)).toEqual(['c0', 'c1']);
       const victim = worker(c0, 'victim', { types: ['owner'], concurrency: 4 });
       await victim.waitFor('started');
       const tasks = await adminOf(c0).createTasks(
@@ -183,7 +199,7 @@ describe('several coordinators on one PostgreSQL', () => {
       const rescuer = worker(c1, 'rescuer', { types: ['owner'], concurrency: 4 });
       await rescuer.waitFor('started');
 
-      // The coordinator that granted the leases (and holds every shard) dies, and so do its agents.
+      // The coordinator that granted the leases (and holds half the shards) dies, and so do its agents.
       victim.kill('SIGKILL');
       await c0.kill('SIGKILL');
       await victim.exited;
@@ -195,6 +211,7 @@ describe('several coordinators on one PostgreSQL', () => {
       const leases = await observer.listShardLeases();
       expect(leases).toHaveLength(LEASE_SHARD_COUNT);
       expect(leases.every((l) => l.epoch >= 2)).toBe(true);
+      expect((await observer.listCoordinators()).map((c) => c.id)).toEqual(['c1']);
 
       const admin = adminOf(c1);
       for (const t of tasks) {

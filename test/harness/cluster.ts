@@ -1,7 +1,8 @@
 /**
  * Several real `rouse serve` processes on one PostgreSQL schema (issue 3): shared tokens, one data
  * directory and port each, named `c0`, `c1`, … in the shard leases (`--coordinator-id`). Started one
- * after the other, so `c0` takes every lease shard first. Also a Store in the test process on the
+ * after the other, so `c0` takes every lease shard first and hands the others their shares as they
+ * come (64 over 2: c0 keeps 0–31, c1 gets 32–63, within a couple of renewals). Also a Store in the test process on the
  * same schema, to read shard leases and histories directly.
  */
 import { randomBytes } from 'node:crypto';

@@ -1,10 +1,10 @@
 /**
- * Failover (several coordinators only): the extra detection delay when the coordinator that holds
- * the lease shards dies together with its agents. Two coordinators share the store; the older one
- * holds every shard. Raw agents (heartbeat every 500 ms, timeout 1,500 ms) hold one task each through
- * it; then the agents and that coordinator are SIGKILLed at once. Nobody has an exact timer for those
- * leases any more: the survivor takes the shards when their lease lapses (shard lease TTL, renewed
- * every third of it) and its sweep expires the overdue leases. We report, on the store's clock,
+ * Failover (several coordinators only): the extra detection delay when a coordinator dies together
+ * with its agents. Two coordinators share the store and split the lease shards. Raw agents (heartbeat
+ * every 500 ms, timeout 1,500 ms) hold one task each through the older one; then the agents and that
+ * coordinator are SIGKILLed at once. Nobody has an exact timer for those leases any more: the ones in
+ * the survivor's shards are swept when due, the others once the survivor takes the dead one's shards
+ * when their lease lapses (shard lease TTL, renewed every third of it). We report, on the store's clock,
  * `timeout − last heartbeat − heartbeatTimeoutMs` — the delay beyond normal detection — per task, over
  * a few rounds (a fresh coordinator joins after each, and the survivor is the next round's owner).
  */
@@ -46,7 +46,7 @@ export async function failover(ctx: WorkloadContext): Promise<WorkloadResult> {
     extraArgs: ctx.store.namespaceArgs(),
   };
   const start = () => startOne({ store: ctx.store }, shared);
-  // Oldest first: the first one started holds every shard.
+  // Oldest first: the next one to die.
   const alive: CoordinatorProcess[] = [];
   const dead: CoordinatorProcess[] = [];
   const excess: number[] = [];
@@ -125,7 +125,7 @@ export async function failover(ctx: WorkloadContext): Promise<WorkloadResult> {
       ctx.log(
         `failover: round ${r + 1}: extra delay ${round(Math.max(...excess.slice(-tasks.length)))} ms at most`,
       );
-      // A fresh coordinator joins (it holds no shard until the survivor dies).
+      // A fresh coordinator joins (the survivor hands it its share of the shards).
       alive.push(await start());
     }
   } finally {

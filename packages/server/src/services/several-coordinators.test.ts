@@ -1,6 +1,7 @@
 /**
- * Several coordinators on one store, with a manual clock (issue 3, services side): lease shards move
- * to a survivor when their owner dies, which then expires the dead one's leases; claimable work wakes
+ * Several coordinators on one store, with a manual clock (issue 3, services side): lease shards split
+ * between the live coordinators and move to a survivor when their owner dies, which then expires the
+ * dead one's leases (balancing itself: shard-balance.test.ts); claimable work wakes
  * long-polls on the other coordinator (now and after a backoff); a coordinator whose clock is minutes
  * off expires nothing early or late; a store outage answers `unavailable` and expires nothing, and
  * leases get a grace when the store is back.
@@ -109,15 +110,18 @@ afterEach(async () => {
 });
 
 describe('several coordinators on one store', () => {
-  it('the first holds every shard; when it dies the survivor takes them and expires its leases', async () => {
+  it('two split the shards; when one dies the survivor takes them all and expires its leases', async () => {
     await setup();
     const cutA = cuttable(shared);
     const a = await coordinator({ store: cutA.store, coordinatorId: 'a', shardLeaseTtlMs: 3000 });
     const b = await coordinator({ coordinatorId: 'b', shardLeaseTtlMs: 3000 });
     expect(a.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
     expect(b.stats().shards.ids).toHaveLength(0);
-    // Both have run a while: a shard b gains now is a takeover, not a restart (no grace).
+    // Both have run a while: they split the shards evenly, and a shard b gains from now on is a
+    // takeover, not a restart (no grace).
     await advance(7000);
+    expect(a.stats().shards.ids).toEqual([...Array(32).keys()]);
+    expect(b.stats().shards.ids).toEqual([...Array(32).keys()].map((s) => s + 32));
 
     const agent = await agentOn(a);
     const t = await runningOn(a, agent); // granted by a: only a has a timer for it
@@ -143,6 +147,8 @@ describe('several coordinators on one store', () => {
     await setup();
     const a = await coordinator({ coordinatorId: 'a' });
     const b = await coordinator({ coordinatorId: 'b' });
+    await advance(3 * Math.ceil(5000 / 3)); // a hands over half within two renewals (of 250 ms steps)
+    expect([a.stats().shards.ids.length, b.stats().shards.ids.length]).toEqual([32, 32]);
     await a.stop();
     await advance(Math.ceil(5000 / 3));
     expect(b.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);

@@ -1,22 +1,30 @@
 /**
  * Lease shards held by this coordinator (DESIGN.md §6 "Leases for coordinators", §8). Lease expiry is
  * split into `LEASE_SHARD_COUNT` shards; each is held by one coordinator under a renewable lease in
- * the store. Every `renewIntervalMs` (a third of the TTL) this coordinator renews what it holds and
- * takes every free or lapsed shard, all by the store's clock. The owner of a shard sweeps that shard's
- * overdue leases; a coordinator that dies stops renewing, and the survivors take its shards within
- * one TTL plus one renewal.
+ * the store. The owner of a shard sweeps that shard's overdue leases.
  *
- * Policy: take everything free. The first coordinator holds every shard and the others hold none
- * until it stops (it releases them) or dies; then whoever renews first takes them. Balance is not
- * needed for correctness: each coordinator also keeps exact timers for the leases it granted or
- * renewed, the owner only sweeps, and every expiry is a conditional write, so a double action is
- * harmless. On SQLite the one coordinator holds every shard through the same path.
+ * Balance: every `renewIntervalMs` (a third of the TTL) this coordinator announces itself live (its
+ * presence lapses with its shards, after the same TTL) and learns who else is; its share is an even
+ * split among the live ones, the first `count % live` by id getting one more (64 over 3: 22, 21, 21;
+ * never more than ceil(count / live)). It renews what it holds and takes free or lapsed shards, lowest
+ * first, up to its share; above it (a newcomer arrived), it releases the excess, highest shards first,
+ * and a coordinator below its share takes them at its next renewal. So a newcomer gets its share
+ * within two renewals, a coordinator that dies loses its shards to the survivors within one TTL plus
+ * one renewal (its presence lapses with them, so their shares grow as they become free), and one that
+ * stops withdraws its presence and releases everything, taken at the survivors' next renewal.
+ *
+ * Safety does not depend on the balance: a shard is one row with one owner, taken only once expired
+ * (a conditional write, epoch + 1), so it never has two; between a release and a take it has none,
+ * and its overdue leases wait for the next owner's sweep. Each coordinator also keeps exact timers for
+ * the leases it granted or renewed, whoever owns their shard, and every expiry is a conditional write,
+ * so a double action is harmless. On SQLite the one coordinator holds every shard through the same
+ * path.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { LEASE_SHARD_COUNT } from '../store/lease-shards.js';
-import type { ShardLease, Store } from '../store/store.js';
+import type { CoordinatorPresence, ShardLease, Store } from '../store/store.js';
 
 export interface ShardSet {
   ids: number[];
@@ -34,9 +42,11 @@ export interface ShardManager {
   held(): ShardSet;
   /** The leases behind `held()`, with their epochs. */
   leases(): readonly ShardLease[];
+  /** Live coordinators at the last renewal (this one included), and this one's share of the shards. */
+  balance(): { live: number; share: number };
   /** First acquisition (awaited), then one renewal every `renewIntervalMs`. */
   start(): Promise<void>;
-  /** Stop renewing and release every shard so the survivors take them at once. */
+  /** Stop renewing, withdraw, and release every shard so the survivors take them at their next renewal. */
   stop(): Promise<void>;
   /** Renew now (tests, and after a store outage). */
   renew(): Promise<void>;
@@ -54,6 +64,17 @@ export interface ShardManagerDeps {
   shardCount?: number;
 }
 
+/**
+ * The share of `shardCount` shards of coordinator `ownerId` among the live ones `liveIds` (it is
+ * counted even when missing): an even split, the first `shardCount % live` by id (code-unit order)
+ * getting one more, so that the shares add up to `shardCount`.
+ */
+export function fairShare(ownerId: string, liveIds: readonly string[], shardCount: number): number {
+  const ids = [...new Set([...liveIds, ownerId])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const rank = ids.indexOf(ownerId);
+  return Math.floor(shardCount / ids.length) + (rank < shardCount % ids.length ? 1 : 0);
+}
+
 export function newCoordinatorId(): string {
   return `crd_${randomBytes(8).toString('hex')}`;
 }
@@ -65,16 +86,49 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
   const renewIntervalMs = Math.max(1, Math.floor(ttlMs / 3));
   const listeners: ((change: ShardChange) => void | Promise<void>)[] = [];
   let current: ShardLease[] = [];
+  let live = 1;
+  let share = shardCount;
   let heldIds = new Set<number>();
   let timer: TimerHandle | null = null;
   let stopped = false;
   let failing = false;
   let inFlight: Promise<void> | null = null;
 
+  /** Announce, take or renew up to the share, release any excess (highest shards first). */
+  async function balanceOnce(): Promise<ShardLease[]> {
+    const present: CoordinatorPresence[] = await store.announceCoordinator({ ownerId, ttlMs });
+    const want = fairShare(
+      ownerId,
+      present.map((c) => c.id),
+      shardCount,
+    );
+    live = Math.max(present.length, 1);
+    share = want;
+    const leases = (await store.acquireShardLeases({ ownerId, shardCount, want, ttlMs })).sort(
+      (a, b) => a.shard - b.shard,
+    );
+    if (leases.length <= want || stopped) return leases;
+    const excess = leases.slice(want).map((l) => l.shard);
+    try {
+      await store.releaseShardLeases(ownerId, excess);
+    } catch (err) {
+      logger.warn(
+        { err, shards: excess.length },
+        'could not hand over lease shards above the share; retrying',
+      );
+      return leases; // still held (just renewed): they go at a later renewal
+    }
+    logger.info(
+      { ownerId, released: excess.length, live, share },
+      'handed over lease shards above the share',
+    );
+    return leases.slice(0, want);
+  }
+
   async function acquire(): Promise<void> {
     let leases: ShardLease[];
     try {
-      leases = await store.acquireShardLeases({ ownerId, shardCount, want: shardCount, ttlMs });
+      leases = await balanceOnce();
     } catch (err) {
       if (!failing) logger.warn({ err }, 'could not renew lease shards; retrying');
       failing = true;
@@ -90,7 +144,7 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
     heldIds = next;
     if (gained.length === 0 && lost.length === 0) return;
     logger.info(
-      { ownerId, held: next.size, gained: gained.length, lost: lost.length },
+      { ownerId, held: next.size, gained: gained.length, lost: lost.length, live, share },
       'lease shards changed',
     );
     for (const listener of listeners) {
@@ -121,6 +175,7 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
     ownerId,
     held: () => ({ ids: [...heldIds].sort((a, b) => a - b), count: shardCount }),
     leases: () => current,
+    balance: () => ({ live, share }),
     async start() {
       await renew();
       schedule();

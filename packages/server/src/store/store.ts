@@ -167,6 +167,15 @@ export interface ShardLease {
   expiresAt: number;
 }
 
+/** A coordinator that announced itself live (several coordinators share the lease shards among these). */
+export interface CoordinatorPresence {
+  id: string;
+  /** Store clock: its last announcement. */
+  lastSeenAt: number;
+  /** Store clock: it counts as live until then (last announcement + its shard lease TTL). */
+  expiresAt: number;
+}
+
 /** Work became claimable (created, requeued, backoff elapsed, runAt reached) for these types. */
 export interface ClaimableNotice {
   types: string[];
@@ -311,9 +320,13 @@ export interface Store {
   // ── several coordinators (DESIGN.md §6 "Leases for coordinators", §8) ────────────────────────────
 
   /**
-   * Take or renew shard leases for `ownerId`: renews the ones it holds, takes free or expired ones up
-   * to `want` in total, all by the store clock, each for `ttlMs`. Returns every shard it holds after
-   * the call. A shard that changes hands gets `epoch + 1`. SQLite (one coordinator) hands out all.
+   * Take or renew shard leases for `ownerId`: renews the unexpired ones it holds, then takes free or
+   * expired ones (never-held, released or lapsed — its own lapsed ones too), lowest shard first, until
+   * it holds `want` below `shardCount`; all by the store clock, each until now + `ttlMs`. Renewing
+   * never goes past `want` by dropping shards: holding more is the caller's to fix
+   * (`releaseShardLeases` with a list). Returns every shard it holds after the call, in shard order.
+   * A shard taken gets `epoch + 1` (a new shard starts at 1); a renewed one keeps its epoch. The take
+   * is conditional on the row still being expired, so a shard never has two live owners.
    */
   acquireShardLeases(input: {
     ownerId: string;
@@ -321,10 +334,24 @@ export interface Store {
     want: number;
     ttlMs: number;
   }): Promise<ShardLease[]>;
-  /** Give up every shard `ownerId` holds (graceful stop) so survivors take them at once. */
-  releaseShardLeases(ownerId: string): Promise<void>;
-  /** All shard leases (for status pages and tests). */
+  /**
+   * Give up shards `ownerId` holds: they expire now, so any coordinator takes them at its next
+   * `acquireShardLeases`. With `shards`, only those (balancing: a coordinator above its share hands
+   * the excess to a newcomer; shards it does not hold are left alone) and its presence stays. Without,
+   * every shard it holds and its presence too (graceful stop), so the others' shares grow at once.
+   */
+  releaseShardLeases(ownerId: string, shards?: readonly number[]): Promise<void>;
+  /** All shard leases, in shard order (for status pages and tests). */
   listShardLeases(): Promise<ShardLease[]>;
+  /**
+   * Record `ownerId` as a live coordinator until now + `ttlMs` (store clock; call it with each shard
+   * renewal, with the shard TTL, so presence and shards lapse together) and return every live one —
+   * presence not expired, the caller included — ordered by id: they share the shards. Presences that
+   * expired are forgotten.
+   */
+  announceCoordinator(input: { ownerId: string; ttlMs: number }): Promise<CoordinatorPresence[]>;
+  /** The live coordinators (presence not expired), ordered by id. Reads only. */
+  listCoordinators(): Promise<CoordinatorPresence[]>;
   /**
    * Publish a notice to every coordinator sharing this store (PostgreSQL `NOTIFY`); SQLite delivers
    * it to local subscribers only. Stores may also publish on their own after writes that make work

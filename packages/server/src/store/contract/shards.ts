@@ -1,6 +1,7 @@
 /**
  * Contract: several coordinators — lease shards (take, renew, take over after expiry with epoch + 1,
- * release, list), leases per shard, and claimable notices reaching a subscriber.
+ * release all or some, list), coordinator presence (announce, list, lapse, withdraw), leases per
+ * shard, and claimable notices reaching a subscriber.
  */
 import { describe, expect, it } from 'vitest';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
@@ -19,10 +20,10 @@ async function until(pred: () => boolean, timeoutMs = 5000): Promise<void> {
 }
 
 export function shardsContract(h: () => Harness): void {
-  describe('lease shards', () => {
-    const acquire = (ownerId: string, want: number, shardCount = 8) =>
-      h().store.acquireShardLeases({ ownerId, shardCount, want, ttlMs: TTL });
+  const acquire = (ownerId: string, want: number, shardCount = 8) =>
+    h().store.acquireShardLeases({ ownerId, shardCount, want, ttlMs: TTL });
 
+  describe('lease shards', () => {
     it('takes free shards lowest first, renews its own, and takes over lapsed ones with epoch + 1', async () => {
       const { store, clock } = h();
       const a = await acquire('a', 5);
@@ -92,6 +93,62 @@ export function shardsContract(h: () => Harness): void {
       expect(listed.every((l) => l.epoch === 1)).toBe(true);
     });
 
+    it('releases chosen shards only: a renewal skips them, another owner takes them with epoch + 1', async () => {
+      const { store, clock } = h();
+      expect(await acquire('a', 8)).toHaveLength(8);
+      await store.announceCoordinator({ ownerId: 'a', ttlMs: TTL });
+      await store.releaseShardLeases('a', [6, 7, 42]); // 42: not held, left alone
+      await store.releaseShardLeases('b', [0]); // not b's: nothing happens
+      clock.advance(1000);
+      const renewed = await acquire('a', 6);
+      expect(renewed.map((l) => [l.shard, l.epoch, l.expiresAt])).toEqual(
+        [0, 1, 2, 3, 4, 5].map((s) => [s, 1, T0 + 1000 + TTL]),
+      );
+      const b = await acquire('b', 8);
+      expect(b.map((l) => [l.shard, l.ownerId, l.epoch])).toEqual([
+        [6, 'b', 2],
+        [7, 'b', 2],
+      ]);
+      // A partial release keeps the presence.
+      expect((await store.listCoordinators()).map((c) => c.id)).toEqual(['a']);
+      await expect(store.releaseShardLeases('a', [-1])).rejects.toMatchObject({ code: 'validation_failed' });
+    });
+
+    it('takes its own lapsed shards again with epoch + 1, and never renews past expiry', async () => {
+      const { clock } = h();
+      await acquire('a', 4);
+      clock.advance(TTL); // lapsed: nobody took them
+      const again = await acquire('a', 2);
+      expect(again.map((l) => [l.shard, l.epoch, l.expiresAt])).toEqual([
+        [0, 2, T0 + 2 * TTL],
+        [1, 2, T0 + 2 * TTL],
+      ]);
+      // 2 and 3 stay lapsed, free for anyone.
+      expect((await acquire('b', 8)).map((l) => [l.shard, l.epoch])).toEqual([
+        [2, 2],
+        [3, 2],
+        [4, 1],
+        [5, 1],
+        [6, 1],
+        [7, 1],
+      ]);
+    });
+
+    it('gives each released shard to one of two coordinators taking at once', async () => {
+      const { store } = h();
+      await acquire('a', 64, 64);
+      await store.releaseShardLeases(
+        'a',
+        [...Array(32).keys()].map((i) => i + 32),
+      );
+      const [b, c] = await Promise.all([acquire('b', 32, 64), acquire('c', 32, 64)]);
+      const taken = [...b!, ...c!].map((l) => l.shard).sort((x, y) => x - y);
+      expect(taken).toEqual([...Array(32).keys()].map((i) => i + 32));
+      const listed = await store.listShardLeases();
+      expect(listed.filter((l) => l.ownerId === 'a').map((l) => l.shard)).toEqual([...Array(32).keys()]);
+      expect(listed.filter((l) => l.shard >= 32).every((l) => l.epoch === 2)).toBe(true);
+    });
+
     it('lists the held leases of chosen shards only', async () => {
       const { store } = h();
       await store.createTasks(Array.from({ length: 30 }, () => h().newTask({ type: 'sharded' })));
@@ -116,6 +173,51 @@ export function shardsContract(h: () => Harness): void {
           .map((l) => l.taskId)
           .sort(),
       ).toEqual([...ids].sort());
+    });
+  });
+
+  describe('coordinator presence', () => {
+    it('announces, lists the live ones by id, forgets lapsed ones, and withdraws on a full release', async () => {
+      const { store, clock } = h();
+      expect(await store.listCoordinators()).toEqual([]);
+      expect(await store.announceCoordinator({ ownerId: 'b', ttlMs: TTL })).toEqual([
+        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL },
+      ]);
+      clock.advance(1000);
+      const both = await store.announceCoordinator({ ownerId: 'a', ttlMs: 2 * TTL });
+      expect(both).toEqual([
+        { id: 'a', lastSeenAt: T0 + 1000, expiresAt: T0 + 1000 + 2 * TTL },
+        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL },
+      ]);
+      expect(await store.listCoordinators()).toEqual(both);
+
+      clock.set(T0 + TTL); // b's presence lapses (it stopped announcing)
+      expect((await store.listCoordinators()).map((c) => c.id)).toEqual(['a']);
+      expect((await store.announceCoordinator({ ownerId: 'c', ttlMs: TTL })).map((c) => c.id)).toEqual([
+        'a',
+        'c',
+      ]);
+      // Renewing moves the expiry; b comes back as new.
+      const again = await store.announceCoordinator({ ownerId: 'b', ttlMs: TTL });
+      expect(again.map((c) => [c.id, c.lastSeenAt])).toEqual([
+        ['a', T0 + 1000],
+        ['b', T0 + TTL],
+        ['c', T0 + TTL],
+      ]);
+
+      // A full release withdraws the presence and frees every shard at once.
+      await acquire('c', 3);
+      await store.releaseShardLeases('c');
+      expect((await store.listCoordinators()).map((c) => c.id)).toEqual(['a', 'b']);
+      expect((await acquire('a', 8)).map((l) => [l.shard, l.epoch])).toEqual(
+        [0, 1, 2, 3, 4, 5, 6, 7].map((s) => [s, s < 3 ? 2 : 1]),
+      );
+      await expect(store.announceCoordinator({ ownerId: '', ttlMs: TTL })).rejects.toMatchObject({
+        code: 'validation_failed',
+      });
+      await expect(store.announceCoordinator({ ownerId: 'a', ttlMs: 0 })).rejects.toMatchObject({
+        code: 'validation_failed',
+      });
     });
   });
 

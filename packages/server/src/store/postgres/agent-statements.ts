@@ -1,6 +1,6 @@
 /**
- * The PostgreSQL agent and lease-shard statements: one named, parameterised statement per store
- * operation. JSON travels as text cast to jsonb; `$1` of timed statements is the store clock.
+ * The PostgreSQL agent statements (lease shards: `shard-statements.ts`): one named, parameterised
+ * statement per store operation. JSON travels as text cast to jsonb; `$1` of timed statements is the store clock.
  */
 import { CLOCK_CTE } from './sql-fragments.js';
 
@@ -52,48 +52,4 @@ export const AGENT_SQL = {
 
   /** Params: $1 id, $2 status. */
   setAgentStatus: 'UPDATE agents SET status = $2 WHERE id = $1',
-} as const;
-
-export const SHARD_SQL = {
-  /**
-   * Renew every shard $2 holds and take free or expired shards below $3, lowest first, up to $4 held
-   * in total, each until now + $5. A shard nobody held starts at epoch 1; one taken from another owner
-   * gets epoch + 1. The take is an upsert whose condition is checked on the locked row, so two
-   * coordinators racing for a shard cannot both get it. Returns the shards $2 holds below $3.
-   * Params: $1 now, $2 ownerId, $3 shardCount, $4 want, $5 ttlMs.
-   */
-  acquireShardLeases: `
-    WITH ${CLOCK_CTE},
-    renewed AS (
-      UPDATE shard_leases s SET expires_at = clock.now + $5::bigint FROM clock WHERE s.owner_id = $2
-      RETURNING s.shard, s.owner_id, s.epoch, s.expires_at
-    ),
-    wanted AS (
-      SELECT g.shard FROM generate_series(0, $3::integer - 1) AS g(shard)
-      CROSS JOIN clock
-      LEFT JOIN shard_leases s ON s.shard = g.shard
-      WHERE s.shard IS NULL OR (s.owner_id <> $2 AND s.expires_at <= clock.now)
-      ORDER BY g.shard
-      LIMIT GREATEST($4::integer - (SELECT count(*) FROM renewed WHERE shard < $3::integer), 0)
-    ),
-    taken AS (
-      INSERT INTO shard_leases AS s (shard, owner_id, epoch, expires_at)
-      SELECT w.shard, $2, 1, clock.now + $5::bigint FROM wanted w CROSS JOIN clock
-      ON CONFLICT (shard) DO UPDATE SET owner_id = EXCLUDED.owner_id, epoch = s.epoch + 1,
-        expires_at = EXCLUDED.expires_at
-      WHERE s.owner_id <> EXCLUDED.owner_id AND s.expires_at <= EXCLUDED.expires_at - $5::bigint
-      RETURNING s.shard, s.owner_id, s.epoch, s.expires_at
-    )
-    SELECT * FROM renewed WHERE shard < $3::integer
-    UNION ALL
-    SELECT * FROM taken
-    ORDER BY shard`,
-
-  /** Give up every shard $2 holds (it expires now). Params: $1 now, $2 ownerId. */
-  releaseShardLeases: `
-    WITH ${CLOCK_CTE}
-    UPDATE shard_leases s SET expires_at = clock.now FROM clock WHERE s.owner_id = $2 AND s.expires_at > clock.now`,
-
-  /** Every shard lease, in shard order. No params. */
-  selectShardLeases: 'SELECT shard, owner_id, epoch, expires_at FROM shard_leases ORDER BY shard',
 } as const;

@@ -30,6 +30,7 @@ function migrationFile(file: string): () => string {
 /** The schema, in order. Append, never edit or reorder: databases record what they ran. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: '0001_init', sql: migrationFile('0001_init.sql') },
+  { version: 2, name: '0002_coordinators', sql: migrationFile('0002_coordinators.sql') },
 ];
 
 export interface PostgresMigrationReport {

@@ -1,10 +1,10 @@
-/** Agent operations and lease shards on PostgreSQL. */
+/** Agent operations on PostgreSQL (lease shards: `postgres-shards.ts`). */
 import type { Agent, AgentStatus } from '@rouse/protocol';
-import { NotFoundError, ValidationError } from '../../core/errors.js';
-import type { AgentHeartbeatInput, NewAgent, ShardLease } from '../store.js';
-import { AGENT_SQL, SHARD_SQL } from './agent-statements.js';
+import { NotFoundError } from '../../core/errors.js';
+import type { AgentHeartbeatInput, NewAgent } from '../store.js';
+import { AGENT_SQL } from './agent-statements.js';
 import type { PgContext } from './postgres-context.js';
-import { type AgentRow, jsonParam, type ShardRow, toAgent, toShardLease } from './row-mapping.js';
+import { type AgentRow, jsonParam, toAgent } from './row-mapping.js';
 
 export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Agent> {
   const [row] = await ctx.rows<AgentRow>('insertAgent', AGENT_SQL.insertAgent, [
@@ -69,33 +69,4 @@ export async function recordPoll(ctx: PgContext, input: { agentId: string; types
 
 export async function setAgentStatus(ctx: PgContext, agentId: string, status: AgentStatus): Promise<void> {
   requireChanged(await ctx.changes('setAgentStatus', AGENT_SQL.setAgentStatus, [agentId, status]), agentId);
-}
-
-export async function acquireShardLeases(
-  ctx: PgContext,
-  input: { ownerId: string; shardCount: number; want: number; ttlMs: number },
-): Promise<ShardLease[]> {
-  const { ownerId, shardCount, want, ttlMs } = input;
-  if (typeof ownerId !== 'string' || ownerId.length === 0)
-    throw new ValidationError('ownerId', 'must be a non-empty string');
-  if (!Number.isInteger(shardCount) || shardCount < 1)
-    throw new ValidationError('shardCount', 'must be an integer >= 1');
-  if (!Number.isInteger(want) || want < 0) throw new ValidationError('want', 'must be an integer >= 0');
-  if (!Number.isInteger(ttlMs) || ttlMs < 1) throw new ValidationError('ttlMs', 'must be an integer >= 1');
-  const rows = await ctx.rows<ShardRow>('acquireShardLeases', SHARD_SQL.acquireShardLeases, [
-    ctx.now(),
-    ownerId,
-    shardCount,
-    want,
-    ttlMs,
-  ]);
-  return rows.map(toShardLease);
-}
-
-export async function releaseShardLeases(ctx: PgContext, ownerId: string): Promise<void> {
-  await ctx.changes('releaseShardLeases', SHARD_SQL.releaseShardLeases, [ctx.now(), ownerId]);
-}
-
-export async function listShardLeases(ctx: PgContext): Promise<ShardLease[]> {
-  return (await ctx.rows<ShardRow>('selectShardLeases', SHARD_SQL.selectShardLeases)).map(toShardLease);
 }

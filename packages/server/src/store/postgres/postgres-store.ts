@@ -25,6 +25,7 @@ import {
   type ResolvedPostgresStoreOptions,
   resolvePostgresStoreOptions,
 } from './postgres-options.js';
+import * as shards from './postgres-shards.js';
 import * as admin from './postgres-task-admin.js';
 import * as reads from './postgres-task-reads.js';
 import * as writes from './postgres-task-writes.js';
@@ -124,9 +125,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     recordPoll: op(agents.recordPoll),
     setAgentStatus: op(agents.setAgentStatus),
 
-    acquireShardLeases: op(agents.acquireShardLeases),
-    releaseShardLeases: op(agents.releaseShardLeases),
-    listShardLeases: op(agents.listShardLeases),
+    acquireShardLeases: op(shards.acquireShardLeases),
+    releaseShardLeases: op(shards.releaseShardLeases),
+    listShardLeases: op(shards.listShardLeases),
+    announceCoordinator: op(shards.announceCoordinator),
+    listCoordinators: op(shards.listCoordinators),
     async publishClaimable(notice) {
       // Our own subscribers must hear what we publish: wait until our LISTEN is in place.
       await listener.listening();

@@ -26,6 +26,7 @@ function migrationFile(file: string): () => string {
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 1, name: '0001_init', sql: migrationFile('0001_init.sql') },
   { version: 2, name: '0002_lease_shards', sql: migrationFile('0002_lease_shards.sql') },
+  { version: 3, name: '0003_coordinators', sql: migrationFile('0003_coordinators.sql') },
 ];
 
 export interface MigrationReport {

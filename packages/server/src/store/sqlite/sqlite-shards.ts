@@ -1,16 +1,23 @@
 /**
- * Lease shards on SQLite (DESIGN.md §6 "Leases for coordinators"). One database file normally has one
- * coordinator, which takes every shard; the rules are the same as PostgreSQL's all the same, so two
- * processes sharing a file split them correctly. Each function runs in the caller's write transaction.
+ * Lease shards and coordinator presence on SQLite (DESIGN.md §6 "Leases for coordinators"). One
+ * database file normally has one coordinator, which takes every shard; the rules are the same as
+ * PostgreSQL's all the same, so two processes sharing a file split them correctly. Each function runs
+ * in the caller's transaction (writes in a write transaction).
  */
 import { ValidationError } from '../../core/errors.js';
-import type { ShardLease } from '../store.js';
+import type { CoordinatorPresence, ShardLease } from '../store.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 interface ShardRow {
   shard: number;
   owner_id: string;
   epoch: number;
+  expires_at: number;
+}
+
+interface CoordinatorRow {
+  id: string;
+  last_seen_at: number;
   expires_at: number;
 }
 
@@ -21,42 +28,83 @@ const toLease = (r: ShardRow): ShardLease => ({
   expiresAt: r.expires_at,
 });
 
+const toPresence = (r: CoordinatorRow): CoordinatorPresence => ({
+  id: r.id,
+  lastSeenAt: r.last_seen_at,
+  expiresAt: r.expires_at,
+});
+
+function checkOwner(ownerId: unknown): void {
+  if (typeof ownerId !== 'string' || ownerId.length === 0)
+    throw new ValidationError('ownerId', 'must be a non-empty string');
+}
+
+function checkTtl(ttlMs: unknown): void {
+  if (!Number.isInteger(ttlMs) || (ttlMs as number) < 1)
+    throw new ValidationError('ttlMs', 'must be an integer >= 1');
+}
+
 export function acquireShardLeases(
   ctx: SqliteContext,
   input: { ownerId: string; shardCount: number; want: number; ttlMs: number },
 ): ShardLease[] {
   const { ownerId, shardCount, want, ttlMs } = input;
-  if (typeof ownerId !== 'string' || ownerId.length === 0)
-    throw new ValidationError('ownerId', 'must be a non-empty string');
+  checkOwner(ownerId);
   if (!Number.isInteger(shardCount) || shardCount < 1)
     throw new ValidationError('shardCount', 'must be an integer >= 1');
   if (!Number.isInteger(want) || want < 0) throw new ValidationError('want', 'must be an integer >= 0');
-  if (!Number.isInteger(ttlMs) || ttlMs < 1) throw new ValidationError('ttlMs', 'must be an integer >= 1');
+  checkTtl(ttlMs);
   const now = ctx.clock.now();
   const expiresAt = now + ttlMs;
   const q = ctx.shards;
-  q.renewShardLeases.run({ ownerId, expiresAt });
+  q.renewShardLeases.run({ ownerId, expiresAt, now });
   const rows = q.selectShardLeases.all() as ShardRow[];
   const byShard = new Map(rows.map((r) => [r.shard, r]));
-  let held = rows.filter((r) => r.owner_id === ownerId && r.shard < shardCount).length;
+  let held = rows.filter((r) => r.owner_id === ownerId && r.expires_at > now && r.shard < shardCount).length;
   for (let shard = 0; shard < shardCount && held < want; shard++) {
     const row = byShard.get(shard);
     if (row === undefined) {
       q.insertShardLease.run({ shard, ownerId, expiresAt });
       held++;
-    } else if (row.owner_id !== ownerId && row.expires_at <= now) {
+    } else if (row.expires_at <= now) {
       if (q.takeShardLease.run({ shard, ownerId, expiresAt, now }).changes === 1) held++;
     }
   }
   return (q.selectShardLeases.all() as ShardRow[])
-    .filter((r) => r.owner_id === ownerId && r.shard < shardCount)
+    .filter((r) => r.owner_id === ownerId && r.expires_at > now && r.shard < shardCount)
     .map(toLease);
 }
 
-export function releaseShardLeases(ctx: SqliteContext, ownerId: string): void {
-  ctx.shards.releaseShardLeases.run({ ownerId, now: ctx.clock.now() });
+export function releaseShardLeases(ctx: SqliteContext, ownerId: string, shards?: readonly number[]): void {
+  checkOwner(ownerId);
+  const now = ctx.clock.now();
+  if (shards === undefined) {
+    ctx.shards.releaseShardLeases.run({ ownerId, now });
+    ctx.shards.deleteCoordinator.run({ id: ownerId });
+    return;
+  }
+  if (!Array.isArray(shards) || !shards.every((s) => Number.isInteger(s) && s >= 0))
+    throw new ValidationError('shards', 'must be a list of integers >= 0');
+  for (const shard of shards) ctx.shards.releaseShardLease.run({ shard, ownerId, now });
 }
 
 export function listShardLeases(ctx: SqliteContext): ShardLease[] {
   return (ctx.shards.selectShardLeases.all() as ShardRow[]).map(toLease);
+}
+
+export function announceCoordinator(
+  ctx: SqliteContext,
+  input: { ownerId: string; ttlMs: number },
+): CoordinatorPresence[] {
+  checkOwner(input.ownerId);
+  checkTtl(input.ttlMs);
+  const now = ctx.clock.now();
+  ctx.shards.deleteExpiredCoordinators.run({ now });
+  ctx.shards.upsertCoordinator.run({ id: input.ownerId, now, expiresAt: now + input.ttlMs });
+  return listCoordinators(ctx);
+}
+
+export function listCoordinators(ctx: SqliteContext): CoordinatorPresence[] {
+  const rows = ctx.shards.selectLiveCoordinators.all({ now: ctx.clock.now() }) as CoordinatorRow[];
+  return rows.map(toPresence);
 }

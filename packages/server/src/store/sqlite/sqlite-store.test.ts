@@ -207,6 +207,7 @@ describe('SQLite specifics', () => {
     await store.close();
     expect(() => createSqliteStore({ path: '', clock })).toThrow(/path/);
     expect(() => createSqliteStore({ path: ':memory:', clock, busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
+    expect(() => createSqliteStore({ path: ':memory:', clock, cacheSizeKiB: 10 })).toThrow(/cacheSizeKiB/);
     expect(() => createSqliteStore({ path: join(dir, 'missing', 'deeper', 'x.db'), clock })).toThrow(
       expect.objectContaining({ code: 'unavailable' }),
     );

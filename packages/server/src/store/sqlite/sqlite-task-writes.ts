@@ -2,7 +2,7 @@
  * Task writes made by the holding agent: claim, start, heartbeats, checkpoint, logs, result ref,
  * complete, fail. Each runs inside the caller's write transaction (see sqlite-store.ts).
  */
-import type { Json, JsonObject } from '@rouse/protocol';
+import type { Json, JsonObject, Task, TaskEvent, TaskStatus } from '@rouse/protocol';
 import { leaseDeadline } from '../../core/timing.js';
 import { assertTransition } from '../../core/transitions.js';
 import type {
@@ -47,6 +47,19 @@ function checkedHead(ctx: SqliteContext, write: AttemptedWrite): HeadRow {
   return head;
 }
 
+/** A claim's history entry (fields in TaskEvent order: one object shape for every entry). */
+function claimEvent(
+  task: Task,
+  seq: number,
+  at: number,
+  from: TaskStatus,
+  to: 'claimed' | 'running',
+  actor: string,
+): TaskEvent {
+  const reason = to === 'claimed' ? 'claimed' : 'started';
+  return { seq, at, from, to, version: task.version, attempt: task.attempt, actor, reason, details: null };
+}
+
 export function claimTasks(ctx: SqliteContext, input: ClaimInput): Transitioned[] {
   const max = Math.floor(input.max);
   if (max < 1 || input.types.length === 0) return [];
@@ -88,14 +101,9 @@ export function claimTasks(ctx: SqliteContext, input: ClaimInput): Transitioned[
     if (changes === 0) continue; // another connection took it since the read
     const task = claimedTask(row, { status, agentId: input.agentId, now, startedAt, leaseExpiresAt, timing });
     const eventCount = rowEventCount(row);
-    const base = { at: now, version: task.version, attempt: task.attempt, actor, details: null };
-    const written = [
-      events.add(id, { ...base, seq: eventCount + 1, from, to: 'claimed', reason: 'claimed' }),
-    ];
+    const written = [events.add(id, claimEvent(task, eventCount + 1, now, from, 'claimed', actor))];
     if (input.start) {
-      written.push(
-        events.add(id, { ...base, seq: eventCount + 2, from: 'claimed', to: 'running', reason: 'started' }),
-      );
+      written.push(events.add(id, claimEvent(task, eventCount + 2, now, 'claimed', 'running', actor)));
     }
     out.push({ task, events: written });
   }
