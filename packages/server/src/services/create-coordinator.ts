@@ -144,9 +144,15 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     writes: createWriteBatcher(store),
     applyTransition: (t) => applyTransition(ctx, t),
   };
-  const authenticate = createAuthenticator(o.tokens, store);
+  const auth = createAuthenticator(o.tokens, store, clock);
   const claims = createClaimService(ctx);
-  const agents = createAgentOperations(ctx, claims);
+  const agents = createAgentOperations(ctx, {
+    ...claims,
+    forgetAgent(agentId) {
+      claims.forgetAgent(agentId);
+      auth.forgetAgent(agentId);
+    },
+  });
   let started = false;
 
   return {
@@ -191,7 +197,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       storeOutages: health.outages,
       claimableNotices: { ...relay.stats },
     }),
-    authenticate,
+    authenticate: auth.authenticate,
 
     async createTask(caller, req) {
       const [r] = await tasks.createTasks(ctx, caller, [req]);

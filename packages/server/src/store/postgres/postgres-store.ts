@@ -60,6 +60,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const pool = new pg.Pool({ ...pgConfig(opts, opts.statementTimeoutMs, true), max: opts.poolSize });
   // An idle connection that breaks is dropped by the pool; without a listener the event would crash.
   pool.on('error', () => undefined);
+  // The pool listens for errors only on idle connections. One that breaks while checked out (a server
+  // shutting down between our statements, or while we discard it) would emit an unheard 'error' and
+  // crash the process; its failure already reaches the caller through the statement's rejection.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   try {
     await prepareSchema(pool, opts);
   } catch (err) {
