@@ -3,7 +3,7 @@
  * coordinator, and look at what it did (progress, checkpoints, logs, uploads) and how it ended.
  *
  * @example
- * import { runHandler } from '@rouse/sdk/testing';
+import { runHandler } from '@rouse/sdk/testing';
  * const run = await runHandler(myHandler, { payload: { n: 2 } }, { instantSleep: true });
  * expect(run.error).toBeUndefined();
  * expect(run.result).toEqual({ square: 4 });
@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Json, ResultRef, Task } from '@rouse/protocol';
+import { systemNow } from '../clock.js';
 import { TaskCancelledError } from '../errors.js';
 import type { TaskContext, TaskHandler } from '../worker/task-context.js';
 import { TaskRun, type TaskRunHost } from '../worker/task-run.js';
@@ -19,7 +20,7 @@ let seq = 0;
 
 /** A complete {@link Task} (status `running`, attempt 1, version 1, default timing) with `partial` applied. */
 export function mockTask(partial: Partial<Task> = {}): Task {
-  const now = Date.now();
+  const now = systemNow();
   seq++;
   return {
     id: `tsk_mock_${seq}`,

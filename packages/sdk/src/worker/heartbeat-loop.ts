@@ -6,6 +6,7 @@
 
 import type { AgentHeartbeatRequest, TaskBeat } from '@rouse/protocol';
 import { MAX_HEARTBEAT_BYTES } from '@rouse/protocol';
+import { type Now, systemNow } from '../clock.js';
 
 /** Relative jitter of the heartbeat interval (±10 %, DESIGN.md §4). */
 export const HEARTBEAT_JITTER = 0.1;
@@ -21,6 +22,8 @@ export interface HeartbeatLoopDeps {
   /** Send one beat; must not reject (report errors itself). */
   beat(): Promise<void>;
   random?: () => number;
+  /** @default the system clock */
+  now?: Now;
 }
 
 export class HeartbeatLoop {
@@ -30,8 +33,11 @@ export class HeartbeatLoop {
   private inFlight: Promise<void> | undefined;
   private running = false;
 
+  private readonly now: Now;
+
   constructor(deps: HeartbeatLoopDeps) {
     this.deps = deps;
+    this.now = deps.now ?? systemNow;
   }
 
   start(): void {
@@ -42,7 +48,7 @@ export class HeartbeatLoop {
   /** Beat sooner if the interval shrank below the time left (a task with a shorter interval arrived). */
   nudge(): void {
     if (!this.running || this.inFlight || this.timer === undefined) return;
-    if (this.dueAt - Date.now() > this.deps.intervalMs() * (1 + HEARTBEAT_JITTER)) {
+    if (this.dueAt - this.now() > this.deps.intervalMs() * (1 + HEARTBEAT_JITTER)) {
       clearTimeout(this.timer);
       this.schedule();
     }
@@ -58,7 +64,7 @@ export class HeartbeatLoop {
 
   private schedule(): void {
     const delayMs = jitteredDelayMs(this.deps.intervalMs(), this.deps.random);
-    this.dueAt = Date.now() + delayMs;
+    this.dueAt = this.now() + delayMs;
     this.timer = setTimeout(this.tick, delayMs);
   }
 

@@ -6,8 +6,10 @@
  * Fencing rules enforced here (DESIGN.md §3): a run whose lease is lost or which was cancelled is
  * aborted and never reported; a report refused as stale is dropped (`leaseLost`), never retried.
  */
+
 import type { AgentHeartbeatResponse, Json, ResultRef, Task, TaskBeat, WriteOutcome } from '@rouse/protocol';
 import type { Client } from '../client.js';
+import { systemNow } from '../clock.js';
 import {
   ExecutionTimeoutError,
   LeaseLostError,
@@ -321,7 +323,11 @@ export class TaskRunner implements TaskRunHost {
       this.deps.emit('error', { error, op: report.kind, taskId: report.taskId });
       run.state = 'spooled';
       try {
-        await this.deps.spool.write({ ...report, agentToken: this.deps.agentToken(), spooledAt: Date.now() });
+        await this.deps.spool.write({
+          ...report,
+          agentToken: this.deps.agentToken(),
+          spooledAt: systemNow(),
+        });
         this.deps.emit('spooled', { taskId: report.taskId, version: report.version, kind: report.kind });
       } catch (err) {
         // still held in memory; delivered from there

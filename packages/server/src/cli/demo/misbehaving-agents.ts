@@ -84,20 +84,23 @@ export async function runHangy(env: Env, agent: RawAgent, task: Task): Promise<{
     await agent.client.startTask(task.id, v);
     const interval = task.timing.heartbeatIntervalMs;
     for (let i = 1; i <= 4 && !env.signal.aborted; i++) {
+      if (i > 1) await sleep(interval, env.signal);
       await agent.client.agentHeartbeat(agent.agentId, {
         status: 'running',
         tasks: [{ taskId: task.id, version: v, progress: i * 0.1, phase: 'fetching sources' }],
       });
-      await sleep(interval, env.signal);
     }
     if (env.signal.aborted) return { fenced: false };
     book.say(
       book.style.red('❄'),
       `${agent.name} freezes mid-task on ${book.task(task)} (a stuck call): its handler and its heartbeats stop`,
     );
-    await sleep(Math.round(task.timing.heartbeatTimeoutMs * 0.6), env.signal);
+    // Ask "why" halfway between "heartbeat late" (1.5 intervals of silence) and the timeout, so the
+    // diagnosis shows the late heartbeat even on a slow machine.
+    const silenceMs = Math.round((1.5 * interval + task.timing.heartbeatTimeoutMs) / 2);
+    await sleep(silenceMs, env.signal);
     if (env.signal.aborted) return { fenced: false };
-    await liveWhy(env, task, `${formatDuration(task.timing.heartbeatTimeoutMs * 0.6)} of silence`);
+    await liveWhy(env, task, `${formatDuration(silenceMs)} of silence`);
     const again = await Promise.race([reclaimedP, sleep(30_000, env.signal).then(() => null)]);
     if (!again || env.signal.aborted) return { fenced: false };
     await sleep(300, env.signal);

@@ -33,8 +33,9 @@ function claimCtes([types, max, agentId, unavailable, start, actor]: string[]): 
       CROSS JOIN clock
       CROSS JOIN LATERAL (
         SELECT t.seq, t.status, t.priority FROM tasks t
-        -- "+ 0": keeps a generic plan on the ordered tasks_claim scan (LIMIT stops it early) instead of
-        -- collecting every claimable row through tasks_available and sorting them (ms at 20k tasks).
+        -- "+ 0" (and no bitmap scans, see pgConfig): the plan walks tasks_claim in claim order and
+        -- stops at the LIMIT, instead of collecting every claimable row and sorting them (ms each
+        -- with 20k queued), whatever the statistics say.
         WHERE t.type = ty.type AND t.available_at IS NOT NULL AND t.available_at + 0 <= clock.now
           AND (cardinality(${unavailable}::text[]) = 0 OR NOT (t.requires ?| ${unavailable}::text[]))
         ORDER BY t.priority DESC, t.seq
@@ -85,7 +86,10 @@ function completeCtes(items: string): string {
       FROM jsonb_to_recordset(${items}::jsonb) AS c(i integer, id text, agent_id text, version integer, actor text,
              result jsonb, set_ref boolean, result_ref jsonb)
       CROSS JOIN clock
-      WHERE t.id = c.id AND t.version = c.version AND t.agent_id = c.agent_id AND t.status = 'running'
+      -- Rows reached through the id index whatever the statistics say (a join on c.id alone may
+      -- plan as a scan of every task).
+      WHERE t.id = ANY(ARRAY(SELECT x.id FROM jsonb_to_recordset(${items}::jsonb) AS x(id text)))
+        AND t.id = c.id AND t.version = c.version AND t.agent_id = c.agent_id AND t.status = 'running'
       RETURNING c.i, c.actor, ${T}, clock.now AS at
     ),
     cev AS (
