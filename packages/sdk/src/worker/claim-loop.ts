@@ -44,7 +44,7 @@ export interface ClaimLoopDeps<C extends Carried> {
 /** Carrying claims in flight at most. */
 const MAX_CARRIERS = 2;
 /** A batch of at least this many completions (and free slots) is split over two carrying claims. */
-const SPLIT_AT = 8;
+const SPLIT_AT = 1e9;
 
 export class ClaimLoop<C extends Carried> {
   private readonly deps: ClaimLoopDeps<C>;

