@@ -7,10 +7,6 @@
  *   `waitMs: 0` — never held back behind a long-poll — which also asks for the freed slots. The zero
  *   wait keeps each completion's outcome (accepted or stale) prompt; it costs one extra request only
  *   when the queue is empty, and under load every claim returns at once anyway.
- * - Up to two carrying claims are in flight, and a large batch is split over two: each request waits
- *   for its store commit, so two in flight keep the coordinator (and the database's group commit)
- *   busy while the other answer travels. Small batches go whole: a second request would cost more
- *   than it hides.
  * - A completion that cannot ride a claim (no free slot, loop stopping, the claim failed, the loop
  *   backing off) goes back to the worker to be sent by `POST /complete` (and spooled if need be).
  */
@@ -41,11 +37,6 @@ export interface ClaimLoopDeps<C extends Carried> {
   backoffMs(failures: number): number;
 }
 
-/** Carrying claims in flight at most. */
-const MAX_CARRIERS = 2;
-/** A batch of at least this many completions (and free slots) is split over two carrying claims. */
-const SPLIT_AT = 1e9;
-
 export class ClaimLoop<C extends Carried> {
   private readonly deps: ClaimLoopDeps<C>;
   private pending: C[] = [];
@@ -53,7 +44,7 @@ export class ClaimLoop<C extends Carried> {
   private scheduled = false;
   private reserved = 0;
   private longPoll: AbortController | undefined;
-  private readonly carriers = new Set<Promise<void>>();
+  private carrier: Promise<void> | undefined;
   private backoffTimer: NodeJS.Timeout | undefined;
   private failures = 0;
 
@@ -88,7 +79,7 @@ export class ClaimLoop<C extends Carried> {
     clearTimeout(this.backoffTimer);
     this.backoffTimer = undefined;
     this.longPoll?.abort();
-    await Promise.all([...this.carriers]);
+    await this.carrier;
     const left = this.pending;
     this.pending = [];
     return left;
@@ -101,32 +92,22 @@ export class ClaimLoop<C extends Carried> {
       if (this.pending.length > 0) this.deps.onUncarried(this.takePending());
       return;
     }
-    if (this.pending.length > 0 && this.carriers.size < MAX_CARRIERS) {
+    if (this.pending.length > 0 && this.carrier === undefined) {
       const free = this.freeSlots();
       if (free > 0) {
         const items = this.takePending();
-        if (this.carriers.size === 0 && items.length >= SPLIT_AT && free >= SPLIT_AT) {
-          const half = Math.ceil(items.length / 2);
-          const freeHalf = Math.ceil(free / 2);
-          this.carryIn(freeHalf, items.slice(0, half));
-          this.carryIn(free - freeHalf, items.slice(half));
-        } else this.carryIn(free, items);
-      } else if (this.carriers.size === 0) {
+        this.carrier = this.send(free, 0, items).finally(() => {
+          this.carrier = undefined;
+        });
+      } else {
         this.deps.onUncarried(this.takePending());
       }
     }
-    if (this.longPoll === undefined && this.carriers.size === 0) {
+    if (this.longPoll === undefined && this.carrier === undefined) {
       const free = this.freeSlots();
       if (free > 0) void this.send(free, this.deps.waitMs, undefined);
     }
   };
-
-  private carryIn(max: number, items: C[]): void {
-    const carrier: Promise<void> = this.send(max, 0, items).finally(() => {
-      this.carriers.delete(carrier);
-    });
-    this.carriers.add(carrier);
-  }
 
   private freeSlots(): number {
     return Math.min(1000, this.deps.concurrency - this.deps.busySlots() - this.reserved);

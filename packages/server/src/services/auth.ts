@@ -51,8 +51,9 @@ export interface Authenticator {
  * How long an agent token stays trusted without asking the store again. Every agent request needs
  * its token resolved; a store round trip each time costs as much as the claim itself on PostgreSQL.
  * The trade-off: an agent that left through ANOTHER coordinator may still be authenticated here for
- * up to this long (its writes are still refused by the store's holder checks, and it holds nothing
- * once it left); through this coordinator, leave forgets the token at once.
+ * up to this long (writes to the tasks it released are still refused by the store's holder checks;
+ * a claim would be served, and retried when its claim lease runs out); through this coordinator,
+ * leave forgets the token at once.
  */
 export const AGENT_TOKEN_CACHE_MS = 1000;
 /** Bound on cached tokens (the cache is simply emptied when full). */

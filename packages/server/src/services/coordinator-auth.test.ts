@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hashToken } from './auth.js';
+import { AGENT_TOKEN_CACHE_MS, hashToken } from './auth.js';
 import {
   ADMIN,
   type CoordinatorFixture,
@@ -27,6 +27,21 @@ describe('authentication', () => {
     expect(await f.coordinator.authenticate(`${TOKENS.admin}x`)).toBeNull();
     expect(await f.coordinator.authenticate('')).toBeNull();
     expect(await f.coordinator.authenticate('rsa_unknown')).toBeNull();
+  });
+
+  it('an agent token is trusted for up to 1 s; leave through this coordinator ends it at once', async () => {
+    const a = await f.register();
+    const b = await f.register();
+    expect(await f.coordinator.authenticate(a.token)).toEqual({ kind: 'agent', agentId: a.agentId });
+    expect(await f.coordinator.authenticate(b.token)).toEqual({ kind: 'agent', agentId: b.agentId });
+    // Left through another coordinator (straight in the store): still trusted here until the TTL ends.
+    await f.store.setAgentStatus(a.agentId, 'left');
+    expect(await f.coordinator.authenticate(a.token)).toEqual({ kind: 'agent', agentId: a.agentId });
+    f.clock.advance(AGENT_TOKEN_CACHE_MS);
+    expect(await f.coordinator.authenticate(a.token)).toBeNull();
+    // Left through this one: refused at once.
+    await f.coordinator.leave(b.caller, b.agentId);
+    expect(await f.coordinator.authenticate(b.token)).toBeNull();
   });
 
   it('agent tokens are random, prefixed, and stored only as their sha256', async () => {

@@ -5,6 +5,7 @@
  * Admin writes lock the row they act on (`FOR UPDATE`), so the condition is checked on the latest
  * version and two coordinators acting at once make one transition.
  */
+import pg from 'pg';
 import {
   backoffSql,
   CLOCK_CTE,
@@ -196,7 +197,16 @@ export const ADMIN_SQL = {
 
   /** The database's clock, in epoch ms. No params. */
   selectNow: 'SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now',
-
-  /** Publish a notice on a channel. Params: $1 channel, $2 payload. */
-  notify: 'SELECT pg_notify($1, $2)',
 } as const;
+
+/**
+ * Publish a notice on a channel, committed asynchronously: a notice carries no durable state (it is
+ * a wake-up; long polls also end on their own), so it need not wait for a WAL flush — with
+ * `synchronous_commit=on` that wait was a flush per notice, as much as the write that caused it.
+ * Listeners hear it at commit either way. Two statements in one simple query: one implicit
+ * transaction (so `SET LOCAL` applies to it alone), and on error nothing stays open. Literals are
+ * escaped because the simple protocol takes no parameters.
+ */
+export function notifyAsyncSql(channel: string, payload: string): string {
+  return `SET LOCAL synchronous_commit TO off; SELECT pg_notify(${pg.escapeLiteral(channel)}, ${pg.escapeLiteral(payload)})`;
+}

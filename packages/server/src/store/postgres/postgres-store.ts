@@ -13,7 +13,7 @@
 import pg from 'pg';
 import { UnavailableError } from '../../core/errors.js';
 import type { Store } from '../store.js';
-import { ADMIN_SQL } from './admin-statements.js';
+import { ADMIN_SQL, notifyAsyncSql } from './admin-statements.js';
 import { ClaimableListener, noticePayloads } from './claimable-listener.js';
 import { checkLedger, ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import * as agents from './postgres-agents.js';
@@ -138,7 +138,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       // Our own subscribers must hear what we publish: wait until our LISTEN is in place.
       await listener.listening();
       for (const payload of noticePayloads(notice)) {
-        await ctx.rows('notify', ADMIN_SQL.notify, [channel, payload]);
+        await ctx.run('notify', notifyAsyncSql(channel, payload), []);
       }
     },
     onClaimable(subscriber) {
