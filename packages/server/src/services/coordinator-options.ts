@@ -59,8 +59,6 @@ export interface CoordinatorOptions {
   pollRecordIntervalMs?: number;
   /** A `down`/`rate_limited` report without `retryAfterMs` holds this long unless repeated. @default 60000 */
   dependencyReportTtlMs?: number;
-  /** Randomness for jitter (injected so tests are deterministic). @default Math.random */
-  random?: () => number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -84,7 +82,6 @@ export interface ResolvedCoordinatorOptions {
   pollStaleAfterMs: number;
   pollRecordIntervalMs: number;
   dependencyReportTtlMs: number;
-  random: () => number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -145,7 +142,6 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     pollStaleAfterMs: pick('pollStaleAfterMs'),
     pollRecordIntervalMs: pick('pollRecordIntervalMs'),
     dependencyReportTtlMs: pick('dependencyReportTtlMs'),
-    random: options.random ?? Math.random,
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -161,8 +157,6 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('pollStaleAfterMs', r.pollStaleAfterMs, 1);
   checkInt('pollRecordIntervalMs', r.pollRecordIntervalMs, 0);
   checkInt('dependencyReportTtlMs', r.dependencyReportTtlMs, 1);
-  if (typeof r.random !== 'function')
-    throw new ValidationError('random', 'must be a function returning [0, 1)');
   return r;
 }
 
