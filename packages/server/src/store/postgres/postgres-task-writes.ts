@@ -3,6 +3,7 @@
  * complete, fail. Each is one conditional statement; when it changes nothing the task's head is read
  * and `write-errors.ts` says why, exactly as on SQLite.
  */
+import type { TaskEvent, TaskStatus } from '@rouse/protocol';
 import type {
   AgentWrite,
   ClaimInput,
@@ -25,6 +26,44 @@ type SaveCheckpointInput = Parameters<Store['saveCheckpoint']>[0];
 type AppendLogsInput = Parameters<Store['appendLogs']>[0];
 type SetResultRefInput = Parameters<Store['setResultRef']>[0];
 
+/**
+ * A row the claim and completion statements return: the task, the statement's time and (claims) the
+ * status the attempt came from — all their history entries are made of (see task-statements.ts).
+ */
+type BatchRow = TaskRow & { at: number; from_status: TaskStatus | null };
+
+function entry(
+  row: BatchRow,
+  seq: number,
+  from: TaskStatus | null,
+  to: TaskStatus,
+  actor: string,
+  reason: string,
+): TaskEvent {
+  const { at, version, attempt } = row;
+  return { seq, at, from, to, version, attempt, actor, reason, details: null };
+}
+
+/** A claimed row with the entries its statement appended: claimed (seq − 1 with start), started. */
+function claimedTransition(row: BatchRow, start: boolean, actor: string): Transitioned {
+  const n = row.event_count;
+  const events = start
+    ? [
+        entry(row, n - 1, row.from_status, 'claimed', actor, 'claimed'),
+        entry(row, n, 'claimed', 'running', actor, 'started'),
+      ]
+    : [entry(row, n, row.from_status, 'claimed', actor, 'claimed')];
+  return { task: toTask(row), events };
+}
+
+/** A completed row with the entry its statement appended. */
+function completedTransition(row: BatchRow, actor: string): Transitioned {
+  return {
+    task: toTask(row),
+    events: [entry(row, row.event_count, 'running', 'completed', actor, 'completed')],
+  };
+}
+
 function held(input: AgentWrite): AttemptedWrite {
   return { kind: 'hold', taskId: input.taskId, version: input.version, agentId: input.agentId };
 }
@@ -32,16 +71,17 @@ function held(input: AgentWrite): AttemptedWrite {
 export async function claimTasks(ctx: PgContext, input: ClaimInput): Promise<Transitioned[]> {
   const max = Math.floor(input.max);
   if (max < 1 || input.types.length === 0) return [];
-  const rows = await ctx.rows<WrittenRow>('claimTasks', TASK_SQL.claimTasks, [
+  const actor = agentActor(input.agentId);
+  const rows = await ctx.rows<BatchRow>('claimTasks', TASK_SQL.claimTasks, [
     ctx.now(),
     [...new Set(input.types)],
     max,
     input.agentId,
     input.unavailableDependencies ?? [],
     input.start,
-    agentActor(input.agentId),
+    actor,
   ]);
-  return rows.map(transitioned);
+  return rows.map((row) => claimedTransition(row, input.start, actor));
 }
 
 export async function startTask(ctx: PgContext, input: AgentWrite): Promise<Transitioned> {
@@ -193,11 +233,13 @@ export async function completeTasks(
 ): Promise<Outcome<Transitioned>[]> {
   const out: Outcome<Transitioned>[] = new Array(items.length);
   for (const round of rounds(items)) {
-    const rows = await ctx.rows<WrittenRow & { i: number }>('completeTasks', TASK_SQL.completeTasks, [
+    const rows = await ctx.rows<BatchRow & { i: number }>('completeTasks', TASK_SQL.completeTasks, [
       ctx.now(),
       completionItems(round),
     ]);
-    for (const row of rows) out[row.i] = { ok: true, value: transitioned(row) };
+    for (const row of rows) {
+      out[row.i] = { ok: true, value: completedTransition(row, agentActor(items[row.i]!.agentId)) };
+    }
     await explainRefusedCompletions(ctx, round, out);
   }
   return out;
@@ -218,7 +260,8 @@ export async function completeAndClaim(
     const completed = await completeTasks(ctx, complete);
     return { completed, claimed: await claimTasks(ctx, claim) };
   }
-  const rows = await ctx.rows<WrittenRow & { part: 'completed' | 'claimed'; i: number | null }>(
+  const actor = agentActor(claim.agentId);
+  const rows = await ctx.rows<BatchRow & { part: 'completed' | 'claimed'; i: number | null }>(
     'completeAndClaim',
     TASK_SQL.completeAndClaim,
     [
@@ -229,14 +272,18 @@ export async function completeAndClaim(
       claim.agentId,
       claim.unavailableDependencies ?? [],
       claim.start,
-      agentActor(claim.agentId),
+      actor,
     ],
   );
   const completed: Outcome<Transitioned>[] = new Array(complete.length);
   const claimed: Transitioned[] = [];
   for (const row of rows) {
-    if (row.part === 'completed') completed[row.i!] = { ok: true, value: transitioned(row) };
-    else claimed.push(transitioned(row));
+    if (row.part === 'completed') {
+      completed[row.i!] = {
+        ok: true,
+        value: completedTransition(row, agentActor(complete[row.i!]!.agentId)),
+      };
+    } else claimed.push(claimedTransition(row, claim.start, actor));
   }
   await explainRefusedCompletions(ctx, round, completed);
   return { completed, claimed };

@@ -19,6 +19,16 @@ const COLS = TASK_COLUMN_NAMES.join(', ');
 const T = taskColumns('t');
 
 /**
+ * What the claim and completion statements return per written row: the task columns, the statement's
+ * time `at` and (claims) the status the attempt came from. Their history entries are not read back
+ * (aggregating them as JSON per row cost more database CPU than the rest of the statement's output):
+ * each is fully determined by these values — the INSERT of the same statement writes exactly them —
+ * and `claimedEvents` / `completedEvents` (postgres-task-writes.ts) rebuild them.
+ */
+const CLAIMED = `${taskColumns('u')}, u.at, u.from_status`;
+const COMPLETED = `${taskColumns('u')}, u.at, NULL::text AS from_status`;
+
+/**
  * The claim as CTEs `cand` (candidates, locked), `upd` (the new attempt) and `ev` (history). Per type
  * the candidates come from the claim index in order, skipping rows another claim has locked; a row is
  * re-checked under its lock, so an attempt is never claimed twice. The rows are updated through
@@ -68,7 +78,6 @@ function claimCtes([types, max, agentId, unavailable, start, actor]: string[]): 
       UNION ALL
       SELECT id, event_count, at, 'claimed', 'running', version, attempt, ${actor}::text, 'started', NULL::jsonb
       FROM upd WHERE ${start}::boolean
-      RETURNING *
     )`;
 }
 
@@ -95,7 +104,6 @@ function completeCtes(items: string): string {
     cev AS (
       INSERT INTO task_events (${EVENT_COLUMNS})
       SELECT id, event_count, at, 'running', 'completed', version, attempt, actor, 'completed', NULL FROM cupd
-      RETURNING *
     )`;
 }
 
@@ -165,7 +173,7 @@ export const TASK_SQL = {
    */
   claimTasks: `
     WITH ${CLOCK_CTE}, ${claimCtes(['$2', '$3', '$4', '$5', '$6', '$7'])}
-    SELECT u.*, ${eventsOf('ev')} FROM upd u ORDER BY u.priority DESC, u.seq`,
+    SELECT ${CLAIMED} FROM upd u ORDER BY u.priority DESC, u.seq`,
 
   /** claimed → running with a heartbeat lease. Params: $1 now, $2 id, $3 version, $4 agentId, $5 actor. */
   startTask: `
@@ -274,7 +282,7 @@ export const TASK_SQL = {
    */
   completeTasks: `
     WITH ${CLOCK_CTE}, ${completeCtes('$2')}
-    SELECT u.*, ${eventsOf('cev')} FROM cupd u`,
+    SELECT u.i, ${COMPLETED} FROM cupd u`,
 
   /**
    * completeTasks($2), then claimTasks($3 … $8), in ONE statement: one round trip and one commit. The
@@ -285,9 +293,9 @@ export const TASK_SQL = {
    */
   completeAndClaim: `
     WITH ${CLOCK_CTE}, ${completeCtes('$2')}, ${claimCtes(['$3', '$4', '$5', '$6', '$7', '$8'])}
-    SELECT 'completed' AS part, u.i, ${taskColumns('u')}, ${eventsOf('cev')} FROM cupd u
+    SELECT 'completed' AS part, u.i, ${COMPLETED} FROM cupd u
     UNION ALL
-    SELECT 'claimed', NULL, ${taskColumns('u')}, ${eventsOf('ev')} FROM upd u
+    SELECT 'claimed', NULL, ${CLAIMED} FROM upd u
     ORDER BY part, priority DESC, seq`,
 
   /**
