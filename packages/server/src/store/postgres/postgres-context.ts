@@ -85,16 +85,24 @@ export class PgContext {
     return (await this.run(name, text, params)).rows as R[];
   }
 
+  /**
+   * Run statement `name` with rows as arrays in column order (`rowMode: 'array'`): no object per row
+   * keyed by column name, for the hot statements whose rows are mapped positionally.
+   */
+  async arrays(name: string, text: string, params: unknown[] = []): Promise<unknown[][]> {
+    return (await this.run(name, text, params, 'array')).rows as unknown as unknown[][];
+  }
+
   /** Run statement `name`; returns how many rows it changed. */
   async changes(name: string, text: string, params: unknown[] = []): Promise<number> {
     return (await this.run(name, text, params)).rowCount ?? 0;
   }
 
-  async run(name: string, text: string, params: unknown[]): Promise<pg.QueryResult> {
+  async run(name: string, text: string, params: unknown[], rowMode?: 'array'): Promise<pg.QueryResult> {
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw new UnavailableError('the store is closed');
       try {
-        return await this.once(name, text, params);
+        return await this.once(name, text, params, rowMode);
       } catch (err) {
         if (attempt < RETRIES && isRetryableConflict(err)) continue;
         throw toStoreError(err, this.closed);
@@ -108,15 +116,21 @@ export class PgContext {
    * at all — by a client-side timer that discards the connection. Real timers on purpose: this bounds
    * I/O, it is not domain time (the injected Clock is).
    */
-  private async once(name: string, text: string, params: unknown[]): Promise<pg.QueryResult> {
+  private async once(
+    name: string,
+    text: string,
+    params: unknown[],
+    rowMode?: 'array',
+  ): Promise<pg.QueryResult> {
     const client = await this.pool.connect();
     const boundMs = this.opts.statementTimeoutMs + this.opts.connectTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     let broken: Error | undefined;
     try {
-      const query = PREPARED.has(name)
+      const query: pg.QueryConfig = PREPARED.has(name)
         ? { name: `rouse_${name}`, text, values: params }
         : { text, values: params };
+      if (rowMode !== undefined) (query as pg.QueryArrayConfig).rowMode = rowMode;
       return await new Promise<pg.QueryResult>((resolve, reject) => {
         timer = setTimeout(() => {
           broken = new UnavailableError(

@@ -3,7 +3,7 @@
  * complete, fail. Each is one conditional statement; when it changes nothing the task's head is read
  * and `write-errors.ts` says why, exactly as on SQLite.
  */
-import type { TaskEvent, TaskStatus } from '@rouse/protocol';
+import type { Task, TaskEvent, TaskStatus } from '@rouse/protocol';
 import type {
   AgentWrite,
   ClaimInput,
@@ -19,7 +19,16 @@ import type {
 import { type AttemptedWrite, failedOutcome, writeError } from '../write-errors.js';
 import { agentActor } from '../write-rules.js';
 import { type PgContext, rounds, transitioned } from './postgres-context.js';
-import { jsonParam, type TaskRow, toHead, toTask, type WrittenRow } from './row-mapping.js';
+import {
+  EVENT_COUNT_COLUMN,
+  jsonParam,
+  TASK_COLUMN_COUNT,
+  type TaskRow,
+  toHead,
+  toTask,
+  toTaskAt,
+  type WrittenRow,
+} from './row-mapping.js';
 import { TASK_SQL } from './task-statements.js';
 
 type SaveCheckpointInput = Parameters<Store['saveCheckpoint']>[0];
@@ -27,40 +36,46 @@ type AppendLogsInput = Parameters<Store['appendLogs']>[0];
 type SetResultRefInput = Parameters<Store['setResultRef']>[0];
 
 /**
- * A row the claim and completion statements return: the task, the statement's time and (claims) the
- * status the attempt came from — all their history entries are made of (see task-statements.ts).
+ * A row the claim and completion statements return, read as an array (`ctx.arrays`): `o` leading
+ * columns (part, i), the task columns, the statement's time `at` and (claims) the status the attempt
+ * came from — all their history entries are made of (see task-statements.ts).
  */
-type BatchRow = TaskRow & { at: number; from_status: TaskStatus | null };
-
 function entry(
-  row: BatchRow,
+  task: Task,
+  at: number,
   seq: number,
   from: TaskStatus | null,
   to: TaskStatus,
   actor: string,
   reason: string,
 ): TaskEvent {
-  const { at, version, attempt } = row;
-  return { seq, at, from, to, version, attempt, actor, reason, details: null };
+  return { seq, at, from, to, version: task.version, attempt: task.attempt, actor, reason, details: null };
 }
 
-/** A claimed row with the entries its statement appended: claimed (seq − 1 with start), started. */
-function claimedTransition(row: BatchRow, start: boolean, actor: string): Transitioned {
-  const n = row.event_count;
+/** A claimed row (task columns from `o`) with the entries its statement appended: claimed (seq − 1 with start), started. */
+function claimedTransition(r: unknown[], o: number, start: boolean, actor: string): Transitioned {
+  const task = toTaskAt(r, o);
+  const n = r[o + EVENT_COUNT_COLUMN] as number;
+  const at = r[o + TASK_COLUMN_COUNT] as number;
+  const from = r[o + TASK_COLUMN_COUNT + 1] as TaskStatus | null;
   const events = start
     ? [
-        entry(row, n - 1, row.from_status, 'claimed', actor, 'claimed'),
-        entry(row, n, 'claimed', 'running', actor, 'started'),
+        entry(task, at, n - 1, from, 'claimed', actor, 'claimed'),
+        entry(task, at, n, 'claimed', 'running', actor, 'started'),
       ]
-    : [entry(row, n, row.from_status, 'claimed', actor, 'claimed')];
-  return { task: toTask(row), events };
+    : [entry(task, at, n, from, 'claimed', actor, 'claimed')];
+  return { task, events };
 }
 
-/** A completed row with the entry its statement appended. */
-function completedTransition(row: BatchRow, actor: string): Transitioned {
+/** A completed row (task columns from `o`) with the entry its statement appended. */
+function completedTransition(r: unknown[], o: number, actor: string): Transitioned {
+  const task = toTaskAt(r, o);
+  const at = r[o + TASK_COLUMN_COUNT] as number;
   return {
-    task: toTask(row),
-    events: [entry(row, row.event_count, 'running', 'completed', actor, 'completed')],
+    task,
+    events: [
+      entry(task, at, r[o + EVENT_COUNT_COLUMN] as number, 'running', 'completed', actor, 'completed'),
+    ],
   };
 }
 
@@ -72,7 +87,7 @@ export async function claimTasks(ctx: PgContext, input: ClaimInput): Promise<Tra
   const max = Math.floor(input.max);
   if (max < 1 || input.types.length === 0) return [];
   const actor = agentActor(input.agentId);
-  const rows = await ctx.rows<BatchRow>('claimTasks', TASK_SQL.claimTasks, [
+  const rows = await ctx.arrays('claimTasks', TASK_SQL.claimTasks, [
     ctx.now(),
     [...new Set(input.types)],
     max,
@@ -81,7 +96,7 @@ export async function claimTasks(ctx: PgContext, input: ClaimInput): Promise<Tra
     input.start,
     actor,
   ]);
-  return rows.map((row) => claimedTransition(row, input.start, actor));
+  return rows.map((row) => claimedTransition(row, 0, input.start, actor));
 }
 
 export async function startTask(ctx: PgContext, input: AgentWrite): Promise<Transitioned> {
@@ -233,12 +248,14 @@ export async function completeTasks(
 ): Promise<Outcome<Transitioned>[]> {
   const out: Outcome<Transitioned>[] = new Array(items.length);
   for (const round of rounds(items)) {
-    const rows = await ctx.rows<BatchRow & { i: number }>('completeTasks', TASK_SQL.completeTasks, [
+    // Rows: i, then the task columns.
+    const rows = await ctx.arrays('completeTasks', TASK_SQL.completeTasks, [
       ctx.now(),
       completionItems(round),
     ]);
     for (const row of rows) {
-      out[row.i] = { ok: true, value: completedTransition(row, agentActor(items[row.i]!.agentId)) };
+      const i = row[0] as number;
+      out[i] = { ok: true, value: completedTransition(row, 1, agentActor(items[i]!.agentId)) };
     }
     await explainRefusedCompletions(ctx, round, out);
   }
@@ -261,29 +278,24 @@ export async function completeAndClaim(
     return { completed, claimed: await claimTasks(ctx, claim) };
   }
   const actor = agentActor(claim.agentId);
-  const rows = await ctx.rows<BatchRow & { part: 'completed' | 'claimed'; i: number | null }>(
-    'completeAndClaim',
-    TASK_SQL.completeAndClaim,
-    [
-      ctx.now(),
-      completionItems(round),
-      [...new Set(claim.types)],
-      max,
-      claim.agentId,
-      claim.unavailableDependencies ?? [],
-      claim.start,
-      actor,
-    ],
-  );
+  // Rows: part ('completed' | 'claimed'), i (completions), then the task columns.
+  const rows = await ctx.arrays('completeAndClaim', TASK_SQL.completeAndClaim, [
+    ctx.now(),
+    completionItems(round),
+    [...new Set(claim.types)],
+    max,
+    claim.agentId,
+    claim.unavailableDependencies ?? [],
+    claim.start,
+    actor,
+  ]);
   const completed: Outcome<Transitioned>[] = new Array(complete.length);
   const claimed: Transitioned[] = [];
   for (const row of rows) {
-    if (row.part === 'completed') {
-      completed[row.i!] = {
-        ok: true,
-        value: completedTransition(row, agentActor(complete[row.i!]!.agentId)),
-      };
-    } else claimed.push(claimedTransition(row, claim.start, actor));
+    if (row[0] === 'completed') {
+      const i = row[1] as number;
+      completed[i] = { ok: true, value: completedTransition(row, 2, agentActor(complete[i]!.agentId)) };
+    } else claimed.push(claimedTransition(row, 2, claim.start, actor));
   }
   await explainRefusedCompletions(ctx, round, completed);
   return { completed, claimed };

@@ -18,6 +18,7 @@ import type {
 import { isFinal } from '../../core/transitions.js';
 import type { ShardLease } from '../store.js';
 import type { TaskHead } from '../write-errors.js';
+import { TASK_COLUMN_NAMES } from './sql-fragments.js';
 
 export interface TaskRow {
   seq: number;
@@ -141,6 +142,85 @@ export function toTask(r: TaskRow): Task {
     nextAttemptAt: r.next_attempt_at,
     finishedAt: r.finished_at,
     final: isFinal(r.status, r.next_attempt_at),
+  };
+}
+
+const col = (name: (typeof TASK_COLUMN_NAMES)[number]): number => TASK_COLUMN_NAMES.indexOf(name);
+/** Positions of the task columns in a row read as an array (`taskColumns`, TASK_COLUMN_NAMES order). */
+const ID = col('id');
+const TYPE = col('type');
+const STATUS = col('status');
+const PAYLOAD = col('payload');
+const IDEMPOTENCY_KEY = col('idempotency_key');
+const PRIORITY = col('priority');
+const RUN_AT = col('run_at');
+const MAX_ATTEMPTS = col('max_attempts');
+const ATTEMPT = col('attempt');
+const VERSION = col('version');
+const AGENT_ID = col('agent_id');
+const RESUMABLE = col('resumable');
+const REQUIRES = col('requires');
+const LABELS = col('labels');
+const TIMING = col('timing');
+const PROGRESS = col('progress');
+const PHASE = col('phase');
+const EXECUTION_DONE = col('execution_done');
+const CHECKPOINT = col('checkpoint');
+const SESSION = col('session');
+const RESULT = col('result');
+const RESULT_REF = col('result_ref');
+const ERROR = col('error');
+const CREATED_AT = col('created_at');
+const CLAIMED_AT = col('claimed_at');
+const STARTED_AT = col('started_at');
+const LAST_HEARTBEAT_AT = col('last_heartbeat_at');
+const LEASE_EXPIRES_AT = col('lease_expires_at');
+const NEXT_ATTEMPT_AT = col('next_attempt_at');
+const FINISHED_AT = col('finished_at');
+/** Position of `event_count` in a task row read as an array. */
+export const EVENT_COUNT_COLUMN = col('event_count');
+/** How many task columns a row read as an array starts with (after `offset` leading columns). */
+export const TASK_COLUMN_COUNT = TASK_COLUMN_NAMES.length;
+
+/**
+ * `toTask` for a row read as an array whose task columns (TASK_COLUMN_NAMES order) start at `o`:
+ * the same Task, without the intermediate object keyed by column name.
+ */
+export function toTaskAt(r: unknown[], o: number): Task {
+  const status = r[o + STATUS] as TaskStatus;
+  const nextAttemptAt = r[o + NEXT_ATTEMPT_AT] as number | null;
+  return {
+    id: r[o + ID] as string,
+    type: r[o + TYPE] as string,
+    status,
+    payload: r[o + PAYLOAD] as Json,
+    attempt: r[o + ATTEMPT] as number,
+    maxAttempts: r[o + MAX_ATTEMPTS] as number,
+    version: r[o + VERSION] as number,
+    agentId: r[o + AGENT_ID] as string | null,
+    priority: r[o + PRIORITY] as number,
+    resumable: r[o + RESUMABLE] as boolean,
+    requires: r[o + REQUIRES] as string[],
+    labels: r[o + LABELS] as Record<string, string>,
+    idempotencyKey: r[o + IDEMPOTENCY_KEY] as string | null,
+    timing: r[o + TIMING] as Timing,
+    progress: r[o + PROGRESS] as number | null,
+    phase: r[o + PHASE] as string | null,
+    executionDone: r[o + EXECUTION_DONE] as boolean,
+    checkpoint: r[o + CHECKPOINT] as Json | null,
+    session: r[o + SESSION] as Json | null,
+    result: r[o + RESULT] as Json | null,
+    resultRef: r[o + RESULT_REF] as ResultRef | null,
+    error: r[o + ERROR] as TaskError | null,
+    createdAt: r[o + CREATED_AT] as number,
+    runAt: r[o + RUN_AT] as number,
+    claimedAt: r[o + CLAIMED_AT] as number | null,
+    startedAt: r[o + STARTED_AT] as number | null,
+    lastHeartbeatAt: r[o + LAST_HEARTBEAT_AT] as number | null,
+    leaseExpiresAt: r[o + LEASE_EXPIRES_AT] as number | null,
+    nextAttemptAt,
+    finishedAt: r[o + FINISHED_AT] as number | null,
+    final: isFinal(status, nextAttemptAt),
   };
 }
 
