@@ -141,7 +141,9 @@ export async function latency(ctx: WorkloadContext): Promise<WorkloadResult> {
           metric: `${label} p50`,
           value: s.p50,
           unit: 'ms',
-          target: { op: '<=', value: 2 },
+          ...(ctx.store.targets.latencyP50Ms
+            ? { target: { op: '<=' as const, value: ctx.store.targets.latencyP50Ms } }
+            : {}),
           peer: 'BullMQ 1 ms',
         });
         metrics.push({ workload: 'latency', metric: `${label} p90`, value: s.p90, unit: 'ms' });
@@ -150,7 +152,9 @@ export async function latency(ctx: WorkloadContext): Promise<WorkloadResult> {
           metric: `${label} p99`,
           value: s.p99,
           unit: 'ms',
-          target: { op: '<=', value: 10 },
+          ...(ctx.store.targets.latencyP99Ms
+            ? { target: { op: '<=' as const, value: ctx.store.targets.latencyP99Ms } }
+            : {}),
           peer: 'BullMQ 11 ms',
         });
         metrics.push({ workload: 'latency', metric: `${label} max`, value: s.max, unit: 'ms' });

@@ -22,20 +22,32 @@ export interface BenchStore {
   setup?(log: (message: string) => void): Promise<void>;
   /** Stop it after the last. */
   teardown?(): Promise<void>;
+  /** The issue's targets for this store (a metric without a target is reported, not judged). */
+  readonly targets: BenchTargets;
+}
+
+export interface BenchTargets {
+  /** Throughput, tasks/s (issue 2: SQLite 6,000; issue 3: PostgreSQL through one coordinator 4,800). */
+  throughputPerS?: number;
+  /** Latency created→completed at 500/s, p50 and p99 in ms. */
+  latencyP50Ms?: number;
+  latencyP99Ms?: number;
 }
 
 /** The embedded default: a SQLite file (WAL) in the coordinator's temporary data directory. */
 export const sqliteStore: BenchStore = {
   name: 'sqlite',
   serveArgs: () => [],
+  targets: { throughputPerS: 6000, latencyP50Ms: 2, latencyP99Ms: 10 },
 };
 
 /** PostgreSQL (default settings: `synchronous_commit=on`), a fresh schema per workload. */
-export function postgresStore(name: string, coordinators: number): BenchStore {
+export function postgresStore(name: string, coordinators: number, targets: BenchTargets): BenchStore {
   let server: BenchPostgres | null = null;
   return {
     name,
     coordinators,
+    targets,
     serveArgs: () => [],
     namespaceArgs() {
       if (server === null) throw new Error(`store ${name}: setup() was not called`);
@@ -55,7 +67,7 @@ export function postgresStore(name: string, coordinators: number): BenchStore {
 export const STORES: Record<string, BenchStore> = {
   sqlite: sqliteStore,
   /** One coordinator on PostgreSQL. */
-  postgres: postgresStore('postgres', 1),
+  postgres: postgresStore('postgres', 1, { throughputPerS: 4800, latencyP99Ms: 20 }),
   /** Two coordinators on one PostgreSQL behind a round-robin balancer. */
-  'postgres-2': postgresStore('postgres-2', 2),
+  'postgres-2': postgresStore('postgres-2', 2, {}),
 };

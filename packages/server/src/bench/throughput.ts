@@ -17,7 +17,6 @@ import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult }
 
 const BULLMQ_PER_S = 5600;
 const PGBOSS_PER_S = 2400;
-const TARGET_PER_S = 6000;
 const CONCURRENCY = 16;
 
 export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> {
@@ -115,7 +114,9 @@ export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> 
         metric: `${total.toLocaleString('en-US')} no-op tasks, 1 worker × ${CONCURRENCY}`,
         value: perS,
         unit: 'tasks/s',
-        target: { op: '>=', value: TARGET_PER_S },
+        ...(ctx.store.targets.throughputPerS
+          ? { target: { op: '>=' as const, value: ctx.store.targets.throughputPerS } }
+          : {}),
         peer: `BullMQ ${BULLMQ_PER_S.toLocaleString('en-US')}/s`,
         peerRatio: perS / BULLMQ_PER_S,
       });
