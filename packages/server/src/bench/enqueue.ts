@@ -72,7 +72,9 @@ export async function enqueue(ctx: WorkloadContext): Promise<WorkloadResult> {
       metric: `batched (${BATCH_SIZE}/request, ${BATCH_PARALLEL} in flight)`,
       value: batchedPerS,
       unit: 'tasks/s',
-      target: { op: '>=', value: 20_000 },
+      ...(ctx.store.targets.enqueueBatchedPerS
+        ? { target: { op: '>=' as const, value: ctx.store.targets.enqueueBatchedPerS } }
+        : {}),
       peer: 'BullMQ 11,000/s',
       peerRatio: batchedPerS / 11_000,
     });
@@ -81,7 +83,9 @@ export async function enqueue(ctx: WorkloadContext): Promise<WorkloadResult> {
       metric: `one at a time (${SINGLE_IN_FLIGHT} in flight)`,
       value: singlePerS,
       unit: 'tasks/s',
-      target: { op: '>=', value: 5000 },
+      ...(ctx.store.targets.enqueueSinglePerS
+        ? { target: { op: '>=' as const, value: ctx.store.targets.enqueueSinglePerS } }
+        : {}),
       peer: 'BullMQ 4,000/s',
       peerRatio: singlePerS / 4000,
     });

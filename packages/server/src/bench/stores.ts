@@ -32,13 +32,22 @@ export interface BenchTargets {
   /** Latency created→completed at 500/s, p50 and p99 in ms. */
   latencyP50Ms?: number;
   latencyP99Ms?: number;
+  /** Enqueue over HTTP, tasks/s: batched and one at a time (issue 2: 20,000 and 5,000). */
+  enqueueBatchedPerS?: number;
+  enqueueSinglePerS?: number;
 }
 
 /** The embedded default: a SQLite file (WAL) in the coordinator's temporary data directory. */
 export const sqliteStore: BenchStore = {
   name: 'sqlite',
   serveArgs: () => [],
-  targets: { throughputPerS: 6000, latencyP50Ms: 2, latencyP99Ms: 10 },
+  targets: {
+    throughputPerS: 6000,
+    latencyP50Ms: 2,
+    latencyP99Ms: 10,
+    enqueueBatchedPerS: 20_000,
+    enqueueSinglePerS: 5000,
+  },
 };
 
 /** PostgreSQL (default settings: `synchronous_commit=on`), a fresh schema per workload. */
