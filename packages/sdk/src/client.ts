@@ -11,7 +11,7 @@
  * @example
  * const client = new Client({ url: 'http://127.0.0.1:7070', token: process.env.ROUSE_TOKEN! });
  * const { task } = await client.createTask({ type: 'report', payload: { month: '2025-01' } });
- * console.log(await client.diagnose(task.id));
+ * const why = await client.diagnose(task.id);
  */
 import type {
   Agent,

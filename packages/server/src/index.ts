@@ -19,7 +19,7 @@ export {
   type ResolvedBackoffOptions,
   resolveBackoffOptions,
 } from './core/backoff.js';
-export { type Clock, ManualClock, systemClock, type TimerHandle } from './core/clock.js';
+export { type Clock, ManualClock, type TimerHandle } from './core/clock.js';
 export {
   IdempotencyConflictError,
   InvalidTransitionError,
@@ -44,3 +44,4 @@ export type { Caller, Coordinator, DependencyStatus, StoredResult } from './serv
 export { createCoordinator } from './services/create-coordinator.js';
 export { createSqliteStore } from './store/sqlite/sqlite-store.js';
 export type * from './store/store.js';
+export { systemClock } from './system-clock.js';

@@ -14,7 +14,7 @@ import { type Logger, pino } from 'pino';
 import { buildApp } from './api/app.js';
 import type { ApiLimits } from './api/limits.js';
 import { loadToken } from './config/tokens.js';
-import { type Clock, systemClock } from './core/clock.js';
+import type { Clock } from './core/clock.js';
 import { ValidationError } from './core/errors.js';
 import {
   defaultSqlitePath,
@@ -29,6 +29,7 @@ import type { CoordinatorOptions } from './services/coordinator-options.js';
 import { createCoordinator } from './services/create-coordinator.js';
 import { skewedClock } from './services/store-clock.js';
 import type { Store } from './store/store.js';
+import { systemClock } from './system-clock.js';
 
 /** Coordinator tuning passed through unchanged (defaults: `services/coordinator-options.ts`). */
 export type CoordinatorTuning = Pick<

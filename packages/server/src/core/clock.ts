@@ -16,18 +16,6 @@ export interface Clock {
   setTimer(delayMs: number, fn: () => void): TimerHandle;
 }
 
-/** The real clock: `Date.now()` and unref'd `setTimeout`. Used only at the process edge. */
-export function systemClock(): Clock {
-  return {
-    now: () => Date.now(),
-    setTimer(delayMs, fn) {
-      const t = setTimeout(fn, Math.max(0, delayMs));
-      t.unref?.();
-      return { cancel: () => clearTimeout(t) };
-    },
-  };
-}
-
 /** A clock that moves only when told to. Timers fire in deadline order as time passes them. */
 export class ManualClock implements Clock {
   private current: number;

@@ -5,6 +5,7 @@
  * database's clock decides (DESIGN.md §3) without a round trip to read it first; the shared contract
  * suite checks both backends compute the same values.
  */
+import { TASK_COLUMN_NAMES } from '../task-columns.js';
 
 /**
  * The store clock, as a CTE every timed statement starts with. `$1` is the injected clock's now
@@ -13,41 +14,7 @@
 export const CLOCK_CTE =
   'clock AS (SELECT COALESCE($1::bigint, floor(extract(epoch FROM now()) * 1000)::bigint) AS now)';
 
-/** Every column a `Task` is built from, plus `seq` and `event_count`. */
-export const TASK_COLUMN_NAMES = [
-  'seq',
-  'id',
-  'type',
-  'status',
-  'payload',
-  'idempotency_key',
-  'priority',
-  'run_at',
-  'max_attempts',
-  'attempt',
-  'version',
-  'agent_id',
-  'resumable',
-  'requires',
-  'labels',
-  'timing',
-  'progress',
-  'phase',
-  'execution_done',
-  'checkpoint',
-  'session',
-  'result',
-  'result_ref',
-  'error',
-  'created_at',
-  'claimed_at',
-  'started_at',
-  'last_heartbeat_at',
-  'lease_expires_at',
-  'next_attempt_at',
-  'finished_at',
-  'event_count',
-] as const;
+export { TASK_COLUMN_NAMES };
 
 /** The task columns, qualified with `alias` (for statements that join). */
 export function taskColumns(alias = 't'): string {

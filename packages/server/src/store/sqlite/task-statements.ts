@@ -4,42 +4,9 @@
  * booleans as 0/1. Conditional writes compare-and-set on id + version + status.
  */
 
-/** Every column a `Task` is built from, in the order of the raw rows row-mapping.ts reads. */
-export const TASK_COLUMN_NAMES = [
-  'seq',
-  'id',
-  'type',
-  'status',
-  'payload',
-  'idempotency_key',
-  'priority',
-  'run_at',
-  'max_attempts',
-  'attempt',
-  'version',
-  'agent_id',
-  'resumable',
-  'requires',
-  'labels',
-  'timing',
-  'progress',
-  'phase',
-  'execution_done',
-  'checkpoint',
-  'session',
-  'result',
-  'result_ref',
-  'error',
-  'created_at',
-  'claimed_at',
-  'started_at',
-  'last_heartbeat_at',
-  'lease_expires_at',
-  'next_attempt_at',
-  'finished_at',
-  // Not part of Task: the seq of the task's last history entry.
-  'event_count',
-] as const;
+import { TASK_COLUMN_NAMES } from '../task-columns.js';
+
+export { TASK_COLUMN_NAMES };
 
 const TASK_COLUMNS = TASK_COLUMN_NAMES.join(', ');
 
