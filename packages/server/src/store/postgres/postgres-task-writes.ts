@@ -204,19 +204,32 @@ export async function setResultRef(ctx: PgContext, input: SetResultRefInput): Pr
   if (changes === 0) throw await ctx.refused(held(input));
 }
 
-function completionItems(round: { item: CompleteInput; index: number }[]): string {
-  return JSON.stringify(
-    round.map(({ item, index }) => ({
-      i: index,
-      id: item.taskId,
-      agent_id: item.agentId,
-      version: item.version,
-      actor: agentActor(item.agentId),
-      result: item.result ?? null,
-      set_ref: item.resultRef !== undefined,
-      result_ref: item.resultRef ?? null,
-    })),
-  );
+/**
+ * The completion statements' parameters for a round: parallel arrays, one element per item (see
+ * `completeCtes` in task-statements.ts).
+ */
+function completionParams(round: { item: CompleteInput; index: number }[]): unknown[] {
+  const n = round.length;
+  const i = new Array<number>(n);
+  const ids = new Array<string>(n);
+  const agentIds = new Array<string>(n);
+  const versions = new Array<number>(n);
+  const actors = new Array<string>(n);
+  const results = new Array<string | null>(n);
+  const setRefs = new Array<boolean>(n);
+  const resultRefs = new Array<string | null>(n);
+  for (let k = 0; k < n; k++) {
+    const { item, index } = round[k]!;
+    i[k] = index;
+    ids[k] = item.taskId;
+    agentIds[k] = item.agentId;
+    versions[k] = item.version;
+    actors[k] = agentActor(item.agentId);
+    results[k] = jsonParam(item.result);
+    setRefs[k] = item.resultRef !== undefined;
+    resultRefs[k] = jsonParam(item.resultRef);
+  }
+  return [i, ids, agentIds, versions, actors, results, setRefs, resultRefs];
 }
 
 /** Fill in the outcomes of the items a completion statement did not write (one read for all). */
@@ -251,7 +264,7 @@ export async function completeTasks(
     // Rows: i, then the task columns.
     const rows = await ctx.arrays('completeTasks', TASK_SQL.completeTasks, [
       ctx.now(),
-      completionItems(round),
+      ...completionParams(round),
     ]);
     for (const row of rows) {
       const i = row[0] as number;
@@ -281,7 +294,7 @@ export async function completeAndClaim(
   // Rows: part ('completed' | 'claimed'), i (completions), then the task columns.
   const rows = await ctx.arrays('completeAndClaim', TASK_SQL.completeAndClaim, [
     ctx.now(),
-    completionItems(round),
+    ...completionParams(round),
     [...new Set(claim.types)],
     max,
     claim.agentId,

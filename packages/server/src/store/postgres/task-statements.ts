@@ -3,7 +3,8 @@
  * parameterised statement per store operation. Each write is ONE statement — the conditional UPDATE,
  * its history entries (a data-modifying CTE `ev`) and the row it returns — so it is atomic and costs one
  * round trip. Timed statements take the store clock as `$1` (see `CLOCK_CTE`). JSON travels as text
- * cast to jsonb; batches travel as one JSON array read with `jsonb_to_recordset`.
+ * cast to jsonb; batches travel as one JSON array read with `jsonb_to_recordset`, or (completions, on
+ * the hot path) as typed parallel arrays read with `unnest`.
  */
 import {
   backoffSql,
@@ -83,21 +84,24 @@ function claimCtes([types, max, agentId, unavailable, start, actor]: string[]): 
 
 /**
  * Completion by the holder as CTEs `cupd` (running → completed; set_ref replaces result_ref) and `cev`
- * (history), for the batch in JSON parameter `items`: {i, id, agent_id, version, actor, result,
- * set_ref, result_ref}, no task twice.
+ * (history), for the batch in parallel array parameters (one element per item, no task twice), in
+ * order: i (integer[], the item's index), id (text[]), agent_id (text[]), version (integer[]), actor
+ * (text[]), result (text[], JSON text or null), set_ref (boolean[]), result_ref (text[], JSON text or
+ * null). Typed arrays rather than one JSON document: nothing is parsed as JSON but the results.
  */
-function completeCtes(items: string): string {
+function completeCtes([i, id, agentId, version, actor, result, setRef, resultRef]: string[]): string {
   return `
     cupd AS (
-      UPDATE tasks t SET status = 'completed', result = c.result, finished_at = clock.now, lease_expires_at = NULL,
-        event_count = t.event_count + 1,
-        result_ref = CASE WHEN c.set_ref THEN c.result_ref ELSE t.result_ref END
-      FROM jsonb_to_recordset(${items}::jsonb) AS c(i integer, id text, agent_id text, version integer, actor text,
-             result jsonb, set_ref boolean, result_ref jsonb)
+      UPDATE tasks t SET status = 'completed', result = c.result::jsonb, finished_at = clock.now,
+        lease_expires_at = NULL, event_count = t.event_count + 1,
+        result_ref = CASE WHEN c.set_ref THEN c.result_ref::jsonb ELSE t.result_ref END
+      FROM unnest(${i}::integer[], ${id}::text[], ${agentId}::text[], ${version}::integer[], ${actor}::text[],
+             ${result}::text[], ${setRef}::boolean[], ${resultRef}::text[])
+             AS c(i, id, agent_id, version, actor, result, set_ref, result_ref)
       CROSS JOIN clock
       -- Rows reached through the id index whatever the statistics say (a join on c.id alone may
       -- plan as a scan of every task).
-      WHERE t.id = ANY(ARRAY(SELECT x.id FROM jsonb_to_recordset(${items}::jsonb) AS x(id text)))
+      WHERE t.id = ANY(${id}::text[])
         AND t.id = c.id AND t.version = c.version AND t.agent_id = c.agent_id AND t.status = 'running'
       RETURNING c.i, c.actor, ${T}, clock.now AS at
     ),
@@ -278,21 +282,23 @@ export const TASK_SQL = {
 
   /**
    * running → completed by the holder, for a batch (no task twice; see `completeCtes`).
-   * Params: $1 now, $2 JSON array of {i, id, agent_id, version, actor, result, set_ref, result_ref}.
+   * Params: $1 now, $2 … $9 the completions' arrays (i, id, agent_id, version, actor, result, set_ref,
+   * result_ref).
    */
   completeTasks: `
-    WITH ${CLOCK_CTE}, ${completeCtes('$2')}
+    WITH ${CLOCK_CTE}, ${completeCtes(['$2', '$3', '$4', '$5', '$6', '$7', '$8', '$9'])}
     SELECT u.i, ${COMPLETED} FROM cupd u`,
 
   /**
-   * completeTasks($2), then claimTasks($3 … $8), in ONE statement: one round trip and one commit. The
-   * two parts touch disjoint rows (running tasks vs claimable ones), so neither needs to see the other.
-   * Returns the completed rows (part 'completed', with i) and the claimed ones (part 'claimed').
-   * Params: $1 now, $2 completions (as completeTasks' $2), $3 types, $4 max, $5 agentId,
-   * $6 unavailable dependencies, $7 start, $8 actor.
+   * completeTasks($2 … $9), then claimTasks($10 … $15), in ONE statement: one round trip and one
+   * commit. The two parts touch disjoint rows (running tasks vs claimable ones), so neither needs to see
+   * the other. Returns the completed rows (part 'completed', with i) and the claimed ones (part 'claimed').
+   * Params: $1 now, $2 … $9 completions (as completeTasks' $2 … $9), $10 types, $11 max, $12 agentId,
+   * $13 unavailable dependencies, $14 start, $15 actor.
    */
   completeAndClaim: `
-    WITH ${CLOCK_CTE}, ${completeCtes('$2')}, ${claimCtes(['$3', '$4', '$5', '$6', '$7', '$8'])}
+    WITH ${CLOCK_CTE}, ${completeCtes(['$2', '$3', '$4', '$5', '$6', '$7', '$8', '$9'])},
+    ${claimCtes(['$10', '$11', '$12', '$13', '$14', '$15'])}
     SELECT 'completed' AS part, u.i, ${COMPLETED} FROM cupd u
     UNION ALL
     SELECT 'claimed', NULL, ${CLAIMED} FROM upd u
