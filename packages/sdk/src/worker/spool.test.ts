@@ -5,7 +5,7 @@ import type { AgentHeartbeatRequest } from '@rouse/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startFakeCoordinator } from '../test-support/fake-coordinator.js';
 import { deferred, nextEvent, startHarness } from '../test-support/harness.js';
-import type { SpoolEntry } from './spool.js';
+import { Spool, type SpoolEntry } from './spool.js';
 
 describe('spool', () => {
   it('spools a result the coordinator cannot take, beats executionDone for it, and delivers it when back', async () => {
@@ -99,6 +99,47 @@ describe('spool', () => {
     const complete = fake.requests.find((r) => r.path === '/v1/tasks/tsk_old/complete')!;
     expect(complete.headers.authorization).toBe('Bearer old-token');
     expect(complete.body).toEqual({ version: 2, result: { from: 'earlier' } });
+    expect((await readdir(dir)).filter((f) => f.endsWith('.json'))).toEqual([]);
+  });
+
+  it('delivering an older attempt’s entry never removes a newer attempt’s entry written meanwhile', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rouse-spool-test-'));
+    const spool = new Spool(dir);
+    const entry = (version: number): SpoolEntry => ({
+      kind: 'complete',
+      taskId: 'tsk_1',
+      version,
+      result: { version },
+      agentToken: 't',
+      spooledAt: version,
+    });
+    await spool.write(entry(3));
+    const delivered: number[] = [];
+    await spool.deliverAll({
+      deliver: async (e) => {
+        // The next attempt's report is spooled while the older one is on the wire.
+        await spool.write(entry(4));
+        delivered.push(e.version);
+        return { ok: true };
+      },
+      onDelivered: () => undefined,
+      onError: (err) => {
+        throw err;
+      },
+    });
+    expect(delivered).toEqual([3]);
+    const onDisk = JSON.parse(await readFile(join(dir, 'tsk_1.json'), 'utf8')) as SpoolEntry;
+    expect(onDisk.version).toBe(4);
+    const next: number[] = [];
+    await spool.deliverAll({
+      deliver: async (e) => {
+        next.push(e.version);
+        return { ok: true };
+      },
+      onDelivered: () => undefined,
+      onError: () => undefined,
+    });
+    expect(next).toEqual([4]);
     expect((await readdir(dir)).filter((f) => f.endsWith('.json'))).toEqual([]);
   });
 });

@@ -77,8 +77,13 @@ export class Spool {
     await rename(tmp, join(this.dir, fileName(entry.taskId)));
   }
 
-  /** Forget the task's entry. */
-  async remove(taskId: string): Promise<void> {
+  /**
+   * Forget the task's entry. With `version`, only if the entry is still that attempt's: a newer
+   * attempt's report written meanwhile must survive the delivery of an older one.
+   */
+  async remove(taskId: string, version?: number): Promise<void> {
+    const current = this.entries.get(taskId);
+    if (version !== undefined && current !== undefined && current.version !== version) return;
     this.entries.delete(taskId);
     try {
       await unlink(join(this.dir, fileName(taskId)));
@@ -111,7 +116,7 @@ export class Spool {
         continue;
       }
       try {
-        await this.remove(entry.taskId);
+        await this.remove(entry.taskId, entry.version);
       } catch (err) {
         deps.onError(err, entry);
       }

@@ -359,7 +359,7 @@ export class TaskRunner implements TaskRunHost {
   private async dropSpooled(run: TaskRun, code: string): Promise<void> {
     this.forget(run);
     try {
-      await this.deps.spool.remove(run.task.id);
+      await this.deps.spool.remove(run.task.id, run.version);
     } catch (error) {
       this.deps.emit('error', { error, op: 'spool', taskId: run.task.id });
     }

@@ -26,13 +26,17 @@ export interface BlobStoreOptions {
   maxBytes: number;
 }
 
-const SAFE_KEY = /^[A-Za-z0-9_-]+\/[0-9]+$/;
+/** `<taskId>/<version>-<upload id>` (or the older `<taskId>/<version>`). */
+const SAFE_KEY = /^[A-Za-z0-9_-]+\/[0-9]+(-[0-9a-f]+)?$/;
 
 export function createFileBlobStore(options: BlobStoreOptions): BlobStore {
   const pathOf = (key: string): string => {
     // Keys are built by the coordinator from ids it issued; refuse anything else (no path traversal).
     if (!SAFE_KEY.test(key))
-      throw new RouseError('validation_failed', `blob key ${JSON.stringify(key)} is not <taskId>/<version>`);
+      throw new RouseError(
+        'validation_failed',
+        `blob key ${JSON.stringify(key)} is not <taskId>/<version>-<upload id>`,
+      );
     return join(options.dir, key);
   };
 

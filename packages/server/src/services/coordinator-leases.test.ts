@@ -174,7 +174,8 @@ describe('write-back grace', () => {
       'application/json',
       Readable.from([Buffer.from('{"big":true}')]),
     );
-    expect(ref).toMatchObject({ key: `${t.id}/${t.version}`, sizeBytes: 12 });
+    expect(ref).toMatchObject({ sizeBytes: 12 });
+    expect(ref.key.startsWith(`${t.id}/${t.version}-`)).toBe(true);
     const beat = await f.coordinator.agentHeartbeat(agent.caller, agent.agentId, {
       tasks: [{ taskId: t.id, version: t.version, executionDone: true }],
     });
@@ -220,5 +221,24 @@ describe('write-back grace', () => {
       code: 'stale_version',
     });
     await expect(f.coordinator.getResult(ADMIN, t.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+  it('a repeated upload after completion is refused and leaves the stored result intact', async () => {
+    f = await createFixture();
+    const agent = await f.register();
+    const t = await f.running(agent);
+    const upload = (text: string) =>
+      f.coordinator.uploadResult(agent.caller, t.id, t.version, 'text/plain', Buffer.from(text));
+    // An upload replaced by a second one of the same attempt: only the second is kept.
+    await upload('draft');
+    await upload('final');
+    await f.coordinator.completeTask(agent.caller, t.id, { version: t.version });
+    // A spooled report re-delivers the upload after the completion was accepted.
+    await expect(upload('final')).rejects.toMatchObject({ code: 'invalid_transition' });
+    const done = await f.task(t.id);
+    expect(done.status).toBe('completed');
+    const result = await f.coordinator.getResult(ADMIN, t.id);
+    const chunks: Buffer[] = [];
+    for await (const c of result.blob!.stream) chunks.push(Buffer.from(c as Buffer));
+    expect(Buffer.concat(chunks).toString()).toBe('final');
   });
 });

@@ -3,6 +3,7 @@
  * logs, result upload, complete, fail. Every one carries `version`; the store checks it and the
  * holder atomically. An admin token acts as the task's current holder.
  */
+import { randomBytes } from 'node:crypto';
 import {
   type AppendLogsRequest,
   type CheckpointRequest,
@@ -16,7 +17,8 @@ import {
   type TaskHeartbeatRequest,
   type WriteOutcome,
 } from '@rouse/protocol';
-import { NotFoundError, RouseError, StaleVersionError } from '../core/errors.js';
+import { InvalidTransitionError, NotFoundError, RouseError, StaleVersionError } from '../core/errors.js';
+import { HELD_STATUSES } from '../core/transitions.js';
 import type { ClaimInput, CompleteInput, Outcome, Transitioned } from '../store/store.js';
 import { requireTaskWriter } from './auth.js';
 import type { Caller } from './coordinator.js';
@@ -177,7 +179,17 @@ export async function uploadResult(
   if (task.version !== version) throw new StaleVersionError(id, version, task.version, task.status);
   if (task.agentId !== agentId)
     throw new RouseError('forbidden', `agent ${agentId} does not hold task ${id}`, { taskId: id, agentId });
-  const key = `${id}/${version}`;
+  if (!HELD_STATUSES.includes(task.status)) {
+    throw new InvalidTransitionError(
+      id,
+      task.status,
+      'running',
+      'a result can only be uploaded while the task is held',
+    );
+  }
+  // A key of its own per upload: a repeated upload (an SDK retry, a spooled report) never overwrites
+  // or deletes a blob the task already refers to.
+  const key = `${id}/${version}-${randomBytes(6).toString('hex')}`;
   const ref = await ctx.blobs.put(key, contentType, body);
   try {
     await ctx.store.setResultRef({ taskId: id, agentId, version, resultRef: ref });
@@ -185,6 +197,8 @@ export async function uploadResult(
     await ctx.blobs.remove(key);
     throw err;
   }
+  // The ref replaced an earlier upload of this attempt: that blob is no longer referenced.
+  if (task.resultRef !== null && task.resultRef.key !== key) await ctx.blobs.remove(task.resultRef.key);
   return ref;
 }
 
