@@ -95,12 +95,13 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
     async leave(caller, agentId) {
       requireActsAs(caller, agentId, 'leave');
       await mustGetAgent(agentId);
+      // First stop its claims (waiting or between two awaits), then release what it holds.
+      claims.forgetAgent(agentId);
+      ctx.waiters.releaseAgent(agentId);
       const released = await store.releaseAgentTasks({ agentId, reason: 'agent_left' });
       for (const t of released) ctx.applyTransition(t);
       await store.setAgentStatus(agentId, 'left');
       ctx.commands.clear(agentId);
-      ctx.waiters.releaseAgent(agentId);
-      claims.forgetAgent(agentId);
       statuses.delete(agentId);
       ctx.logger.info({ agentId, released: released.length }, 'agent left');
       await publishStatus(agentId);

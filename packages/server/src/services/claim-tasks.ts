@@ -24,6 +24,12 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
   const { store, clock, waiters } = ctx;
   /** Last recorded poll per agent: writes are throttled to one per `pollRecordIntervalMs`. */
   const polls = new Map<string, { at: number; types: string }>();
+  /**
+   * Agents that left, with when: a claim of theirs caught between two awaits when they left must not
+   * claim afterwards. Kept for longer than any long-poll can last, then forgotten.
+   */
+  const left = new Map<string, number>();
+  const LEFT_MEMORY_MS = 120_000;
 
   async function recordPoll(agentId: string, types: string[]): Promise<void> {
     const now = clock.now();
@@ -78,7 +84,7 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
             ({ epoch, claimed } = first);
             first = undefined;
           } else {
-            if (signal?.aborted) return response;
+            if (signal?.aborted || left.has(agentId)) return response;
             epoch = waiters.epochOf(req.types);
             claimed = await store.claimTasks(claimInput());
           }
@@ -105,6 +111,9 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
     },
     forgetAgent(agentId) {
       polls.delete(agentId);
+      const now = clock.now();
+      for (const [id, at] of left) if (now - at > LEFT_MEMORY_MS) left.delete(id);
+      left.set(agentId, now);
     },
   };
 }

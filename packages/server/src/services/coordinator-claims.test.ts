@@ -143,6 +143,17 @@ describe('leave', () => {
     expect(await f.coordinator.authenticate(leaving.token)).toBeNull();
     expect(f.coordinator.stats().trackedLeases).toBe(1);
   });
+
+  it('ends the leaving agent’s own long-poll: it claims nothing afterwards', async () => {
+    const leaving = await f.register();
+    const own = f.coordinator.claim(leaving.caller, leaving.agentId, { types: ['t'], waitMs: 20_000 });
+    await f.advance(10);
+    await f.coordinator.leave(leaving.caller, leaving.agentId);
+    const t = await f.create();
+    expect((await own).tasks).toEqual([]);
+    await f.advance(20_000);
+    expect((await f.task(t.id)).status).toBe('created');
+  });
 });
 
 describe('dependencies', () => {
