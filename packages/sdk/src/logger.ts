@@ -1,6 +1,6 @@
 /**
  * The logger the SDK writes to: any object with pino's shape (`logger.warn({ taskId }, 'msg')`).
- * Pass a pino logger, or nothing for silence. The SDK never writes to the console.
+ * Pass a pino logger, or nothing for silence. The SDK never prints anything by itself.
  */
 export interface Logger {
   debug(obj: object, msg?: string): void;
