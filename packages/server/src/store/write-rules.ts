@@ -54,7 +54,9 @@ export function claimLeaseExpiresAt(now: number, timing: Timing, start: boolean)
 /**
  * The lease after an accepted heartbeat. A running task gets a heartbeat lease (capped by the attempt
  * deadline); a claimed one keeps its claim lease, so a claimed-but-never-started task still times out.
- * With `executionDone` a running task's lease covers at least the write-back grace.
+ * The first `executionDone` of an attempt grants the write-back grace once (the lease covers at least
+ * `now + writeBackGraceMs`); later beats keep that lease but do not renew the grace, so an agent that
+ * stays alive yet never writes back cannot hold the task beyond it by repeating `executionDone`.
  */
 export function heartbeatLeaseExpiresAt(input: {
   status: TaskStatus;
@@ -62,10 +64,14 @@ export function heartbeatLeaseExpiresAt(input: {
   startedAt: number | null;
   timing: Timing;
   executionDone: boolean;
+  /** `executionDone` as stored before this beat. */
+  wasExecutionDone: boolean;
   now: number;
   writeBackGraceMs: number;
 }): number {
   if (input.status !== 'running') return input.leaseExpiresAt;
   const lease = leaseDeadline('heartbeat', input.now, input.timing, input.startedAt);
-  return input.executionDone ? Math.max(lease, input.now + input.writeBackGraceMs) : lease;
+  if (!input.executionDone) return lease;
+  if (input.wasExecutionDone) return Math.max(lease, input.leaseExpiresAt);
+  return Math.max(lease, input.now + input.writeBackGraceMs);
 }

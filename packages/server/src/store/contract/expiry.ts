@@ -127,6 +127,18 @@ export function expiryContract(h: () => Harness): void {
       expect(again!.events[0]).toMatchObject({ from: 'timeout', to: 'claimed' });
     });
 
+    it('grants the write-back grace once per attempt: repeating executionDone does not renew it', async () => {
+      const { store, clock } = h();
+      const running = await h().running();
+      const done = { ...writer(running), executionDone: true, writeBackGraceMs: GRACE_MS };
+      const [first] = await store.recordHeartbeats([done]);
+      expect(first).toMatchObject({ ok: true, value: { leaseExpiresAt: T0 + GRACE_MS } });
+      clock.advance(GRACE_MS / 2);
+      const [again] = await store.recordHeartbeats([done]);
+      expect(again).toMatchObject({ ok: true, value: { leaseExpiresAt: T0 + GRACE_MS } });
+      expect((await store.getTask(running.id))!.leaseExpiresAt).toBe(T0 + GRACE_MS);
+    });
+
     it('lists every held lease, optionally only those due', async () => {
       const { store, clock } = h();
       const claimed = await h().held(false);

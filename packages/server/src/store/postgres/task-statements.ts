@@ -198,14 +198,15 @@ export const TASK_SQL = {
 
   /**
    * Renew leases and record progress for a batch (no task twice), locking the rows in seq order. A
-   * running task gets a heartbeat lease (with executionDone at least now + grace); a claimed one keeps
-   * its claim lease. Progress, phase and executionDone keep their values when not given.
+   * running task gets a heartbeat lease; the attempt's first executionDone makes it at least now + grace,
+   * later ones keep that lease without renewing the grace; a claimed one keeps its claim lease. Progress, phase and executionDone keep their values when not given.
    * Params: $1 now, $2 JSON array of {i, id, agent_id, version, progress, phase, execution_done, grace_ms}.
    */
   recordHeartbeats: `
     WITH ${CLOCK_CTE},
     cur AS (
       SELECT b.i, t.seq, t.status, t.progress, t.phase, t.lease_expires_at, t.started_at, t.timing,
+        t.execution_done AS was_done,
         COALESCE(b.progress, t.progress) AS new_progress, COALESCE(b.phase, t.phase) AS new_phase,
         COALESCE(b.execution_done, t.execution_done) AS new_done, b.grace_ms
       FROM jsonb_to_recordset($2::jsonb) AS b(i integer, id text, agent_id text, version integer,
@@ -220,7 +221,8 @@ export const TASK_SQL = {
         (cur.new_progress IS DISTINCT FROM cur.progress OR cur.new_phase IS DISTINCT FROM cur.phase) AS progressed,
         CASE WHEN cur.status <> 'running' THEN cur.lease_expires_at
              ELSE GREATEST(${leaseDeadlineSql('heartbeat', 'cur', 'clock.now')},
-                           CASE WHEN cur.new_done THEN clock.now + cur.grace_ms END) END AS new_lease
+                           CASE WHEN cur.new_done AND NOT cur.was_done THEN clock.now + cur.grace_ms
+                                WHEN cur.new_done THEN cur.lease_expires_at END) END AS new_lease
       FROM cur CROSS JOIN clock
     )
     UPDATE tasks t SET lease_expires_at = c.new_lease, last_heartbeat_at = c.now, progress = c.new_progress,

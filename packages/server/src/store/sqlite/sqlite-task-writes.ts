@@ -142,6 +142,7 @@ function recordHeartbeat(ctx: SqliteContext, beat: HeartbeatInput, now: number):
     startedAt: head.started_at,
     timing: parseTiming(head.timing),
     executionDone,
+    wasExecutionDone: head.execution_done === 1,
     now,
     writeBackGraceMs: beat.writeBackGraceMs,
   });
