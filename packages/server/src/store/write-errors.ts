@@ -20,6 +20,27 @@ export interface TaskHead {
   nextAttemptAt: number | null;
 }
 
+/** The columns a head is read from, as both backends' rows name them. */
+export interface HeadColumns {
+  id: string;
+  status: TaskStatus;
+  version: number;
+  agent_id: string | null;
+  next_attempt_at: number | null;
+}
+
+/** A task row's head (what `writeError` and `checkWrite` look at); null for a task that does not exist. */
+export function toHead(row: HeadColumns | undefined): TaskHead | null {
+  if (row === undefined) return null;
+  return {
+    id: row.id,
+    status: row.status,
+    version: row.version,
+    agentId: row.agent_id,
+    nextAttemptAt: row.next_attempt_at,
+  };
+}
+
 /**
  * The write that was attempted:
  * - `transition`: move to `to`; must be in the core table and the task must not be final.

@@ -4,9 +4,14 @@
  * a transaction-level advisory lock (per schema), so coordinators starting together migrate once and
  * a failing migration leaves nothing behind. A database recorded by a newer build is refused.
  */
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { RouseError } from '../../core/errors.js';
+import {
+  checkLedger,
+  checkRegistry,
+  type Migration,
+  type MigrationReport,
+  migrationFile,
+} from '../migrations.js';
 import { pgConfig } from './postgres-context.js';
 import { toStoreError } from './postgres-errors.js';
 import {
@@ -15,30 +20,14 @@ import {
   resolvePostgresConnectionOptions,
 } from './postgres-options.js';
 
-export interface PostgresMigration {
-  /** 1, 2, 3 … with no gaps. */
-  version: number;
-  name: string;
-  /** The migration's SQL (read lazily, never at import time). */
-  sql: () => string;
-}
-
-function migrationFile(file: string): () => string {
-  return () => readFileSync(new URL(`./migrations/${file}`, import.meta.url), 'utf8');
-}
+export type PostgresMigration = Migration;
+export type PostgresMigrationReport = MigrationReport;
 
 /** The schema, in order. Append, never edit or reorder: databases record what they ran. */
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
-  { version: 1, name: '0001_init', sql: migrationFile('0001_init.sql') },
-  { version: 2, name: '0002_coordinators', sql: migrationFile('0002_coordinators.sql') },
+  { version: 1, name: '0001_init', sql: migrationFile(import.meta.url, '0001_init.sql') },
+  { version: 2, name: '0002_coordinators', sql: migrationFile(import.meta.url, '0002_coordinators.sql') },
 ];
-
-export interface PostgresMigrationReport {
-  /** Schema version before (0 for a new schema). */
-  fromVersion: number;
-  toVersion: number;
-  applied: string[];
-}
 
 export interface PostgresMigrationStatus {
   /** Schema version the database records (0: never migrated). */
@@ -58,56 +47,6 @@ const CREATE_LEDGER = `
     name       text    NOT NULL,
     applied_at bigint  NOT NULL
   )`;
-
-function checkRegistry(migrations: readonly PostgresMigration[]): number {
-  for (const [i, m] of migrations.entries()) {
-    if (m.version !== i + 1) {
-      throw new RouseError(
-        'internal',
-        `migration ${m.name} has version ${m.version}, expected ${i + 1}: versions run 1, 2, 3 … in order`,
-      );
-    }
-  }
-  return migrations.at(-1)?.version ?? 0;
-}
-
-/**
- * Refuse a ledger this build cannot run against: a newer version, or a migration under another name
- * (written by a different build). With `requireCurrent`, also one that is behind (migrations off).
- */
-export function checkLedger(
-  recorded: { version: number; name: string }[],
-  migrations: readonly PostgresMigration[],
-  requireCurrent = false,
-): number {
-  const codeVersion = checkRegistry(migrations);
-  const dbVersion = recorded.at(-1)?.version ?? 0;
-  if (dbVersion > codeVersion) {
-    throw new RouseError(
-      'unavailable',
-      `the database schema is at version ${dbVersion} but this build of rouse knows only up to version ${codeVersion}; run a newer rouse against this database`,
-      { databaseVersion: dbVersion, codeVersion },
-    );
-  }
-  for (const row of recorded) {
-    const known = migrations.find((m) => m.version === row.version);
-    if (known?.name !== row.name) {
-      throw new RouseError(
-        'unavailable',
-        `the database records migration ${row.version} as ${row.name} but this build calls it ${known?.name ?? '(missing)'}; it was written by a different build of rouse`,
-        { version: row.version, databaseName: row.name, codeName: known?.name ?? null },
-      );
-    }
-  }
-  if (requireCurrent && dbVersion < codeVersion) {
-    throw new RouseError(
-      'unavailable',
-      `the database schema is at version ${dbVersion} but this build of rouse needs version ${codeVersion}; run \`rouse migrate\` (or start with migrations on)`,
-      { databaseVersion: dbVersion, codeVersion },
-    );
-  }
-  return dbVersion;
-}
 
 /**
  * Bring `schema` up to the newest migration on an open connection (one transaction, advisory lock).

@@ -12,10 +12,11 @@
  */
 import pg from 'pg';
 import { UnavailableError } from '../../core/errors.js';
+import { checkLedger } from '../migrations.js';
 import type { Store } from '../store.js';
 import { ADMIN_SQL, notifyAsyncSql } from './admin-statements.js';
 import { ClaimableListener, noticePayloads } from './claimable-listener.js';
-import { checkLedger, ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
+import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import * as agents from './postgres-agents.js';
 import { PgContext, pgConfig } from './postgres-context.js';
 import { toStoreError } from './postgres-errors.js';

@@ -17,7 +17,6 @@ import type {
 } from '@rouse/protocol';
 import { isFinal } from '../../core/transitions.js';
 import type { ShardLease } from '../store.js';
-import type { TaskHead } from '../write-errors.js';
 import { TASK_COLUMN_NAMES } from './sql-fragments.js';
 
 export interface TaskRow {
@@ -224,16 +223,7 @@ export function toTaskAt(r: unknown[], o: number): Task {
   };
 }
 
-export function toHead(row: HeadRow | TaskRow | undefined): TaskHead | null {
-  if (row === undefined) return null;
-  return {
-    id: row.id,
-    status: row.status,
-    version: row.version,
-    agentId: row.agent_id,
-    nextAttemptAt: row.next_attempt_at,
-  };
-}
+export { toHead } from '../write-errors.js';
 
 export function toEvent(row: EventRow): TaskEvent {
   return {

@@ -4,37 +4,26 @@
  * also holds SQLite's write lock (the advisory lock of a single-file database), so two processes
  * opening the same file cannot both migrate it.
  */
-import { readFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
-import { RouseError } from '../../core/errors.js';
 import { shardOf } from '../lease-shards.js';
+import {
+  checkLedger,
+  checkRegistry,
+  type Migration,
+  type MigrationReport,
+  migrationFile,
+} from '../migrations.js';
 
-export interface SqliteMigration {
-  /** 1, 2, 3 … with no gaps. */
-  version: number;
-  name: string;
-  /** The migration's SQL (read lazily, never at import time). */
-  sql: () => string;
-}
-
-function migrationFile(file: string): () => string {
-  return () => readFileSync(new URL(`./migrations/${file}`, import.meta.url), 'utf8');
-}
+export type SqliteMigration = Migration;
+export type { MigrationReport };
 
 /** The schema, in order. Append, never edit or reorder: databases record what they ran. */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
-  { version: 1, name: '0001_init', sql: migrationFile('0001_init.sql') },
-  { version: 2, name: '0002_lease_shards', sql: migrationFile('0002_lease_shards.sql') },
-  { version: 3, name: '0003_coordinators', sql: migrationFile('0003_coordinators.sql') },
+  { version: 1, name: '0001_init', sql: migrationFile(import.meta.url, '0001_init.sql') },
+  { version: 2, name: '0002_lease_shards', sql: migrationFile(import.meta.url, '0002_lease_shards.sql') },
+  { version: 3, name: '0003_coordinators', sql: migrationFile(import.meta.url, '0003_coordinators.sql') },
 ];
-
-export interface MigrationReport {
-  /** Schema version before (0 for a new database). */
-  fromVersion: number;
-  toVersion: number;
-  applied: string[];
-}
 
 const CREATE_LEDGER = `
   CREATE TABLE IF NOT EXISTS rouse_migrations (
@@ -53,15 +42,7 @@ export function migrateSqlite(
   clock: Clock,
   migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
 ): MigrationReport {
-  for (const [i, m] of migrations.entries()) {
-    if (m.version !== i + 1) {
-      throw new RouseError(
-        'internal',
-        `migration ${m.name} has version ${m.version}, expected ${i + 1}: versions run 1, 2, 3 … in order`,
-      );
-    }
-  }
-  const codeVersion = migrations.at(-1)?.version ?? 0;
+  checkRegistry(migrations);
   // 0002 computes the lease shard of existing tasks with the same function new inserts use.
   db.function('rouse_shard_of', { deterministic: true }, (id: unknown) => shardOf(String(id)));
   const run = db.transaction((): MigrationReport => {
@@ -70,24 +51,8 @@ export function migrateSqlite(
       version: number;
       name: string;
     }[];
-    const dbVersion = recorded.at(-1)?.version ?? 0;
-    if (dbVersion > codeVersion) {
-      throw new RouseError(
-        'unavailable',
-        `the database schema is at version ${dbVersion} but this build of rouse knows only up to version ${codeVersion}; run a newer rouse against this database`,
-        { databaseVersion: dbVersion, codeVersion },
-      );
-    }
-    for (const row of recorded) {
-      const known = migrations.find((m) => m.version === row.version);
-      if (known?.name !== row.name) {
-        throw new RouseError(
-          'unavailable',
-          `the database records migration ${row.version} as ${row.name} but this build calls it ${known?.name ?? '(missing)'}; it was written by a different build of rouse`,
-          { version: row.version, databaseName: row.name, codeName: known?.name ?? null },
-        );
-      }
-    }
+    const dbVersion = checkLedger(recorded, migrations);
+    const codeVersion = migrations.at(-1)?.version ?? 0;
     const record = db.prepare('INSERT INTO rouse_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     const applied: string[] = [];
     for (const m of migrations) {
@@ -115,7 +80,6 @@ export function sqliteMigrationStatus(
   db: Database.Database,
   migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
 ): SqliteMigrationStatus {
-  const codeVersion = migrations.at(-1)?.version ?? 0;
   const hasLedger =
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rouse_migrations'").get() !==
     undefined;
@@ -131,7 +95,7 @@ export function sqliteMigrationStatus(
   const databaseVersion = applied.at(-1)?.version ?? 0;
   return {
     databaseVersion,
-    codeVersion,
+    codeVersion: migrations.at(-1)?.version ?? 0,
     applied,
     pending: migrations.filter((m) => m.version > databaseVersion).map((m) => m.name),
   };

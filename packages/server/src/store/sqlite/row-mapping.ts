@@ -16,7 +16,6 @@ import type {
   Timing,
 } from '@rouse/protocol';
 import { isFinal } from '../../core/transitions.js';
-import type { TaskHead } from '../write-errors.js';
 import { TASK_COLUMN_NAMES } from './task-statements.js';
 
 /** A whole task as a raw row, columns in `TASK_COLUMN_NAMES` order. */
@@ -196,16 +195,7 @@ export function rowPayloadText(r: TaskRow): string {
   return r[COL.payload] as string;
 }
 
-export function toHead(row: HeadRow | undefined): TaskHead | null {
-  if (row === undefined) return null;
-  return {
-    id: row.id,
-    status: row.status,
-    version: row.version,
-    agentId: row.agent_id,
-    nextAttemptAt: row.next_attempt_at,
-  };
-}
+export { toHead } from '../write-errors.js';
 
 export function toEvent(row: EventRow): TaskEvent {
   return {
