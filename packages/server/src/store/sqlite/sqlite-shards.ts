@@ -4,7 +4,14 @@
  * PostgreSQL's all the same, so two processes sharing a file split them correctly. Each function runs
  * in the caller's transaction (writes in a write transaction).
  */
-import { ValidationError } from '../../core/errors.js';
+import {
+  type CoordinatorRow,
+  checkAcquire,
+  checkOwner,
+  checkShardList,
+  checkTtl,
+  toPresence,
+} from '../lease-shards.js';
 import type { CoordinatorPresence, ShardLease } from '../store.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -15,12 +22,6 @@ interface ShardRow {
   expires_at: number;
 }
 
-interface CoordinatorRow {
-  id: string;
-  last_seen_at: number;
-  expires_at: number;
-}
-
 const toLease = (r: ShardRow): ShardLease => ({
   shard: r.shard,
   ownerId: r.owner_id,
@@ -28,32 +29,12 @@ const toLease = (r: ShardRow): ShardLease => ({
   expiresAt: r.expires_at,
 });
 
-const toPresence = (r: CoordinatorRow): CoordinatorPresence => ({
-  id: r.id,
-  lastSeenAt: r.last_seen_at,
-  expiresAt: r.expires_at,
-});
-
-function checkOwner(ownerId: unknown): void {
-  if (typeof ownerId !== 'string' || ownerId.length === 0)
-    throw new ValidationError('ownerId', 'must be a non-empty string');
-}
-
-function checkTtl(ttlMs: unknown): void {
-  if (!Number.isInteger(ttlMs) || (ttlMs as number) < 1)
-    throw new ValidationError('ttlMs', 'must be an integer >= 1');
-}
-
 export function acquireShardLeases(
   ctx: SqliteContext,
   input: { ownerId: string; shardCount: number; want: number; ttlMs: number },
 ): ShardLease[] {
   const { ownerId, shardCount, want, ttlMs } = input;
-  checkOwner(ownerId);
-  if (!Number.isInteger(shardCount) || shardCount < 1)
-    throw new ValidationError('shardCount', 'must be an integer >= 1');
-  if (!Number.isInteger(want) || want < 0) throw new ValidationError('want', 'must be an integer >= 0');
-  checkTtl(ttlMs);
+  checkAcquire(input);
   const now = ctx.clock.now();
   const expiresAt = now + ttlMs;
   const q = ctx.shards;
@@ -83,8 +64,7 @@ export function releaseShardLeases(ctx: SqliteContext, ownerId: string, shards?:
     ctx.shards.deleteCoordinator.run({ id: ownerId });
     return;
   }
-  if (!Array.isArray(shards) || !shards.every((s) => Number.isInteger(s) && s >= 0))
-    throw new ValidationError('shards', 'must be a list of integers >= 0');
+  checkShardList(shards);
   for (const shard of shards) ctx.shards.releaseShardLease.run({ shard, ownerId, now });
 }
 
