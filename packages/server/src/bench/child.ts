@@ -30,6 +30,14 @@ export interface JsonChild {
   stderr(): string;
 }
 
+/** Ask a child to stop (`stop` on stdin); SIGKILL it if it has not exited after `graceMs`. */
+export async function stopJsonChild(child: JsonChild, graceMs = 5000): Promise<void> {
+  child.send('stop');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await child.exited;
+  clearTimeout(timer);
+}
+
 /** Spawn `dist/bench/<entry>.js` with `config` as its one JSON argument. */
 export function spawnJsonChild(entry: string, config: unknown): JsonChild {
   const script = fileURLToPath(new URL(`./${entry}.js`, import.meta.url));

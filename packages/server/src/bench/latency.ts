@@ -10,7 +10,7 @@
  *   subscriber: streaming every event to the bench would itself load the coordinator.)
  * The first second is a warm-up and is not counted.
  */
-import { spawnJsonChild } from './child.js';
+import { spawnJsonChild, stopJsonChild } from './child.js';
 import { startCoordinator } from './coordinator-process.js';
 import { HttpClient } from './http-client.js';
 import { monotonicUs, type ProfileWindow } from './profile-summary.js';
@@ -160,10 +160,7 @@ export async function latency(ctx: WorkloadContext): Promise<WorkloadResult> {
         metrics.push({ workload: 'latency', metric: `${label} max`, value: s.max, unit: 'ms' });
       }
     } finally {
-      worker.send('stop');
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 5000);
-      await worker.exited;
-      clearTimeout(timer);
+      await stopJsonChild(worker);
     }
   } finally {
     http.close();

@@ -4,7 +4,7 @@
  * run is unfinished. Also samples the peak RSS (VmHWM) of the coordinator and the worker at the end.
  */
 
-import { spawnJsonChild } from './child.js';
+import { spawnJsonChild, stopJsonChild } from './child.js';
 import { diffCounts, requestCounts } from './coordinator-metrics.js';
 import { startCoordinator } from './coordinator-process.js';
 import { HttpClient } from './http-client.js';
@@ -161,10 +161,7 @@ export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> 
       }
       details.maxAttemptSeen = completed.reduce((m, t) => Math.max(m, t.attempt), 0);
     } finally {
-      worker.send('stop');
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 5000);
-      await worker.exited;
-      clearTimeout(timer);
+      await stopJsonChild(worker);
     }
   } finally {
     http.close();
