@@ -4,16 +4,19 @@
  * `synchronous_commit=on`) in a temporary directory, stopped and removed at the end. Each workload
  * gets a fresh schema; schemas made on a `DATABASE_URL` server are dropped at the end.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './coordinator-process.js';
+import { serverTreeCpuMs } from './proc.js';
 
 export interface BenchPostgres {
   readonly url: string;
   /** A schema name nobody used yet (the coordinators' first migration creates it). */
   freshSchema(): string;
+  /** CPU time of the server's processes so far in ms (an embedded server only; null otherwise). */
+  serverCpuMs(): number | null;
   stop(): Promise<void>;
 }
 
@@ -31,6 +34,8 @@ export async function startBenchPostgres(log: (message: string) => void): Promis
     return {
       url: fromEnv,
       freshSchema,
+      // Possibly on another machine: not measured.
+      serverCpuMs: () => null,
       async stop() {
         const client = new pg.Client({ connectionString: fromEnv });
         await client.connect();
@@ -79,9 +84,23 @@ export async function startBenchPostgres(log: (message: string) => void): Promis
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     freshSchema,
+    serverCpuMs() {
+      const pid = postmasterPid(join(dir, 'data'));
+      return pid === null ? null : serverTreeCpuMs(pid);
+    },
     async stop() {
       await server.stop().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The postmaster's pid: the first line of `postmaster.pid` in the data directory. */
+function postmasterPid(dataDir: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]!, 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * Process measurements from `/proc` (Linux). Elsewhere they return null and the report says so.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Peak resident set size (`VmHWM`) of a live process in bytes, or null if unavailable. */
 export function peakRssBytes(pid: number): number | null {
@@ -38,6 +38,44 @@ export function cpuTimeMs(pid: number): number | null {
   }
 }
 
+/**
+ * CPU time of a server process and its children, in ms: the root's own time and that of the children
+ * it has waited for, plus the time of its live direct children (PostgreSQL's postmaster, its backends
+ * and background processes). Null when the root is gone or `/proc` is missing.
+ */
+export function serverTreeCpuMs(rootPid: number): number | null {
+  const root = statFields(rootPid);
+  if (root === null) return null;
+  // utime stime cutime cstime: rest[11..14]
+  let ticks = root[11]! + root[12]! + root[13]! + root[14]!;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const f = statFields(Number(name));
+    // ppid is rest[1]
+    if (f !== null && f[1] === rootPid) ticks += f[11]! + f[12]!;
+  }
+  return (ticks * 1000) / 100;
+}
+
+/** The numeric fields of `/proc/<pid>/stat` after the command name (state as NaN), or null. */
+function statFields(pid: number): number[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+  } catch {
+    return null;
+  }
+}
+
 /** Busy and total CPU time of the whole machine so far (`/proc/stat`), in ms summed over CPUs. */
 export function machineCpuMs(): { busyMs: number; totalMs: number } | null {
   try {
@@ -69,23 +107,30 @@ export function ownTreeCpuMs(): number | null {
  * Starts measuring how busy the machine is with work that is not ours. Call the result once every
  * child process of the measured span has exited (their CPU time is counted only then).
  */
-export function startNoiseMeter(): () => {
+export function startNoiseMeter(serverCpuMs?: () => number | null): () => {
   otherProcessesCpuPercent: number;
   machineBusyPercent: number;
+  /** The store's server (an embedded PostgreSQL), when it runs here: not counted as noise. */
+  storeServerCpuPercent?: number;
 } | null {
   const machineBefore = machineCpuMs();
   const ownBefore = ownTreeCpuMs();
+  const serverBefore = serverCpuMs?.() ?? null;
   return () => {
     const machineAfter = machineCpuMs();
     const ownAfter = ownTreeCpuMs();
+    const serverAfter = serverCpuMs?.() ?? null;
     if (!machineBefore || !machineAfter || ownBefore === null || ownAfter === null) return null;
     const total = machineAfter.totalMs - machineBefore.totalMs;
     if (total <= 0) return null;
     const busy = machineAfter.busyMs - machineBefore.busyMs;
-    const others = Math.max(0, busy - (ownAfter - ownBefore));
+    const server = serverBefore !== null && serverAfter !== null ? serverAfter - serverBefore : null;
+    const others = Math.max(0, busy - (ownAfter - ownBefore) - (server ?? 0));
+    const pct = (ms: number) => Math.round((1000 * ms) / total) / 10;
     return {
-      otherProcessesCpuPercent: Math.round((1000 * others) / total) / 10,
-      machineBusyPercent: Math.round((1000 * busy) / total) / 10,
+      otherProcessesCpuPercent: pct(others),
+      machineBusyPercent: pct(busy),
+      ...(server === null ? {} : { storeServerCpuPercent: pct(server) }),
     };
   };
 }

@@ -107,7 +107,7 @@ export async function runBench(argv: string[]): Promise<number> {
     for (const name of names) {
       const t = performance.now();
       ctx.log(`${name}: start (store ${store.name}${ctx.quick ? ', quick' : ''})`);
-      const noise = startNoiseMeter();
+      const noise = startNoiseMeter(store.serverCpuMs?.bind(store));
       let result: WorkloadResult;
       try {
         result = await WORKLOADS[name]!(ctx);
@@ -126,6 +126,14 @@ export async function runBench(argv: string[]): Promise<number> {
           value: machine.otherProcessesCpuPercent,
           unit: '% of machine',
         });
+        if (machine.storeServerCpuPercent !== undefined) {
+          result.metrics.push({
+            workload: name,
+            metric: 'store server (PostgreSQL) CPU, whole workload',
+            value: machine.storeServerCpuPercent,
+            unit: '% of machine',
+          });
+        }
       }
       results.push(result);
       ctx.log(`${name}: done in ${Math.round(performance.now() - t)} ms`);

@@ -22,6 +22,11 @@ export interface BenchStore {
   setup?(log: (message: string) => void): Promise<void>;
   /** Stop it after the last. */
   teardown?(): Promise<void>;
+  /**
+   * CPU time the store's own server processes have used so far, in ms, when they run on this machine
+   * (an embedded PostgreSQL); null or absent otherwise (SQLite runs inside the coordinator).
+   */
+  serverCpuMs?(): number | null;
   /** The targets for this store (a metric without a target is reported, not judged). */
   readonly targets: BenchTargets;
 }
@@ -69,6 +74,7 @@ export function postgresStore(name: string, coordinators: number, targets: Bench
       await server?.stop();
       server = null;
     },
+    serverCpuMs: () => server?.serverCpuMs() ?? null,
   };
 }
 

@@ -42,6 +42,7 @@ export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> 
     ctx.log(`throughput: starting one ${ctx.workerMode} worker at concurrency ${CONCURRENCY}`);
     const requestsBefore = await requestCounts(http);
     const coordCpuBefore = cpuTimeMs(coord.pid);
+    const serverCpuBefore = ctx.store.serverCpuMs?.() ?? null;
     const config: WorkerProcessConfig = {
       url: coord.url,
       token: coord.agentToken,
@@ -69,6 +70,7 @@ export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> 
       const confirmedAt = Date.now();
       windows['measured phase'] = { fromUs, toUs: monotonicUs() };
       const coordCpuAfter = cpuTimeMs(coord.pid);
+      const serverCpuAfter = ctx.store.serverCpuMs?.() ?? null;
       const requests = diffCounts(requestsBefore, await requestCounts(http));
       const workerCpu = cpuTimeMs(worker.pid);
       const coordinatorPeakRss = peakRssBytes(coord.pid);
@@ -97,6 +99,12 @@ export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> 
         details.coordinatorCpuPercentOfOneCore = round((100 * coordMs) / elapsedMs, 1);
         coordinatorUsPerTask = (coordMs * 1000) / total;
         details.coordinatorOneCoreCeilingPerS = round(1e6 / coordinatorUsPerTask, 0);
+      }
+      // The database's own share (an embedded PostgreSQL here): the third process of every round trip.
+      let serverUsPerTask: number | null = null;
+      if (serverCpuBefore !== null && serverCpuAfter !== null) {
+        details.storeServerCpuMs = serverCpuAfter - serverCpuBefore;
+        serverUsPerTask = ((serverCpuAfter - serverCpuBefore) * 1000) / total;
       }
       if (workerCpu !== null) {
         details.workerCpuMs = workerCpu;
@@ -140,6 +148,14 @@ export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> 
         value: workerUsPerTask,
         unit: 'µs',
       });
+      if (ctx.store.serverCpuMs !== undefined) {
+        metrics.push({
+          workload: 'throughput',
+          metric: 'PostgreSQL server CPU per task',
+          value: serverUsPerTask,
+          unit: 'µs',
+        });
+      }
       metrics.push({
         workload: 'rss',
         metric: 'coordinator peak RSS (VmHWM)',
