@@ -139,7 +139,10 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       onAvailable: () => waiters.notifyAll(),
     }),
     logWatchers: createLogWatchers(),
-    blobs: createFileBlobStore({ dir: o.blobDir, maxBytes: o.maxResultBytes }),
+    // Shared stores keep blobs themselves (any coordinator reads any upload); else files here.
+    blobs:
+      store.createBlobStore?.({ maxBytes: o.maxResultBytes }) ??
+      createFileBlobStore({ dir: o.blobDir, maxBytes: o.maxResultBytes }),
     progressChangedAt: new Map(),
     writes: createWriteBatcher(store),
     applyTransition: (t) => applyTransition(ctx, t),

@@ -32,6 +32,7 @@ import type {
   Timing,
 } from '@rouse/protocol';
 import type { ResolvedBackoffOptions } from '../core/backoff.js';
+import type { BlobStore, BlobStoreOptions } from './blobs.js';
 
 /** A task to insert; the id is chosen by the caller, times by the store. */
 export interface NewTask {
@@ -360,4 +361,13 @@ export interface Store {
   publishClaimable(notice: ClaimableNotice): Promise<void>;
   /** Listen for notices from any coordinator; returns the unsubscribe function. */
   onClaimable(listener: (notice: ClaimableNotice) => void): () => void;
+
+  // ── result blobs ───────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A blob store inside this store, offered by stores that several coordinators share (PostgreSQL):
+   * a result uploaded through one coordinator is then read through any. Absent: the coordinator keeps
+   * blobs as files in its data directory.
+   */
+  createBlobStore?(options: BlobStoreOptions): BlobStore;
 }

@@ -27,6 +27,7 @@ export type PostgresMigrationReport = MigrationReport;
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: '0001_init', sql: migrationFile(import.meta.url, '0001_init.sql') },
   { version: 2, name: '0002_coordinators', sql: migrationFile(import.meta.url, '0002_coordinators.sql') },
+  { version: 3, name: '0003_result_blobs', sql: migrationFile(import.meta.url, '0003_result_blobs.sql') },
 ];
 
 export interface PostgresMigrationStatus {

@@ -18,6 +18,7 @@ import { ADMIN_SQL, notifyAsyncSql } from './admin-statements.js';
 import { ClaimableListener, noticePayloads } from './claimable-listener.js';
 import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import * as agents from './postgres-agents.js';
+import { createPostgresBlobStore } from './postgres-blobs.js';
 import { PgContext, pgConfig } from './postgres-context.js';
 import { toStoreError } from './postgres-errors.js';
 import {
@@ -145,5 +146,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     onClaimable(subscriber) {
       return listener.subscribe(subscriber);
     },
+    createBlobStore: (blobOptions) => createPostgresBlobStore(ctx, blobOptions),
   };
 }

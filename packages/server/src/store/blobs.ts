@@ -1,0 +1,64 @@
+/**
+ * Result blobs (DESIGN.md §5): results too large to be inline live apart from task state, under a key
+ * the coordinator chooses (`<taskId>/<version>-<upload id>`), and the task keeps a `ResultRef`. One
+ * interface, two homes: files under the data directory (one coordinator, the default), or the shared
+ * database itself (PostgreSQL: every coordinator of a deployment reads what any of them received).
+ */
+import { createHash } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import type { ResultRef } from '@rouse/protocol';
+import { RouseError } from '../core/errors.js';
+
+export interface BlobStore {
+  /**
+   * Store `body` under `key`; replaces an earlier blob with the same key. A body over the size limit
+   * is refused with `payload_too_large` and leaves nothing behind; a reader never sees half a blob.
+   */
+  put(key: string, contentType: string, body: NodeJS.ReadableStream | Buffer): Promise<ResultRef>;
+  /** A stream of the blob's bytes; `not_found` when it is missing. */
+  open(ref: ResultRef): Promise<NodeJS.ReadableStream>;
+  /** Forget the blob (nothing happens when there is none). */
+  remove(key: string): Promise<void>;
+}
+
+export interface BlobStoreOptions {
+  /** Largest blob accepted, in bytes. */
+  maxBytes: number;
+}
+
+/** Counts and hashes bytes as they pass; fails the stream once the limit is exceeded. */
+export class BlobMeter extends Transform {
+  bytes = 0;
+  tooLarge = false;
+  readonly hash = createHash('sha256');
+
+  constructor(private readonly limitBytes: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer | string, _enc: BufferEncoding, done: TransformCallback): void {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    this.bytes += buf.length;
+    if (this.bytes > this.limitBytes) {
+      this.tooLarge = true;
+      done(new Error('blob size limit exceeded'));
+      return;
+    }
+    this.hash.update(buf);
+    done(null, buf);
+  }
+}
+
+/** The error for a body over `maxBytes`. */
+export function blobTooLarge(maxBytes: number): RouseError {
+  return new RouseError(
+    'payload_too_large',
+    `the result is larger than ${maxBytes} bytes; raise the blob size limit or store less`,
+    { limitBytes: maxBytes },
+  );
+}
+
+/** The error for a reference whose blob is gone. */
+export function blobMissing(key: string): RouseError {
+  return new RouseError('not_found', `result blob ${key} is missing`, { key });
+}
