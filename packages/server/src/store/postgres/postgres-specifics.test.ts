@@ -12,7 +12,10 @@ import { RouseError } from '../../core/errors.js';
 import { BACKOFF, T0, TIMING } from '../contract/harness.js';
 import type { ClaimableNotice, NewTask, Store } from '../store.js';
 import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
+import { pgConfig } from './postgres-context.js';
+import { resolvePostgresConnectionOptions } from './postgres-options.js';
 import { createPostgresStore } from './postgres-store.js';
+import { TASK_SQL } from './task-statements.js';
 
 function newTask(id: string, overrides: Partial<NewTask> = {}): NewTask {
   return {
@@ -151,6 +154,35 @@ describe('PostgreSQL specifics', () => {
       applied: [],
       pending: POSTGRES_MIGRATIONS.map((m) => m.name),
     });
+  });
+
+  it('hot statements planned while the table was empty still reach rows by index once it has grown', async () => {
+    // A coordinator prepares its statements on its first calls, often on an empty table; its connections
+    // keep those generic plans until statistics change. They must not scan the whole table then.
+    const store = await open();
+    const conn = resolvePostgresConnectionOptions({
+      connectionString: db.connectionString,
+      schema: db.schema,
+    });
+    const client = new pg.Client(pgConfig(conn, 5000, true));
+    await client.connect();
+    try {
+      const none = [[0], ['tsk_none'], ['agt_a'], [1], ['agent:agt_a'], [null], [false], [null]];
+      await client.query({
+        name: 'rouse_completeTasks',
+        text: TASK_SQL.completeTasks,
+        values: [null, ...none],
+      });
+      await store.createTasks(Array.from({ length: 3000 }, (_, i) => newTask(`tsk_grown_${i}`)));
+      const plan = await client.query(
+        `EXPLAIN EXECUTE "rouse_completeTasks"(NULL, '{0}', '{tsk_grown_7}', '{agt_a}', '{1}', '{agent:agt_a}', '{NULL}', '{f}', '{NULL}')`,
+      );
+      const text = plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/Index Scan using tasks_id_key on tasks/);
+      expect(text).not.toMatch(/Seq Scan on tasks/);
+    } finally {
+      await client.end();
+    }
   });
 
   it('gives every task to exactly one claim across two stores with their own pools (SKIP LOCKED)', async () => {
