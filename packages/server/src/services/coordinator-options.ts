@@ -59,6 +59,13 @@ export interface CoordinatorOptions {
   pollRecordIntervalMs?: number;
   /** A `down`/`rate_limited` report without `retryAfterMs` holds this long unless repeated. @default 60000 */
   dependencyReportTtlMs?: number;
+  /**
+   * How often result blobs that nothing can read any more are swept, where the blob store offers it
+   * (PostgreSQL). @default 3600000 (1 h)
+   */
+  blobSweepIntervalMs?: number;
+  /** A blob no task refers to, or an upload that never finished, is swept once this old. @default 86400000 (24 h) */
+  blobOrphanAgeMs?: number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -82,6 +89,8 @@ export interface ResolvedCoordinatorOptions {
   pollStaleAfterMs: number;
   pollRecordIntervalMs: number;
   dependencyReportTtlMs: number;
+  blobSweepIntervalMs: number;
+  blobOrphanAgeMs: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -97,6 +106,8 @@ export const COORDINATOR_DEFAULTS = {
   pollStaleAfterMs: 60_000,
   pollRecordIntervalMs: 1000,
   dependencyReportTtlMs: 60_000,
+  blobSweepIntervalMs: 3_600_000,
+  blobOrphanAgeMs: 86_400_000,
 } as const;
 
 /** Defaults that differ on PostgreSQL (several coordinators). */
@@ -142,6 +153,8 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     pollStaleAfterMs: pick('pollStaleAfterMs'),
     pollRecordIntervalMs: pick('pollRecordIntervalMs'),
     dependencyReportTtlMs: pick('dependencyReportTtlMs'),
+    blobSweepIntervalMs: pick('blobSweepIntervalMs'),
+    blobOrphanAgeMs: pick('blobOrphanAgeMs'),
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -157,6 +170,8 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('pollStaleAfterMs', r.pollStaleAfterMs, 1);
   checkInt('pollRecordIntervalMs', r.pollRecordIntervalMs, 0);
   checkInt('dependencyReportTtlMs', r.dependencyReportTtlMs, 1);
+  checkInt('blobSweepIntervalMs', r.blobSweepIntervalMs, 1000);
+  checkInt('blobOrphanAgeMs', r.blobOrphanAgeMs, 60_000);
   return r;
 }
 

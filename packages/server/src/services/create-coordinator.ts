@@ -14,6 +14,7 @@ import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
 import { createAuthenticator, requireRead } from './auth.js';
 import { createFileBlobStore } from './blob-store.js';
+import { createBlobSweeper } from './blob-sweeper.js';
 import { createClaimService } from './claim-tasks.js';
 import { createClaimWaiters } from './claim-waiters.js';
 import { createClaimableRelay } from './claimable-relay.js';
@@ -44,6 +45,11 @@ export interface CoordinatorService extends Coordinator {
   whenIdle(): Promise<void>;
   /** Run the overdue-lease safety sweep now (it also runs every `sweepIntervalMs`). */
   sweepNow(): Promise<void>;
+  /**
+   * Sweep result blobs nothing can read any more now (it also runs every `blobSweepIntervalMs`);
+   * null when the blob store does not sweep (files).
+   */
+  sweepBlobsNow(): Promise<{ blobs: number; unfinishedUploads: number } | null>;
   /** Numbers for metrics and tests. */
   stats(): CoordinatorStats;
 }
@@ -147,6 +153,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     writes: createWriteBatcher(store),
     applyTransition: (t) => applyTransition(ctx, t),
   };
+  const blobSweeper = createBlobSweeper({
+    blobs: ctx.blobs,
+    clock,
+    logger: logger.child({ component: 'blobs' }),
+    intervalMs: o.blobSweepIntervalMs,
+    olderThanMs: o.blobOrphanAgeMs,
+  });
   const auth = createAuthenticator(o.tokens, store, clock);
   const claims = createClaimService(ctx);
   const agents = createAgentOperations(ctx, {
@@ -168,6 +181,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       await shards.start();
       await expiry.start();
       relay.start();
+      blobSweeper.start();
       logger.info(
         {
           store: store.kind,
@@ -179,6 +193,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       );
     },
     async stop() {
+      blobSweeper.stop();
       relay.stop();
       waiters.stop();
       expiry.stop();
@@ -190,6 +205,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     },
     whenIdle: () => expiry.idle(),
     sweepNow: () => expiry.sweep(),
+    sweepBlobsNow: () => blobSweeper.sweep(),
     stats: () => ({
       trackedLeases: expiry.tracker.size,
       waitingClaims: waiters.waiting,

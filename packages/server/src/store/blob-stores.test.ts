@@ -1,7 +1,8 @@
 /**
  * The blob store's behaviour in both homes: files in a data directory (one coordinator) and the
  * PostgreSQL tables of migration 0003 (shared by every coordinator of a deployment; a second store
- * on the same schema stands in for a second coordinator).
+ * on the same schema stands in for a second coordinator); and PostgreSQL's sweep of blobs nothing
+ * can read any more.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -11,8 +12,10 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FreshSchema, freshSchema } from '../../../../test/harness/postgres.js';
+import { ManualClock } from '../core/clock.js';
 import { createFileBlobStore } from '../services/blob-store.js';
 import type { BlobStore } from './blobs.js';
+import { NO_BACKOFF, T0, TIMING } from './contract/harness.js';
 import { createPostgresStore } from './postgres/postgres-store.js';
 import type { Store } from './store.js';
 
@@ -148,5 +151,75 @@ describe.each([
     await expect(
       blobs.open({ key: 'tsk_B/1-dd', sizeBytes: 1, contentType: 'x', sha256: '' }),
     ).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('blob sweep (PostgreSQL)', () => {
+  let db: FreshSchema | undefined;
+  let store: Store | undefined;
+  afterEach(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('forgets an earlier attempt’s upload and an unfinished upload once old enough, and keeps what a task refers to', async () => {
+    db = await freshSchema('sweep');
+    const clock = new ManualClock(T0);
+    store = await createPostgresStore({ connectionString: db.connectionString, schema: db.schema, clock });
+    const blobs = store.createBlobStore!({ maxBytes: 1000 });
+    const [created] = await store.createTasks([
+      {
+        id: 'tsk_sweep',
+        type: 'sweep',
+        payload: null,
+        idempotencyKey: null,
+        priority: 0,
+        runAt: null,
+        maxAttempts: 3,
+        resumable: false,
+        requires: [],
+        labels: {},
+        timing: TIMING,
+      },
+    ]);
+    const claim = { agentId: 'agt_a', types: ['sweep'], max: 1, start: true, backoff: NO_BACKOFF };
+    // Attempt 1 uploads, then fails; attempt 2 (the claim drops attempt 1's reference) uploads again.
+    const [first] = await store.claimTasks(claim);
+    const held1 = { taskId: created!.task.id, agentId: 'agt_a', version: first!.task.version };
+    const ref1 = await blobs.put(`${held1.taskId}/${held1.version}-aaa`, 'text/plain', Buffer.from('one'));
+    await store.setResultRef({ ...held1, resultRef: ref1 });
+    await store.failTask({
+      ...held1,
+      error: { code: 'boom', message: 'again', retryable: true },
+      backoff: NO_BACKOFF,
+    });
+    const [second] = await store.claimTasks(claim);
+    const held2 = { ...held1, version: second!.task.version };
+    const ref2 = await blobs.put(`${held2.taskId}/${held2.version}-bbb`, 'text/plain', Buffer.from('two'));
+    await store.setResultRef({ ...held2, resultRef: ref2 });
+    // A coordinator that died mid-upload left a chunk and no blob row.
+    const client = new pg.Client({ connectionString: db.connectionString });
+    await client.connect();
+    const chunks = async () =>
+      (await client.query(`SELECT count(*)::int AS n FROM "${db!.schema}".result_blob_chunks`)).rows[0].n;
+    try {
+      await client.query(
+        `INSERT INTO "${db.schema}".result_blob_chunks (upload_id, n, created_at, data) VALUES ('dead', 0, $1, '\\x00')`,
+        [clock.now()],
+      );
+      expect(await chunks()).toBe(3);
+
+      // Young: nothing goes.
+      expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 0, unfinishedUploads: 0 });
+      clock.advance(3_600_001);
+      expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 1, unfinishedUploads: 1 });
+      await expect(blobs.open(ref1)).rejects.toMatchObject({ code: 'not_found' });
+      expect((await bytes(await blobs.open(ref2))).toString()).toBe('two');
+      expect(await chunks()).toBe(1);
+      // Nothing left to sweep.
+      expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 0, unfinishedUploads: 0 });
+    } finally {
+      await client.end();
+    }
   });
 });

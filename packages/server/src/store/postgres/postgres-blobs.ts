@@ -3,7 +3,8 @@
  * of them received, with nothing else to set up. A blob is streamed in as chunks under a fresh upload
  * id (one short statement per chunk: no transaction or connection is held while a slow client sends),
  * then one statement publishes it under its key and drops the chunks of the blob it replaces. A
- * failed or oversized upload deletes its chunks. Reading streams the chunks back one at a time.
+ * failed or oversized upload deletes its chunks. Reading streams the chunks back one at a time. The
+ * coordinators' housekeeping sweeps what nothing can read any more (`sweep`).
  */
 import { randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
@@ -51,6 +52,33 @@ const BLOB_SQL = {
 
   /** Params: $1 upload id, $2 n. */
   selectChunk: 'SELECT data FROM result_blob_chunks WHERE upload_id = $1 AND n = $2',
+
+  /**
+   * Blobs older than $2 ms that no task refers to (the key starts with the task's id), with their
+   * chunks. Params: $1 now, $2 age.
+   */
+  sweepBlobs: `
+    WITH ${CLOCK_CTE},
+    gone AS (
+      DELETE FROM result_blobs b USING clock
+      WHERE b.created_at < clock.now - $2::bigint
+        AND NOT EXISTS (SELECT 1 FROM tasks t
+                        WHERE t.id = split_part(b.key, '/', 1) AND t.result_ref->>'key' = b.key)
+      RETURNING b.upload_id
+    ),
+    chunks AS (DELETE FROM result_blob_chunks c USING gone WHERE c.upload_id = gone.upload_id)
+    SELECT count(*)::integer AS n FROM gone`,
+
+  /** Chunks older than $2 ms of uploads that were never published. Params: $1 now, $2 age. */
+  sweepUnfinished: `
+    WITH ${CLOCK_CTE},
+    gone AS (
+      DELETE FROM result_blob_chunks c USING clock
+      WHERE c.created_at < clock.now - $2::bigint
+        AND NOT EXISTS (SELECT 1 FROM result_blobs b WHERE b.upload_id = c.upload_id)
+      RETURNING c.upload_id
+    )
+    SELECT count(DISTINCT upload_id)::integer AS n FROM gone`,
 
   /** Params: $1 key. */
   remove: `
@@ -133,6 +161,16 @@ export function createPostgresBlobStore(ctx: PgContext, options: PostgresBlobSto
 
     async remove(key) {
       await ctx.run('removeBlob', BLOB_SQL.remove, [key]);
+    },
+
+    async sweep({ olderThanMs }) {
+      const age = Math.max(0, Math.floor(olderThanMs));
+      const [blobs] = await ctx.rows<{ n: number }>('sweepBlobs', BLOB_SQL.sweepBlobs, [ctx.now(), age]);
+      const [unfinished] = await ctx.rows<{ n: number }>('sweepUnfinishedUploads', BLOB_SQL.sweepUnfinished, [
+        ctx.now(),
+        age,
+      ]);
+      return { blobs: blobs?.n ?? 0, unfinishedUploads: unfinished?.n ?? 0 };
     },
   };
 }

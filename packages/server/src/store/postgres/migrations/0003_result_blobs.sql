@@ -12,6 +12,8 @@ CREATE TABLE result_blobs (
   chunk_count  integer NOT NULL,
   created_at   bigint  NOT NULL
 );
+-- The sweep tells finished uploads from unfinished ones by this.
+CREATE INDEX result_blobs_upload ON result_blobs (upload_id);
 
 CREATE TABLE result_blob_chunks (
   upload_id  text    NOT NULL,
@@ -21,3 +23,5 @@ CREATE TABLE result_blob_chunks (
   data       bytea   NOT NULL,
   PRIMARY KEY (upload_id, n)
 );
+-- The sweep finds old chunks by age.
+CREATE INDEX result_blob_chunks_age ON result_blob_chunks (created_at);

@@ -1,0 +1,60 @@
+/**
+ * Housekeeping of result blobs: every `intervalMs`, the blob store forgets what nothing can read any
+ * more (`BlobStore.sweep`: uploads that never finished, blobs no task refers to), once older than
+ * `olderThanMs`. Every coordinator of a deployment sweeps; each deletion is conditional, so two
+ * sweeps at once are harmless. A blob store without `sweep` (files) is left alone.
+ */
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import type { BlobStore } from '../store/blobs.js';
+
+export interface BlobSweeper {
+  start(): void;
+  stop(): void;
+  /** One sweep now (also what the timer runs); null when the blob store does not sweep. */
+  sweep(): Promise<{ blobs: number; unfinishedUploads: number } | null>;
+}
+
+export function createBlobSweeper(deps: {
+  blobs: BlobStore;
+  clock: Clock;
+  logger: Logger;
+  intervalMs: number;
+  olderThanMs: number;
+}): BlobSweeper {
+  const { blobs, clock, logger, intervalMs, olderThanMs } = deps;
+  let timer: TimerHandle | null = null;
+  let running = false;
+
+  const sweep = async (): Promise<{ blobs: number; unfinishedUploads: number } | null> => {
+    if (blobs.sweep === undefined) return null;
+    const swept = await blobs.sweep({ olderThanMs });
+    if (swept.blobs > 0 || swept.unfinishedUploads > 0)
+      logger.info(swept, 'swept result blobs nothing refers to any more');
+    return swept;
+  };
+
+  const arm = (): void => {
+    if (!running) return;
+    timer = clock.setTimer(intervalMs, () => {
+      timer = null;
+      sweep()
+        .catch((err: unknown) => logger.warn({ err }, 'result blob sweep failed; trying again next time'))
+        .finally(arm);
+    });
+  };
+
+  return {
+    start() {
+      if (running || blobs.sweep === undefined) return;
+      running = true;
+      arm();
+    },
+    stop() {
+      running = false;
+      timer?.cancel();
+      timer = null;
+    },
+    sweep,
+  };
+}
