@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -23,10 +23,17 @@ export type { BlobStore };
 
 export interface FileBlobStoreOptions extends BlobStoreOptions {
   dir: string;
+  /**
+   * For the sweep: whether a task still refers to the blob `key` (its `resultRef`), and the clock the
+   * files' ages are read against. Without them the store offers no sweep.
+   */
+  sweep?: { isReferenced(key: string): Promise<boolean>; now(): number };
 }
 
 /** `<taskId>/<version>-<upload id>` (or the older `<taskId>/<version>`). */
 const SAFE_KEY = /^[A-Za-z0-9_-]+\/[0-9]+(-[0-9a-f]+)?$/;
+/** `put`'s temp file: `<key>.<random>.tmp`. */
+const TEMP_FILE = /^[A-Za-z0-9_-]+\/[0-9]+(-[0-9a-f]+)?\.[0-9a-f]+\.tmp$/;
 
 export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
   const pathOf = (key: string): string => {
@@ -39,7 +46,7 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
     return join(options.dir, key);
   };
 
-  return {
+  const store: BlobStore = {
     async put(key, contentType, body) {
       const target = pathOf(key);
       await mkdir(join(target, '..'), { recursive: true });
@@ -73,4 +80,43 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
       await rm(pathOf(key), { force: true });
     },
   };
+  const sweeping = options.sweep;
+  if (sweeping !== undefined)
+    store.sweep = ({ olderThanMs }) => sweepFiles(options.dir, olderThanMs, sweeping);
+  return store;
+}
+
+/**
+ * Delete, once older than `olderThanMs`, the temp files of uploads that never finished and the blobs
+ * no task refers to; then the task directories left empty. Files that are not ours are left alone.
+ */
+async function sweepFiles(
+  dir: string,
+  olderThanMs: number,
+  deps: { isReferenced(key: string): Promise<boolean>; now(): number },
+): Promise<{ blobs: number; unfinishedUploads: number }> {
+  const swept = { blobs: 0, unfinishedUploads: 0 };
+  const taskDirs = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const taskDir of taskDirs) {
+    if (!taskDir.isDirectory()) continue;
+    const path = join(dir, taskDir.name);
+    const files = await readdir(path, { withFileTypes: true }).catch(() => []);
+    for (const file of files) {
+      if (!file.isFile()) continue;
+      const filePath = join(path, file.name);
+      const info = await stat(filePath).catch(() => null);
+      if (info === null || deps.now() - info.mtimeMs < olderThanMs) continue;
+      const key = `${taskDir.name}/${file.name}`;
+      if (TEMP_FILE.test(key)) {
+        await rm(filePath, { force: true });
+        swept.unfinishedUploads++;
+      } else if (SAFE_KEY.test(key) && !(await deps.isReferenced(key))) {
+        await rm(filePath, { force: true });
+        swept.blobs++;
+      }
+    }
+    // Only when empty; a directory still in use stays.
+    await rmdir(path).catch(() => undefined);
+  }
+  return swept;
 }

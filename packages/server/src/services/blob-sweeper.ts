@@ -2,7 +2,7 @@
  * Housekeeping of result blobs: every `intervalMs`, the blob store forgets what nothing can read any
  * more (`BlobStore.sweep`: uploads that never finished, blobs no task refers to), once older than
  * `olderThanMs`. Every coordinator of a deployment sweeps; each deletion is conditional, so two
- * sweeps at once are harmless. A blob store without `sweep` (files) is left alone.
+ * sweeps at once are harmless. A blob store without `sweep` is left alone.
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.js';

@@ -148,7 +148,15 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     // Shared stores keep blobs themselves (any coordinator reads any upload); else files here.
     blobs:
       store.createBlobStore?.({ maxBytes: o.maxResultBytes }) ??
-      createFileBlobStore({ dir: o.blobDir, maxBytes: o.maxResultBytes }),
+      createFileBlobStore({
+        dir: o.blobDir,
+        maxBytes: o.maxResultBytes,
+        sweep: {
+          // Keys are `<taskId>/<version>-<upload id>`: the task says whether it still refers to one.
+          isReferenced: async (key) => (await store.getTask(key.split('/')[0]!))?.resultRef?.key === key,
+          now: () => o.clock.now(),
+        },
+      }),
     progressChangedAt: new Map(),
     writes: createWriteBatcher(store),
     applyTransition: (t) => applyTransition(ctx, t),

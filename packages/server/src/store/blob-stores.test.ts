@@ -1,11 +1,11 @@
 /**
  * The blob store's behaviour in both homes: files in a data directory (one coordinator) and the
  * PostgreSQL tables of migration 0003 (shared by every coordinator of a deployment; a second store
- * on the same schema stands in for a second coordinator); and PostgreSQL's sweep of blobs nothing
+ * on the same schema stands in for a second coordinator); and, in both, the sweep of blobs nothing
  * can read any more.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,6 +17,7 @@ import { createFileBlobStore } from '../services/blob-store.js';
 import type { BlobStore } from './blobs.js';
 import { NO_BACKOFF, T0, TIMING } from './contract/harness.js';
 import { createPostgresStore } from './postgres/postgres-store.js';
+import { createSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
 interface Home {
@@ -154,19 +155,99 @@ describe.each([
   });
 });
 
-describe('blob sweep (PostgreSQL)', () => {
-  let db: FreshSchema | undefined;
-  let store: Store | undefined;
+interface SweepHome {
+  clock: ManualClock;
+  store: Store;
+  blobs: BlobStore;
+  /** Leave what a coordinator that died mid-upload leaves. */
+  leaveUnfinishedUpload(): Promise<void>;
+  /** Stored pieces left (chunk rows, or files). */
+  pieces(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function fileSweepHome(): Promise<SweepHome> {
+  const dir = await mkdtemp(join(tmpdir(), 'rouse-sweep-'));
+  // The files' ages are read against this clock: it starts at the real time, then the test moves it.
+  const clock = new ManualClock(Date.now());
+  const store = createSqliteStore({ path: ':memory:', clock });
+  const blobs = createFileBlobStore({
+    dir,
+    maxBytes: 1000,
+    sweep: {
+      isReferenced: async (key) => (await store.getTask(key.split('/')[0]!))?.resultRef?.key === key,
+      now: () => clock.now(),
+    },
+  });
+  return {
+    clock,
+    store,
+    blobs,
+    async leaveUnfinishedUpload() {
+      await mkdir(join(dir, 'tsk_dead'), { recursive: true });
+      await writeFile(join(dir, 'tsk_dead', '1-dead.0a1b2c.tmp'), 'half');
+    },
+    async pieces() {
+      const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+      return entries.filter((e) => e.isFile()).length;
+    },
+    async close() {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function postgresSweepHome(): Promise<SweepHome> {
+  const db = await freshSchema('sweep');
+  const clock = new ManualClock(T0);
+  const store = await createPostgresStore({
+    connectionString: db.connectionString,
+    schema: db.schema,
+    clock,
+  });
+  const sql = async (text: string, values: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: db.connectionString });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    clock,
+    store,
+    blobs: store.createBlobStore!({ maxBytes: 1000 }),
+    async leaveUnfinishedUpload() {
+      await sql(
+        `INSERT INTO "${db.schema}".result_blob_chunks (upload_id, n, created_at, data) VALUES ('dead', 0, $1, '\\x00')`,
+        [clock.now()],
+      );
+    },
+    async pieces() {
+      return (await sql(`SELECT count(*)::int AS n FROM "${db.schema}".result_blob_chunks`))[0].n as number;
+    },
+    async close() {
+      await store.close();
+      await db.drop();
+    },
+  };
+}
+
+describe.each([
+  ['files (SQLite)', fileSweepHome],
+  ['PostgreSQL', postgresSweepHome],
+])('blob sweep in %s', (_name, makeHome) => {
+  let home: SweepHome | undefined;
   afterEach(async () => {
-    await store?.close();
-    await db?.drop();
+    await home?.close();
+    home = undefined;
   });
 
   it('forgets an earlier attempt’s upload and an unfinished upload once old enough, and keeps what a task refers to', async () => {
-    db = await freshSchema('sweep');
-    const clock = new ManualClock(T0);
-    store = await createPostgresStore({ connectionString: db.connectionString, schema: db.schema, clock });
-    const blobs = store.createBlobStore!({ maxBytes: 1000 });
+    home = await makeHome();
+    const { store, blobs, clock } = home;
     const [created] = await store.createTasks([
       {
         id: 'tsk_sweep',
@@ -197,29 +278,18 @@ describe('blob sweep (PostgreSQL)', () => {
     const held2 = { ...held1, version: second!.task.version };
     const ref2 = await blobs.put(`${held2.taskId}/${held2.version}-bbb`, 'text/plain', Buffer.from('two'));
     await store.setResultRef({ ...held2, resultRef: ref2 });
-    // A coordinator that died mid-upload left a chunk and no blob row.
-    const client = new pg.Client({ connectionString: db.connectionString });
-    await client.connect();
-    const chunks = async () =>
-      (await client.query(`SELECT count(*)::int AS n FROM "${db!.schema}".result_blob_chunks`)).rows[0].n;
-    try {
-      await client.query(
-        `INSERT INTO "${db.schema}".result_blob_chunks (upload_id, n, created_at, data) VALUES ('dead', 0, $1, '\\x00')`,
-        [clock.now()],
-      );
-      expect(await chunks()).toBe(3);
+    await home.leaveUnfinishedUpload();
+    expect(await home.pieces()).toBe(3);
 
-      // Young: nothing goes.
-      expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 0, unfinishedUploads: 0 });
-      clock.advance(3_600_001);
-      expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 1, unfinishedUploads: 1 });
-      await expect(blobs.open(ref1)).rejects.toMatchObject({ code: 'not_found' });
-      expect((await bytes(await blobs.open(ref2))).toString()).toBe('two');
-      expect(await chunks()).toBe(1);
-      // Nothing left to sweep.
-      expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 0, unfinishedUploads: 0 });
-    } finally {
-      await client.end();
-    }
+    // Young: nothing goes.
+    expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 0, unfinishedUploads: 0 });
+    // (A minute more: the files were written a little after the test clock's start.)
+    clock.advance(3_660_000);
+    expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 1, unfinishedUploads: 1 });
+    await expect(blobs.open(ref1)).rejects.toMatchObject({ code: 'not_found' });
+    expect((await bytes(await blobs.open(ref2))).toString()).toBe('two');
+    expect(await home.pieces()).toBe(1);
+    // Nothing left to sweep.
+    expect(await blobs.sweep!({ olderThanMs: 3_600_000 })).toEqual({ blobs: 0, unfinishedUploads: 0 });
   });
 });

@@ -22,8 +22,7 @@ export interface BlobStore {
   /**
    * Forget what nothing can read any more, when older than `olderThanMs` (store time): uploads that
    * never finished (their coordinator died mid-upload) and blobs no task refers to (an earlier
-   * attempt's upload, dropped when the task was claimed again). Offered where the blobs live next to
-   * the tasks (PostgreSQL); returns how many of each went.
+   * attempt's upload, dropped when the task was claimed again). Returns how many of each went.
    */
   sweep?(input: { olderThanMs: number }): Promise<{ blobs: number; unfinishedUploads: number }>;
 }
