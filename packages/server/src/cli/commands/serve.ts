@@ -82,7 +82,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option(
       '--data-dir <dir>',
-      'data directory: database, blobs, token files, server.json (default: ./.rouse)',
+      'data directory: SQLite database, result blobs (SQLite only), token files, server.json (default: ./.rouse)',
     )
     .option('--db <path>', 'SQLite database file, or :memory: (default: <data-dir>/rouse.db)');
   addStoreOptions(cmd)
