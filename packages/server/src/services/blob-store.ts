@@ -15,6 +15,7 @@ import {
   BlobMeter,
   type BlobStore,
   type BlobStoreOptions,
+  type BlobSweepResult,
   blobMissing,
   blobTooLarge,
 } from '../store/blobs.js';
@@ -23,11 +24,15 @@ export type { BlobStore };
 
 export interface FileBlobStoreOptions extends BlobStoreOptions {
   dir: string;
-  /**
-   * For the sweep: whether a task still refers to the blob `key` (its `resultRef`), and the clock the
-   * files' ages are read against. Without them the store offers no sweep.
-   */
-  sweep?: { isReferenced(key: string): Promise<boolean>; now(): number };
+  /** What the sweep needs; without it the store offers no sweep. */
+  sweep?: FileSweepDeps;
+}
+
+export interface FileSweepDeps {
+  /** Whether a task still refers to the blob `key` (its `resultRef`). */
+  isReferenced(key: string): Promise<boolean>;
+  /** The clock the files' ages are read against. */
+  now(): number;
 }
 
 /** `<taskId>/<version>-<upload id>` (or the older `<taskId>/<version>`). */
@@ -90,12 +95,8 @@ export function createFileBlobStore(options: FileBlobStoreOptions): BlobStore {
  * Delete, once older than `olderThanMs`, the temp files of uploads that never finished and the blobs
  * no task refers to; then the task directories left empty. Files that are not ours are left alone.
  */
-async function sweepFiles(
-  dir: string,
-  olderThanMs: number,
-  deps: { isReferenced(key: string): Promise<boolean>; now(): number },
-): Promise<{ blobs: number; unfinishedUploads: number }> {
-  const swept = { blobs: 0, unfinishedUploads: 0 };
+async function sweepFiles(dir: string, olderThanMs: number, deps: FileSweepDeps): Promise<BlobSweepResult> {
+  const swept: BlobSweepResult = { blobs: 0, unfinishedUploads: 0 };
   const taskDirs = await readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const taskDir of taskDirs) {
     if (!taskDir.isDirectory()) continue;

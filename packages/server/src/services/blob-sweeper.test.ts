@@ -1,6 +1,7 @@
 /**
  * The blob sweeper's schedule: a sweep every interval with the configured age, again after a failed
- * one, none after stop, and nothing at all for a blob store that does not sweep (files).
+ * one, none after stop, and nothing at all for a blob store that does not sweep; and a coordinator
+ * wired to sweep on either store.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ import { createCoordinator } from './create-coordinator.js';
 const logger = pino({ level: 'silent' });
 const turn = () => new Promise((r) => setImmediate(r));
 
-/** A blob store that only records its sweeps (the sweep itself is tested on PostgreSQL). */
+/** A blob store that only records its sweeps (the sweep itself: store/blob-stores.test.ts). */
 function sweeping(results: (() => { blobs: number; unfinishedUploads: number })[]) {
   const calls: number[] = [];
   const blobs = {

@@ -6,13 +6,13 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.js';
-import type { BlobStore } from '../store/blobs.js';
+import type { BlobStore, BlobSweepResult } from '../store/blobs.js';
 
 export interface BlobSweeper {
   start(): void;
   stop(): void;
   /** One sweep now (also what the timer runs); null when the blob store does not sweep. */
-  sweep(): Promise<{ blobs: number; unfinishedUploads: number } | null>;
+  sweep(): Promise<BlobSweepResult | null>;
 }
 
 export function createBlobSweeper(deps: {
@@ -26,7 +26,7 @@ export function createBlobSweeper(deps: {
   let timer: TimerHandle | null = null;
   let running = false;
 
-  const sweep = async (): Promise<{ blobs: number; unfinishedUploads: number } | null> => {
+  const sweep = async (): Promise<BlobSweepResult | null> => {
     if (blobs.sweep === undefined) return null;
     const swept = await blobs.sweep({ olderThanMs });
     if (swept.blobs > 0 || swept.unfinishedUploads > 0)

@@ -60,8 +60,8 @@ export interface CoordinatorOptions {
   /** A `down`/`rate_limited` report without `retryAfterMs` holds this long unless repeated. @default 60000 */
   dependencyReportTtlMs?: number;
   /**
-   * How often result blobs that nothing can read any more are swept, where the blob store offers it
-   * (PostgreSQL). @default 3600000 (1 h)
+   * How often result blobs that nothing can read any more are swept (files and PostgreSQL alike).
+   * @default 3600000 (1 h)
    */
   blobSweepIntervalMs?: number;
   /** A blob no task refers to, or an upload that never finished, is swept once this old. @default 86400000 (24 h) */

@@ -10,6 +10,7 @@
  */
 import type { Diagnosis } from '@rouse/protocol';
 import { RouseError } from '../core/errors.js';
+import { type BlobSweepResult, taskIdOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
 import { createAuthenticator, requireRead } from './auth.js';
@@ -49,7 +50,7 @@ export interface CoordinatorService extends Coordinator {
    * Sweep result blobs nothing can read any more now (it also runs every `blobSweepIntervalMs`);
    * null when the blob store does not sweep (files).
    */
-  sweepBlobsNow(): Promise<{ blobs: number; unfinishedUploads: number } | null>;
+  sweepBlobsNow(): Promise<BlobSweepResult | null>;
   /** Numbers for metrics and tests. */
   stats(): CoordinatorStats;
 }
@@ -152,8 +153,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
         dir: o.blobDir,
         maxBytes: o.maxResultBytes,
         sweep: {
-          // Keys are `<taskId>/<version>-<upload id>`: the task says whether it still refers to one.
-          isReferenced: async (key) => (await store.getTask(key.split('/')[0]!))?.resultRef?.key === key,
+          isReferenced: async (key) => (await store.getTask(taskIdOfBlobKey(key)))?.resultRef?.key === key,
           now: () => o.clock.now(),
         },
       }),

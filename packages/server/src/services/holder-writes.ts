@@ -19,6 +19,7 @@ import {
 } from '@rouse/protocol';
 import { InvalidTransitionError, NotFoundError, RouseError, StaleVersionError } from '../core/errors.js';
 import { HELD_STATUSES } from '../core/transitions.js';
+import { blobKey } from '../store/blobs.js';
 import type { ClaimInput, CompleteInput, Outcome, Transitioned } from '../store/store.js';
 import { requireTaskWriter } from './auth.js';
 import type { Caller } from './coordinator.js';
@@ -189,7 +190,7 @@ export async function uploadResult(
   }
   // A key of its own per upload: a repeated upload (an SDK retry, a spooled report) never overwrites
   // or deletes a blob the task already refers to.
-  const key = `${id}/${version}-${randomBytes(6).toString('hex')}`;
+  const key = blobKey(id, version, randomBytes(6).toString('hex'));
   const ref = await ctx.blobs.put(key, contentType, body);
   try {
     await ctx.store.setResultRef({ taskId: id, agentId, version, resultRef: ref });

@@ -9,6 +9,25 @@ import { Transform, type TransformCallback } from 'node:stream';
 import type { ResultRef } from '@rouse/protocol';
 import { RouseError } from '../core/errors.js';
 
+/**
+ * A blob's key: `<taskId>/<version>-<upload id>`, one per upload, so a repeated upload never
+ * overwrites or deletes a blob the task already refers to.
+ */
+export function blobKey(taskId: string, version: number, uploadId: string): string {
+  return `${taskId}/${version}-${uploadId}`;
+}
+
+/** The task a blob key belongs to. */
+export function taskIdOfBlobKey(key: string): string {
+  return key.slice(0, key.indexOf('/'));
+}
+
+/** What a sweep forgot. */
+export interface BlobSweepResult {
+  blobs: number;
+  unfinishedUploads: number;
+}
+
 export interface BlobStore {
   /**
    * Store `body` under `key`; replaces an earlier blob with the same key. A body over the size limit
@@ -24,7 +43,7 @@ export interface BlobStore {
    * never finished (their coordinator died mid-upload) and blobs no task refers to (an earlier
    * attempt's upload, dropped when the task was claimed again). Returns how many of each went.
    */
-  sweep?(input: { olderThanMs: number }): Promise<{ blobs: number; unfinishedUploads: number }>;
+  sweep?(input: { olderThanMs: number }): Promise<BlobSweepResult>;
 }
 
 export interface BlobStoreOptions {

@@ -14,12 +14,8 @@ import { BlobMeter, type BlobStore, type BlobStoreOptions, blobMissing, blobTooL
 import type { PgContext } from './postgres-context.js';
 import { CLOCK_CTE } from './sql-fragments.js';
 
-export interface PostgresBlobStoreOptions extends BlobStoreOptions {
-  /** Bytes per stored chunk. @default 1 MiB */
-  chunkBytes?: number;
-}
-
-const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+/** Bytes per stored chunk. */
+const CHUNK_BYTES = 1024 * 1024;
 
 const BLOB_SQL = {
   /** Params: $1 now, $2 upload id, $3 n, $4 data. */
@@ -54,7 +50,7 @@ const BLOB_SQL = {
   selectChunk: 'SELECT data FROM result_blob_chunks WHERE upload_id = $1 AND n = $2',
 
   /**
-   * Blobs older than $2 ms that no task refers to (the key starts with the task's id), with their
+   * Blobs older than $2 ms that no task refers to (the key starts with the task's id: `blobKey`), with their
    * chunks. Params: $1 now, $2 age.
    */
   sweepBlobs: `
@@ -86,9 +82,7 @@ const BLOB_SQL = {
     DELETE FROM result_blob_chunks c USING b WHERE c.upload_id = b.upload_id`,
 } as const;
 
-export function createPostgresBlobStore(ctx: PgContext, options: PostgresBlobStoreOptions): BlobStore {
-  const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-
+export function createPostgresBlobStore(ctx: PgContext, options: BlobStoreOptions): BlobStore {
   return {
     async put(key, contentType, body): Promise<ResultRef> {
       const upload = randomBytes(12).toString('hex');
@@ -107,7 +101,7 @@ export function createPostgresBlobStore(ctx: PgContext, options: PostgresBlobSto
         write(piece: Buffer, _enc, done) {
           buffered.push(piece);
           bufferedBytes += piece.length;
-          if (bufferedBytes < chunkBytes) return done();
+          if (bufferedBytes < CHUNK_BYTES) return done();
           flush().then(() => done(), done);
         },
         final(done) {
