@@ -5,6 +5,7 @@
  */
 import type { Timing } from '@rouse/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTask } from '../../packages/server/src/store/contract/harness.js';
 import { createPostgresStore } from '../../packages/server/src/store/postgres/postgres-store.js';
 import type { NewTask, Store } from '../../packages/server/src/store/store.js';
 import { type FreshSchema, freshSchema } from '../harness/postgres.js';
@@ -34,24 +35,17 @@ afterAll(async () => {
   await pg?.drop();
 });
 
-const newTask = (i: number): NewTask => ({
-  id: `tsk_race_${i.toString().padStart(4, '0')}`,
-  type: 'expiry-race',
-  payload: { i },
-  idempotencyKey: null,
-  priority: 0,
-  runAt: null,
-  maxAttempts: 4,
-  resumable: false,
-  requires: [],
-  labels: {},
-  timing: TIMING,
-});
+const raceTask = (i: number): NewTask =>
+  newTask(`tsk_race_${i.toString().padStart(4, '0')}`, {
+    type: 'expiry-race',
+    payload: { i },
+    timing: TIMING,
+  });
 
 describe('two coordinators, one expired lease', () => {
   it('racing expireLease: exactly one transition and one history entry per lease', async () => {
     const n = 100;
-    await a.createTasks(Array.from({ length: n }, (_, i) => newTask(i)));
+    await a.createTasks(Array.from({ length: n }, (_, i) => raceTask(i)));
     const claimed = await b.claimTasks({
       agentId: 'agt_dead',
       types: ['expiry-race'],

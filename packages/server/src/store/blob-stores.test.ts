@@ -15,7 +15,7 @@ import { type FreshSchema, freshSchema } from '../../../../test/harness/postgres
 import { ManualClock } from '../core/clock.js';
 import { createFileBlobStore } from '../services/blob-store.js';
 import type { BlobStore } from './blobs.js';
-import { NO_BACKOFF, T0, TIMING } from './contract/harness.js';
+import { NO_BACKOFF, newTask, T0 } from './contract/harness.js';
 import { createPostgresStore } from './postgres/postgres-store.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
@@ -249,19 +249,7 @@ describe.each([
     home = await makeHome();
     const { store, blobs, clock } = home;
     const [created] = await store.createTasks([
-      {
-        id: 'tsk_sweep',
-        type: 'sweep',
-        payload: null,
-        idempotencyKey: null,
-        priority: 0,
-        runAt: null,
-        maxAttempts: 3,
-        resumable: false,
-        requires: [],
-        labels: {},
-        timing: TIMING,
-      },
+      newTask('tsk_sweep', { type: 'sweep', payload: null, maxAttempts: 3 }),
     ]);
     const claim = { agentId: 'agt_a', types: ['sweep'], max: 1, start: true, backoff: NO_BACKOFF };
     // Attempt 1 uploads, then fails; attempt 2 (the claim drops attempt 1's reference) uploads again.

@@ -28,6 +28,24 @@ export const GRACE_MS = 60_000;
 
 let idCounter = 0;
 /** Ids unique across the whole run (stores may be shared by property runs). */
+/** A task to insert, every field at its plain default (payload `{ id }`), then `overrides`. */
+export function newTask(id: string, overrides: Partial<NewTask> = {}): NewTask {
+  return {
+    id,
+    type: 'work',
+    payload: { id },
+    idempotencyKey: null,
+    priority: 0,
+    runAt: null,
+    maxAttempts: 4,
+    resumable: false,
+    requires: [],
+    labels: {},
+    timing: TIMING,
+    ...overrides,
+  };
+}
+
 export function uniqueId(prefix: string): string {
   idCounter += 1;
   return `${prefix}_${idCounter.toString(36).padStart(6, '0')}`;
@@ -40,20 +58,7 @@ export class Harness {
   ) {}
 
   newTask(overrides: Partial<NewTask> = {}): NewTask {
-    return {
-      id: uniqueId('tsk'),
-      type: 'work',
-      payload: { n: 1 },
-      idempotencyKey: null,
-      priority: 0,
-      runAt: null,
-      maxAttempts: 4,
-      resumable: false,
-      requires: [],
-      labels: {},
-      timing: TIMING,
-      ...overrides,
-    };
+    return newTask(uniqueId('tsk'), { payload: { n: 1 }, ...overrides });
   }
 
   async create(overrides: Partial<NewTask> = {}): Promise<Task> {

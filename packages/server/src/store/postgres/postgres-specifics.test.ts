@@ -9,30 +9,13 @@ import { freePort } from '../../../../../test/harness/ports.js';
 import { type FreshSchema, freshSchema, privatePostgres } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
-import { BACKOFF, T0, TIMING } from '../contract/harness.js';
-import type { ClaimableNotice, NewTask, Store } from '../store.js';
+import { BACKOFF, newTask, T0, TIMING } from '../contract/harness.js';
+import type { ClaimableNotice, Store } from '../store.js';
 import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
 import { pgConfig } from './postgres-context.js';
 import { resolvePostgresConnectionOptions } from './postgres-options.js';
 import { createPostgresStore } from './postgres-store.js';
 import { TASK_SQL } from './task-statements.js';
-
-function newTask(id: string, overrides: Partial<NewTask> = {}): NewTask {
-  return {
-    id,
-    type: 'work',
-    payload: { id },
-    idempotencyKey: null,
-    priority: 0,
-    runAt: null,
-    maxAttempts: 4,
-    resumable: false,
-    requires: [],
-    labels: {},
-    timing: TIMING,
-    ...overrides,
-  };
-}
 
 async function until(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;

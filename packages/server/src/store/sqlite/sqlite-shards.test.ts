@@ -4,24 +4,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
-import { BACKOFF, T0, TIMING } from '../contract/harness.js';
+import { BACKOFF, newTask, T0, TIMING } from '../contract/harness.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ClaimableNotice, NewTask, Store } from '../store.js';
+import type { ClaimableNotice, Store } from '../store.js';
 import { createSqliteStore } from './sqlite-store.js';
-
-const task = (id: string): NewTask => ({
-  id,
-  type: 'work',
-  payload: { id },
-  idempotencyKey: null,
-  priority: 0,
-  runAt: null,
-  maxAttempts: 4,
-  resumable: false,
-  requires: [],
-  labels: {},
-  timing: TIMING,
-});
 
 describe('SQLite lease shards', () => {
   let clock: ManualClock;
@@ -67,7 +53,7 @@ describe('SQLite lease shards', () => {
 
   it('overdue leases are found per shard', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `tsk_${i}`);
-    await store.createTasks(ids.map(task));
+    await store.createTasks(ids.map((id) => newTask(id)));
     const claimed = await store.claimTasks({
       agentId: 'agt',
       types: ['work'],

@@ -5,9 +5,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
-import { BACKOFF, T0, TIMING } from '../contract/harness.js';
+import { BACKOFF, newTask, T0 } from '../contract/harness.js';
 import { runStoreContract } from '../contract.js';
-import type { NewTask } from '../store.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
 import { createSqliteStore } from './sqlite-store.js';
 
@@ -27,23 +26,6 @@ runStoreContract('sqlite file (WAL)', async (clock) => {
     },
   };
 });
-
-function newTask(id: string, overrides: Partial<NewTask> = {}): NewTask {
-  return {
-    id,
-    type: 'work',
-    payload: { id },
-    idempotencyKey: null,
-    priority: 0,
-    runAt: null,
-    maxAttempts: 4,
-    resumable: false,
-    requires: [],
-    labels: {},
-    timing: TIMING,
-    ...overrides,
-  };
-}
 
 describe('SQLite specifics', () => {
   let dir: string;
