@@ -23,19 +23,38 @@ function readStatusKb(pid: number, field: string): number | null {
   }
 }
 
-/** Total CPU time (user + system) a live process has used so far, in ms, or null. */
-export function cpuTimeMs(pid: number): number | null {
+// Indexes into statFields(): ppid, user and system time, and that of the children waited for.
+const PPID = 1;
+const UTIME = 11;
+const STIME = 12;
+const CUTIME = 13;
+const CSTIME = 14;
+
+/**
+ * `/proc/<pid>/stat` fields after the parenthesised command name, as numbers (the state letter is
+ * NaN), or null when the process is gone.
+ */
+function statFields(pid: number | 'self'): number[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15 (1-based).
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const utime = Number(rest[11]);
-    const stime = Number(rest[12]);
-    if (!Number.isFinite(utime) || !Number.isFinite(stime)) return null;
-    return ((utime + stime) * 1000) / 100; // USER_HZ is 100 on Linux
+    return stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
   } catch {
     return null;
   }
+}
+
+/** Clock ticks to ms (USER_HZ is 100 on Linux); null unless finite. */
+function ticksMs(ticks: number): number | null {
+  return Number.isFinite(ticks) ? (ticks * 1000) / 100 : null;
+}
+
+/** Total CPU time (user + system) a live process has used so far, in ms, or null. */
+export function cpuTimeMs(pid: number): number | null {
+  const f = statFields(pid);
+  return f === null ? null : ticksMs(f[UTIME]! + f[STIME]!);
 }
 
 /**
@@ -46,8 +65,7 @@ export function cpuTimeMs(pid: number): number | null {
 export function serverTreeCpuMs(rootPid: number): number | null {
   const root = statFields(rootPid);
   if (root === null) return null;
-  // utime stime cutime cstime: rest[11..14]
-  let ticks = root[11]! + root[12]! + root[13]! + root[14]!;
+  let ticks = root[UTIME]! + root[STIME]! + root[CUTIME]! + root[CSTIME]!;
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -57,23 +75,9 @@ export function serverTreeCpuMs(rootPid: number): number | null {
   for (const name of entries) {
     if (!/^\d+$/.test(name)) continue;
     const f = statFields(Number(name));
-    // ppid is rest[1]
-    if (f !== null && f[1] === rootPid) ticks += f[11]! + f[12]!;
+    if (f !== null && f[PPID] === rootPid) ticks += f[UTIME]! + f[STIME]!;
   }
-  return (ticks * 1000) / 100;
-}
-
-/** The numeric fields of `/proc/<pid>/stat` after the command name (state as NaN), or null. */
-function statFields(pid: number): number[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-  } catch {
-    return null;
-  }
+  return ticksMs(ticks);
 }
 
 /** Busy and total CPU time of the whole machine so far (`/proc/stat`), in ms summed over CPUs. */
@@ -92,15 +96,8 @@ export function machineCpuMs(): { busyMs: number; totalMs: number } | null {
 
 /** CPU time of this process plus its exited (waited-for) children, in ms. */
 export function ownTreeCpuMs(): number | null {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime stime cutime cstime: fields 14-17 (1-based), i.e. rest[11..14]
-    const ticks = Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]);
-    return Number.isFinite(ticks) ? (ticks * 1000) / 100 : null;
-  } catch {
-    return null;
-  }
+  const f = statFields('self');
+  return f === null ? null : ticksMs(f[UTIME]! + f[STIME]! + f[CUTIME]! + f[CSTIME]!);
 }
 
 /**
