@@ -1,6 +1,8 @@
 /** Contract: creating tasks (idempotency, all-or-nothing batches) and reading them back. */
+
+import type { Task, TaskStatus } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, expectCode, type Harness, T0, TIMING } from './harness.js';
+import { BACKOFF, expectCode, type Harness, T0, TIMING, uniqueId } from './harness.js';
 
 export function createAndReadContract(h: () => Harness): void {
   describe('createTasks and reads', () => {
@@ -168,6 +170,76 @@ export function createAndReadContract(h: () => Harness): void {
       expect((await store.listTasks({ agentId: 'agt_x', type: 'odd' })).tasks).toHaveLength(2);
       expect((await store.listTasks({ statuses: ['created', 'claimed'] })).tasks).toHaveLength(7);
       expect((await store.listTasks({ limit: 7 })).nextCursor).toBeNull();
+    });
+
+    it('lists by several statuses newest first, page by page, completed ones included', async () => {
+      const { store } = h();
+      const labels = { group: uniqueId('grp') };
+      const plan = [
+        'completed',
+        'created',
+        'running',
+        'completed',
+        'failed',
+        'created',
+        'completed',
+      ] as const;
+      const made: { id: string; status: string }[] = [];
+      for (const status of plan) {
+        if (status === 'created') {
+          made.push({ id: (await h().create({ labels })).id, status });
+          continue;
+        }
+        const task = await h().running({ labels });
+        if (status === 'completed') {
+          const [done] = await store.completeTasks([
+            { taskId: task.id, agentId: 'agt_a', version: task.version },
+          ]);
+          expect(done!.ok).toBe(true);
+        } else if (status === 'failed') {
+          await store.failTask({
+            taskId: task.id,
+            agentId: 'agt_a',
+            version: task.version,
+            error: { code: 'boom', message: 'boom', retryable: false },
+            backoff: BACKOFF,
+          });
+        }
+        made.push({ id: task.id, status });
+      }
+      const newestFirst = [...made].reverse();
+      const listAll = async (statuses: string[], limit: number): Promise<string[]> => {
+        const ids: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: { tasks: Task[]; nextCursor: string | null } = await store.listTasks({
+            statuses: statuses as TaskStatus[],
+            labels,
+            limit,
+            cursor,
+          });
+          for (const t of page.tasks) expect(statuses).toContain(t.status);
+          ids.push(...page.tasks.map((t) => t.id));
+          cursor = page.nextCursor;
+        } while (cursor !== null);
+        return ids;
+      };
+      const expected = (statuses: string[]) =>
+        newestFirst.filter((m) => statuses.includes(m.status)).map((m) => m.id);
+
+      // A status named twice lists its tasks once.
+      const several = ['completed', 'created', 'running', 'completed'];
+      expect(await listAll(several, 2)).toEqual(expected(several));
+      expect(await listAll(several, 100)).toEqual(expected(several));
+      expect(await listAll(['completed'], 1)).toEqual(expected(['completed']));
+      expect(await listAll(['failed', 'running'], 1)).toEqual(expected(['failed', 'running']));
+      expect(await listAll(['cancelled'], 5)).toEqual([]);
+      // With a type filter too.
+      const runningTask = made.find((m) => m.status === 'running')!;
+      const type = (await h().get(runningTask.id)).type;
+      expect(
+        (await store.listTasks({ statuses: ['running', 'created'], type })).tasks.map((t) => t.id),
+      ).toEqual([runningTask.id]);
     });
 
     it('rejects a cursor it did not issue and a bad limit', async () => {

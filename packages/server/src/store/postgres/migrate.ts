@@ -28,6 +28,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: '0001_init', sql: migrationFile(import.meta.url, '0001_init.sql') },
   { version: 2, name: '0002_coordinators', sql: migrationFile(import.meta.url, '0002_coordinators.sql') },
   { version: 3, name: '0003_result_blobs', sql: migrationFile(import.meta.url, '0003_result_blobs.sql') },
+  { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
 ];
 
 export interface PostgresMigrationStatus {

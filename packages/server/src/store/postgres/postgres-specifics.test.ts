@@ -168,6 +168,41 @@ describe('PostgreSQL specifics', () => {
     }
   });
 
+  it('lists by status through the status index, also with a plan made on an empty table', async () => {
+    const store = await open();
+    const conn = resolvePostgresConnectionOptions({
+      connectionString: db.connectionString,
+      schema: db.schema,
+    });
+    const client = new pg.Client(pgConfig(conn, 5000, true));
+    await client.connect();
+    try {
+      await client.query({
+        name: 'rouse_listTasksByStatus',
+        text: TASK_SQL.listTasksByStatus,
+        values: [null, null, null, null, 51, ['running']],
+      });
+      await store.createTasks(Array.from({ length: 3000 }, (_, i) => newTask(`tsk_listed_${i}`)));
+      const explain = async (statuses: string) => {
+        const plan = await client.query(
+          `EXPLAIN EXECUTE "rouse_listTasksByStatus"(NULL, NULL, NULL, NULL, 51, '${statuses}')`,
+        );
+        return plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      };
+      const plan = await explain('{running,completed}');
+      // Non-completed statuses through tasks_status; completed ones by walking the primary key.
+      expect(plan).toMatch(/Index Scan Backward using tasks_status on tasks/);
+      expect(plan).toMatch(/Index Scan Backward using tasks_pkey on tasks/);
+      expect(plan).not.toMatch(/Seq Scan on tasks/);
+      const page = await store.listTasks({ statuses: ['created'], limit: 5 });
+      expect(page.tasks.map((t) => t.id)).toEqual(
+        [2999, 2998, 2997, 2996, 2995].map((i) => `tsk_listed_${i}`),
+      );
+    } finally {
+      await client.end();
+    }
+  });
+
   it('gives every task to exactly one claim across two stores with their own pools (SKIP LOCKED)', async () => {
     const clock = new ManualClock(T0);
     const a = await open({ clock, poolSize: 6 });

@@ -23,14 +23,17 @@ export async function listTasks(
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isInteger(limit) || limit < 1) throw new ValidationError('limit', 'must be an integer >= 1');
   const labels = query.labels && Object.keys(query.labels).length > 0 ? JSON.stringify(query.labels) : null;
-  const rows = await ctx.rows<TaskRow>('listTasks', TASK_SQL.listTasks, [
+  const params = [
     query.cursor ? decodeCursor(query.cursor) : null,
-    query.statuses && query.statuses.length > 0 ? query.statuses : null,
     query.type ?? null,
     query.agentId ?? null,
     labels,
     limit + 1,
-  ]);
+  ];
+  const rows =
+    query.statuses && query.statuses.length > 0
+      ? await ctx.rows<TaskRow>('listTasksByStatus', TASK_SQL.listTasksByStatus, [...params, query.statuses])
+      : await ctx.rows<TaskRow>('listTasks', TASK_SQL.listTasks, params);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {

@@ -18,6 +18,8 @@ import {
 
 const COLS = TASK_COLUMN_NAMES.join(', ');
 const T = taskColumns('t');
+/** Above every task's seq: the start of a listing without a cursor. */
+const MAX_SEQ = '9223372036854775807';
 
 /**
  * What the claim and completion statements return per written row: the task columns, the statement's
@@ -153,17 +155,48 @@ export const TASK_SQL = {
 
   /**
    * A page of tasks, newest first. Every filter is optional (null = any). Params: $1 beforeSeq (cursor),
-   * $2 statuses (text[]), $3 type, $4 agentId, $5 labels (jsonb object, all must match), $6 limit.
+   * $2 type, $3 agentId, $4 labels (jsonb object, all must match), $5 limit. The cursor is an index
+   * condition (`seq < COALESCE(...)`), so a deep page starts where the last one ended.
    */
   listTasks: `
     SELECT ${COLS} FROM tasks
-    WHERE ($1::bigint IS NULL OR seq < $1::bigint)
-      AND ($2::text[] IS NULL OR status = ANY($2::text[]))
-      AND ($3::text IS NULL OR type = $3::text)
-      AND ($4::text IS NULL OR agent_id = $4::text)
-      AND ($5::jsonb IS NULL OR labels @> $5::jsonb)
+    WHERE seq < COALESCE($1::bigint, ${MAX_SEQ})
+      AND ($2::text IS NULL OR type = $2::text)
+      AND ($3::text IS NULL OR agent_id = $3::text)
+      AND ($4::jsonb IS NULL OR labels @> $4::jsonb)
     ORDER BY seq DESC
-    LIMIT $6`,
+    LIMIT $5`,
+
+  /**
+   * `listTasks` for some statuses: per status, the newest matching rows — through `tasks_status` for
+   * every status but completed (that partial index leaves completed tasks out; they are found densely
+   * by walking the primary key; it is keyed by NULLIF(status, 'completed') so that no write is planned
+   * through it, see migration 0004) — then the newest of those. Params: $1 … $5 as listTasks, $6 statuses
+   * (text[]).
+   */
+  listTasksByStatus: `
+    SELECT ${taskColumns('page')} FROM (SELECT DISTINCT unnest($6::text[]) AS status) s
+    CROSS JOIN LATERAL (
+      (SELECT ${T} FROM tasks t
+       WHERE s.status <> 'completed' AND NULLIF(t.status, 'completed') = s.status AND t.status <> 'completed'
+         AND t.seq < COALESCE($1::bigint, ${MAX_SEQ})
+         AND ($2::text IS NULL OR t.type = $2::text)
+         AND ($3::text IS NULL OR t.agent_id = $3::text)
+         AND ($4::jsonb IS NULL OR t.labels @> $4::jsonb)
+       ORDER BY t.seq DESC
+       LIMIT $5)
+      UNION ALL
+      (SELECT ${T} FROM tasks t
+       WHERE s.status = 'completed' AND t.status = 'completed'
+         AND t.seq < COALESCE($1::bigint, ${MAX_SEQ})
+         AND ($2::text IS NULL OR t.type = $2::text)
+         AND ($3::text IS NULL OR t.agent_id = $3::text)
+         AND ($4::jsonb IS NULL OR t.labels @> $4::jsonb)
+       ORDER BY t.seq DESC
+       LIMIT $5)
+    ) page
+    ORDER BY seq DESC
+    LIMIT $5`,
 
   /** A task's history, oldest first. Params: $1 taskId. */
   selectEvents: `SELECT ${EVENT_COLUMNS} FROM task_events WHERE task_id = $1 ORDER BY seq`,

@@ -23,6 +23,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 1, name: '0001_init', sql: migrationFile(import.meta.url, '0001_init.sql') },
   { version: 2, name: '0002_lease_shards', sql: migrationFile(import.meta.url, '0002_lease_shards.sql') },
   { version: 3, name: '0003_coordinators', sql: migrationFile(import.meta.url, '0003_coordinators.sql') },
+  { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
 ];
 
 const CREATE_LEDGER = `

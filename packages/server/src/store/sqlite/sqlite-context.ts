@@ -57,6 +57,8 @@ export class SqliteContext {
       this.tasks.selectTaskByIdempotencyKey,
       this.tasks.selectClaimCandidates,
       this.tasks.listTasks,
+      this.tasks.listTasksOfStatus,
+      this.tasks.listCompletedTasks,
     ]) {
       st.raw(true);
     }

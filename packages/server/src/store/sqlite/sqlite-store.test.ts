@@ -9,6 +9,9 @@ import { BACKOFF, newTask, T0 } from '../contract/harness.js';
 import { runStoreContract } from '../contract.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
 import { createSqliteStore } from './sqlite-store.js';
+import { TASK_SQL } from './task-statements.js';
+
+const LIST_PARAMS = { beforeSeq: null, type: null, agentId: null, labels: null, limit: 51 };
 
 runStoreContract('sqlite :memory:', async (clock) => {
   const store = createSqliteStore({ path: ':memory:', clock });
@@ -51,6 +54,27 @@ describe('SQLite specifics', () => {
       expect(db.prepare('SELECT version, name, applied_at FROM rouse_migrations').all()).toEqual(
         SQLITE_MIGRATIONS.map((m) => ({ version: m.version, name: m.name, applied_at: T0 })),
       );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('lists a status other than completed through the status index', async () => {
+    const store = createSqliteStore({ path, clock });
+    await store.createTasks(Array.from({ length: 50 }, (_, i) => newTask(`tsk_${i}`)));
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      const plan = (sql: string) =>
+        (
+          db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ ...LIST_PARAMS, status: 'running' }) as {
+            detail: string;
+          }[]
+        )
+          .map((r) => r.detail)
+          .join('\n');
+      expect(plan(TASK_SQL.listTasksOfStatus)).toMatch(/USING INDEX tasks_status/);
+      expect(plan(TASK_SQL.listTasksOfStatus)).not.toMatch(/TEMP B-TREE/);
     } finally {
       db.close();
     }
@@ -148,7 +172,10 @@ describe('SQLite specifics', () => {
   it('rejects a registry whose versions are not 1, 2, 3 … in order', () => {
     const db = new Database(':memory:');
     try {
-      const gap: SqliteMigration[] = [...SQLITE_MIGRATIONS, { version: 5, name: 'gap', sql: () => '' }];
+      const gap: SqliteMigration[] = [
+        ...SQLITE_MIGRATIONS,
+        { version: SQLITE_MIGRATIONS.length + 2, name: 'gap', sql: () => '' },
+      ];
       expect(() => migrateSqlite(db, clock, gap)).toThrow(`expected ${SQLITE_MIGRATIONS.length + 1}`);
     } finally {
       db.close();

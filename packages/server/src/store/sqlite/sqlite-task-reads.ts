@@ -16,14 +16,28 @@ export function listTasks(
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isInteger(limit) || limit < 1) throw new ValidationError('limit', 'must be an integer >= 1');
   const labels = query.labels && Object.keys(query.labels).length > 0 ? JSON.stringify(query.labels) : null;
-  const rows = ctx.tasks.listTasks.all({
+  const params = {
     beforeSeq: query.cursor ? decodeCursor(query.cursor) : null,
-    statuses: query.statuses && query.statuses.length > 0 ? JSON.stringify(query.statuses) : null,
     type: query.type ?? null,
     agentId: query.agentId ?? null,
     labels,
     limit: limit + 1,
-  }) as TaskRow[];
+  };
+  let rows: TaskRow[];
+  if (query.statuses && query.statuses.length > 0) {
+    // Per status, its newest rows (through the status index, but for completed), then the newest of all.
+    rows = [...new Set(query.statuses)]
+      .flatMap(
+        (status) =>
+          (status === 'completed'
+            ? ctx.tasks.listCompletedTasks.all(params)
+            : ctx.tasks.listTasksOfStatus.all({ ...params, status })) as TaskRow[],
+      )
+      .sort((a, b) => rowSeq(b) - rowSeq(a))
+      .slice(0, limit + 1);
+  } else {
+    rows = ctx.tasks.listTasks.all(params) as TaskRow[];
+  }
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {

@@ -9,6 +9,8 @@ import { TASK_COLUMN_NAMES } from '../task-columns.js';
 export { TASK_COLUMN_NAMES };
 
 const TASK_COLUMNS = TASK_COLUMN_NAMES.join(', ');
+/** Above every task's seq: the start of a listing without a cursor. */
+const MAX_SEQ = '9223372036854775807';
 
 /** The small part of a task a write needs to check and compute itself (no payload or results). */
 export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, agent_id, timing, started_at,
@@ -46,13 +48,41 @@ export const TASK_SQL = {
   selectTaskHead: `SELECT ${HEAD_COLUMNS} FROM tasks WHERE id = @id`,
 
   /**
-   * A page of tasks, newest first. Every filter is optional (null = any). Params: @statuses (JSON
-   * array), @type, @agentId, @labels (JSON object, all must match), @beforeSeq (cursor), @limit.
+   * A page of tasks, newest first. Every filter is optional (null = any). Params: @type, @agentId,
+   * @labels (JSON object, all must match), @beforeSeq (cursor; a bound of the primary-key walk), @limit.
    */
   listTasks: `
     SELECT ${TASK_COLUMNS} FROM tasks
-    WHERE (@beforeSeq IS NULL OR seq < @beforeSeq)
-      AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
+    WHERE seq < coalesce(@beforeSeq, ${MAX_SEQ})
+      AND (@type IS NULL OR type = @type)
+      AND (@agentId IS NULL OR agent_id = @agentId)
+      AND (@labels IS NULL OR NOT EXISTS (
+            SELECT 1 FROM json_each(@labels) AS want
+            WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
+                              WHERE have.key = want.key AND have.value = want.value)))
+    ORDER BY seq DESC
+    LIMIT +@limit`,
+
+  /**
+   * `listTasks` of one status other than completed, through the partial index `tasks_status` (its
+   * predicate is repeated so that SQLite may use it). Params: @status, then as listTasks.
+   */
+  listTasksOfStatus: `
+    SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE status = @status AND status <> 'completed' AND seq < coalesce(@beforeSeq, ${MAX_SEQ})
+      AND (@type IS NULL OR type = @type)
+      AND (@agentId IS NULL OR agent_id = @agentId)
+      AND (@labels IS NULL OR NOT EXISTS (
+            SELECT 1 FROM json_each(@labels) AS want
+            WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
+                              WHERE have.key = want.key AND have.value = want.value)))
+    ORDER BY seq DESC
+    LIMIT +@limit`,
+
+  /** `listTasks` of completed tasks: found densely by walking the primary key. Params: as listTasks. */
+  listCompletedTasks: `
+    SELECT ${TASK_COLUMNS} FROM tasks
+    WHERE seq < coalesce(@beforeSeq, ${MAX_SEQ}) AND status = 'completed'
       AND (@type IS NULL OR type = @type)
       AND (@agentId IS NULL OR agent_id = @agentId)
       AND (@labels IS NULL OR NOT EXISTS (
