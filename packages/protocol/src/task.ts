@@ -104,6 +104,11 @@ export interface Task {
   claimedAt: number | null;
   startedAt: number | null;
   lastHeartbeatAt: number | null;
+  /**
+   * When the current attempt started or last reported a different progress or phase: the stall clock
+   * (`timing.stallTimeoutMs`). Null before the attempt starts.
+   */
+  progressChangedAt: number | null;
   leaseExpiresAt: number | null;
   nextAttemptAt: number | null;
   finishedAt: number | null;

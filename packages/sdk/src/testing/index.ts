@@ -57,6 +57,7 @@ export function mockTask(partial: Partial<Task> = {}): Task {
     claimedAt: now,
     startedAt: now,
     lastHeartbeatAt: null,
+    progressChangedAt: now,
     leaseExpiresAt: now + 15000,
     nextAttemptAt: null,
     finishedAt: null,

@@ -46,6 +46,7 @@ function task(over: Partial<Task> = {}): Task {
     claimedAt: null,
     startedAt: null,
     lastHeartbeatAt: null,
+    progressChangedAt: null,
     leaseExpiresAt: null,
     nextAttemptAt: null,
     finishedAt: null,
@@ -320,7 +321,7 @@ describe('diagnose', () => {
   });
 
   it('running_normally: recent heartbeat and recent progress', () => {
-    const d = diagnose(input(running({ progress: 0.4, phase: 'tests' }), { progressChangedAt: NOW - 1000 }));
+    const d = diagnose(input(running({ progress: 0.4, phase: 'tests', progressChangedAt: NOW - 1000 })));
     expect(d.reasons.map((r) => r.code)).toEqual(['running_normally']);
     expect(d.reasons[0]!.details).toMatchObject({ agentId: 'agt_a', progress: 0.4, phase: 'tests' });
   });
@@ -339,8 +340,8 @@ describe('diagnose', () => {
 
   it('progress_stalled: progress unchanged for stallTimeoutMs (falls back to startedAt)', () => {
     const t = running({ startedAt: NOW - 400_000, claimedAt: NOW - 400_000, progress: 0.2 });
-    expect(codes(input(t, { progressChangedAt: NOW - 299_999 }))).toEqual(['running_normally']);
-    const r = first(input(t, { progressChangedAt: NOW - 300_000 }));
+    expect(codes(input({ ...t, progressChangedAt: NOW - 299_999 }))).toEqual(['running_normally']);
+    const r = first(input({ ...t, progressChangedAt: NOW - 300_000 }));
     expect(r.code).toBe('progress_stalled');
     expect(r.details).toMatchObject({ unchangedForMs: 300_000, stallTimeoutMs: 300_000, progress: 0.2 });
     expect(first(input(t)).details.unchangedForMs).toBe(400_000);

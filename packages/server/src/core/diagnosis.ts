@@ -48,8 +48,6 @@ export interface DiagnosisInput {
   writeBackGraceMs: number;
   /** An agent whose last poll is older than this is "not polling". */
   pollStaleAfterMs: number;
-  /** When the task's progress or phase last changed; falls back to `startedAt`. */
-  progressChangedAt?: number | null;
   /** The latest history entry (actor and reason of a cancel, a write-back completion, ...). */
   lastEvent?: TaskEvent | null;
 }
@@ -175,7 +173,7 @@ function runningReasons(input: DiagnosisInput): DiagnosisReason[] {
       }),
     );
   }
-  const changedAt = input.progressChangedAt ?? task.startedAt ?? lastBeat;
+  const changedAt = task.progressChangedAt ?? task.startedAt ?? lastBeat;
   if (now - changedAt >= stallTimeoutMs) {
     out.push(
       reason('progress_stalled', changedAt, {

@@ -28,8 +28,6 @@ export interface CoordinatorContext {
   readonly dependencies: DependencyRegistry;
   readonly logWatchers: LogWatchers;
   readonly blobs: BlobStore;
-  /** When each held task's progress or phase last changed (for `progress_stalled`). */
-  readonly progressChangedAt: Map<string, number>;
   /** Single creates and completions coalesced per event-loop turn (write-batcher.ts). */
   readonly writes: WriteBatcher;
   /** Apply the side effects of a transition the store made (see transition-effects.ts). */

@@ -157,7 +157,6 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
           now: () => o.clock.now(),
         },
       }),
-    progressChangedAt: new Map(),
     writes: createWriteBatcher(store),
     applyTransition: (t) => applyTransition(ctx, t),
   };

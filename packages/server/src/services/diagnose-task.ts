@@ -35,7 +35,6 @@ export async function diagnoseTask(ctx: CoordinatorContext, caller: Caller, id: 
     dependencies: ctx.dependencies.views(),
     writeBackGraceMs: ctx.options.writeBackGraceMs,
     pollStaleAfterMs: ctx.options.pollStaleAfterMs,
-    progressChangedAt: ctx.progressChangedAt.get(id) ?? null,
     lastEvent: events[events.length - 1] ?? null,
   });
 }

@@ -13,6 +13,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CreateTaskRequest } from '@rouse/protocol';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, ManualClock } from '../core/clock.js';
@@ -96,8 +97,12 @@ async function agentOn(c: CoordinatorService, types = ['t']) {
   return { agentId: r.agent.id, caller: { kind: 'agent' as const, agentId: r.agent.id } };
 }
 
-async function runningOn(c: CoordinatorService, agent: Awaited<ReturnType<typeof agentOn>>) {
-  const { task } = await c.createTask(ADMIN, { type: 't', payload: {} });
+async function runningOn(
+  c: CoordinatorService,
+  agent: Awaited<ReturnType<typeof agentOn>>,
+  req: Partial<CreateTaskRequest> = {},
+) {
+  const { task } = await c.createTask(ADMIN, { type: 't', payload: {}, ...req });
   const r = await c.claim(agent.caller, agent.agentId, { types: ['t'], max: 1 });
   expect(r.tasks.map((t) => t.id)).toEqual([task.id]);
   return c.startTask(agent.caller, task.id, r.tasks[0]!.version);
@@ -141,6 +146,32 @@ describe('several coordinators on one store', () => {
     const events = await b.listTaskEvents(ADMIN, t.id);
     expect(events.filter((e) => e.to === 'timeout')).toHaveLength(1);
     expect(events.at(-1)!.at - (t.leaseExpiresAt ?? 0)).toBeLessThanOrEqual(1000);
+  });
+
+  it('progress reported through one coordinator counts on the other (the stall clock is in the store)', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const b = await coordinator({ coordinatorId: 'b' });
+    const agent = await agentOn(a);
+    const stallTimeoutMs = 20_000;
+    const t = await runningOn(a, agent, { timing: { stallTimeoutMs } }); // started through a
+    // Heartbeats with moving progress, all through b, for longer than the stall timeout.
+    for (let at = 0, i = 1; at <= stallTimeoutMs; at += 4000, i++) {
+      await b.heartbeatTask(agent.caller, t.id, { version: t.version, progress: i / 1000 });
+      await advance(4000);
+    }
+    const codes = async (c: CoordinatorService) => (await c.diagnose(ADMIN, t.id)).reasons.map((r) => r.code);
+    expect(await codes(a)).toEqual(['running_normally']);
+    expect(await codes(b)).toEqual(['running_normally']);
+    const last = await a.getTask(ADMIN, t.id);
+    expect(last.progressChangedAt).toBe(clock.now() - 4000);
+    // Then heartbeats through b stop moving it: both see the stall after the stall timeout.
+    for (let at = 0; at <= stallTimeoutMs; at += 4000) {
+      await b.heartbeatTask(agent.caller, t.id, { version: t.version, progress: last.progress! });
+      await advance(4000);
+    }
+    expect(await codes(a)).toEqual(['progress_stalled']);
+    expect(await codes(b)).toEqual(['progress_stalled']);
   });
 
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {

@@ -54,7 +54,6 @@ export async function recordBeats(
       beat.executionDone === true ? true : undefined,
     );
     if (v.progressed) {
-      ctx.progressChangedAt.set(beat.taskId, now);
       if (ctx.bus.active) {
         ctx.bus.publish({
           type: 'task.progress',

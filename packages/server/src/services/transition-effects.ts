@@ -12,12 +12,9 @@ export function applyTransition(ctx: CoordinatorContext, { task, events }: Trans
   if (task.status === 'claimed' || task.status === 'running') {
     if (task.leaseExpiresAt !== null)
       ctx.leases.track(task.id, task.version, task.leaseExpiresAt, task.executionDone);
-    // A new attempt (or its start) restarts the stall clock.
-    if (events.length > 0) ctx.progressChangedAt.set(task.id, events[events.length - 1]!.at);
     return;
   }
   ctx.leases.untrack(task.id, task.version);
-  ctx.progressChangedAt.delete(task.id);
   if ((task.status === 'failed' || task.status === 'timeout') && task.nextAttemptAt !== null) {
     ctx.waiters.notifyAt(task.type, task.nextAttemptAt);
   }

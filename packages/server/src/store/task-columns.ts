@@ -33,6 +33,7 @@ export const TASK_COLUMN_NAMES = [
   'claimed_at',
   'started_at',
   'last_heartbeat_at',
+  'progress_changed_at',
   'lease_expires_at',
   'next_attempt_at',
   'finished_at',

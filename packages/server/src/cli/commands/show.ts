@@ -86,6 +86,8 @@ export function renderTask(task: Task, now: number, style: Style): string[] {
   if (task.claimedAt !== null) pairs.push(['claimed', when(task.claimedAt, now)]);
   if (task.startedAt !== null) pairs.push(['started', when(task.startedAt, now)]);
   if (task.lastHeartbeatAt !== null) pairs.push(['heartbeat', when(task.lastHeartbeatAt, now)]);
+  if (task.progressChangedAt !== null && !task.final && task.status === 'running')
+    pairs.push(['progress moved', when(task.progressChangedAt, now)]);
   if (task.leaseExpiresAt !== null && !task.final)
     pairs.push(['lease until', when(task.leaseExpiresAt, now)]);
   if (task.nextAttemptAt !== null) pairs.push(['next attempt', when(task.nextAttemptAt, now)]);

@@ -37,7 +37,11 @@ export function holderWritesContract(h: () => Harness): void {
       );
       expect(stale.details).toMatchObject({ currentVersion: 1, status: 'claimed' });
       await expectCode(store.startTask({ taskId: claimed.id, agentId: 'agt_z', version: 1 }), 'forbidden');
-      await store.startTask(writer(claimed));
+      expect(claimed.progressChangedAt).toBeNull();
+      h().clock.advance(700);
+      const started = await store.startTask(writer(claimed));
+      expect(started.task.progressChangedAt).toBe(started.task.startedAt);
+      expect(started.task.startedAt).toBe(h().clock.now());
       const invalid = await expectCode(store.startTask(writer(claimed)), 'invalid_transition');
       expect(invalid.details).toMatchObject({ from: 'running', to: 'running' });
     });
@@ -45,6 +49,8 @@ export function holderWritesContract(h: () => Harness): void {
     it('renews a running lease on heartbeat and records progress', async () => {
       const { store, clock } = h();
       const running = await h().running();
+      // The stall clock starts with the attempt and moves only when progress or phase does.
+      expect(running.progressChangedAt).toBe(running.startedAt);
       clock.advance(5000);
       const beat: HeartbeatInput = {
         ...writer(running),
@@ -66,6 +72,7 @@ export function holderWritesContract(h: () => Harness): void {
         progress: 0.25,
         phase: 'tests',
         lastHeartbeatAt: T0 + 5000,
+        progressChangedAt: T0 + 5000,
         leaseExpiresAt: T0 + 5000 + TIMING.heartbeatTimeoutMs,
       });
       clock.advance(5000);
@@ -73,11 +80,16 @@ export function holderWritesContract(h: () => Harness): void {
       expect(same).toMatchObject({ ok: true, value: { progressed: false } });
       const [noProgress] = await store.recordHeartbeats([{ ...writer(running), writeBackGraceMs: GRACE_MS }]);
       expect(noProgress).toMatchObject({ ok: true, value: { progressed: false } });
-      expect(await h().get(running.id)).toMatchObject({ progress: 0.25, phase: 'tests' });
+      expect(await h().get(running.id)).toMatchObject({
+        progress: 0.25,
+        phase: 'tests',
+        progressChangedAt: T0 + 5000,
+      });
       const [phase] = await store.recordHeartbeats([
         { ...writer(running), phase: 'lint', writeBackGraceMs: GRACE_MS },
       ]);
       expect(phase).toMatchObject({ ok: true, value: { progressed: true } });
+      expect((await h().get(running.id)).progressChangedAt).toBe(T0 + 10_000);
     });
 
     it('never renews past the attempt deadline', async () => {

@@ -48,6 +48,7 @@ export interface TaskRow {
   claimed_at: number | null;
   started_at: number | null;
   last_heartbeat_at: number | null;
+  progress_changed_at: number | null;
   lease_expires_at: number | null;
   next_attempt_at: number | null;
   finished_at: number | null;
@@ -137,6 +138,7 @@ export function toTask(r: TaskRow): Task {
     claimedAt: r.claimed_at,
     startedAt: r.started_at,
     lastHeartbeatAt: r.last_heartbeat_at,
+    progressChangedAt: r.progress_changed_at,
     leaseExpiresAt: r.lease_expires_at,
     nextAttemptAt: r.next_attempt_at,
     finishedAt: r.finished_at,
@@ -173,6 +175,7 @@ const CREATED_AT = col('created_at');
 const CLAIMED_AT = col('claimed_at');
 const STARTED_AT = col('started_at');
 const LAST_HEARTBEAT_AT = col('last_heartbeat_at');
+const PROGRESS_CHANGED_AT = col('progress_changed_at');
 const LEASE_EXPIRES_AT = col('lease_expires_at');
 const NEXT_ATTEMPT_AT = col('next_attempt_at');
 const FINISHED_AT = col('finished_at');
@@ -216,6 +219,7 @@ export function toTaskAt(r: unknown[], o: number): Task {
     claimedAt: r[o + CLAIMED_AT] as number | null,
     startedAt: r[o + STARTED_AT] as number | null,
     lastHeartbeatAt: r[o + LAST_HEARTBEAT_AT] as number | null,
+    progressChangedAt: r[o + PROGRESS_CHANGED_AT] as number | null,
     leaseExpiresAt: r[o + LEASE_EXPIRES_AT] as number | null,
     nextAttemptAt,
     finishedAt: r[o + FINISHED_AT] as number | null,

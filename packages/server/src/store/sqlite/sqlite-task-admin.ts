@@ -93,6 +93,7 @@ function createOne(ctx: SqliteContext, t: NewTask, now: number): CreatedTask {
     claimedAt: null,
     startedAt: null,
     lastHeartbeatAt: null,
+    progressChangedAt: null,
     leaseExpiresAt: null,
     nextAttemptAt: null,
     finishedAt: null,
