@@ -1,44 +1,50 @@
 /**
- * Commands for agents (`wake`, `cancel`, `checkpoint`, `restart`, `terminate`), queued in memory and
- * delivered on the agent's next heartbeat response. Bounded per agent: an agent that never beats
- * again cannot grow the queue without limit (the oldest command is dropped).
+ * Commands for agents (`wake`, `cancel`, `checkpoint`, `restart`, `terminate`), kept in the store and
+ * delivered on the agent's next heartbeat response — by whichever coordinator that heartbeat reaches,
+ * whichever one queued the command. Bounded per agent: an agent that never beats again cannot grow its
+ * queue without limit (the oldest commands are dropped).
  */
 import type { AgentCommand } from '@rouse/protocol';
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.js';
 
 export const MAX_QUEUED_COMMANDS_PER_AGENT = 100;
 
 export interface AgentCommands {
-  enqueue(agentId: string, command: AgentCommand): void;
-  /** Take every queued command of the agent. */
-  drain(agentId: string): AgentCommand[];
-  has(agentId: string, type: AgentCommand['type'], taskId?: string): boolean;
-  clear(agentId: string): void;
+  enqueue(agentId: string, command: AgentCommand): Promise<void>;
+  /**
+   * Queue without waiting (from code that cannot await, such as a transition's side effects); a
+   * failure is logged. `idle()` waits for these.
+   */
+  enqueueLater(agentId: string, command: AgentCommand): void;
+  /** Take every queued command of the agent, oldest first. */
+  take(agentId: string): Promise<AgentCommand[]>;
+  clear(agentId: string): Promise<void>;
+  /** Resolves when no `enqueueLater` write is in flight. */
+  idle(): Promise<void>;
 }
 
-export function createAgentCommands(): AgentCommands {
-  const queues = new Map<string, AgentCommand[]>();
-  const has = (agentId: string, type: AgentCommand['type'], taskId?: string): boolean =>
-    queues.get(agentId)?.some((c) => c.type === type && c.taskId === taskId) ?? false;
+export function createAgentCommands(store: Store, logger: Logger): AgentCommands {
+  const pending = new Set<Promise<void>>();
+  const enqueue = (agentId: string, command: AgentCommand): Promise<void> =>
+    store.queueAgentCommand({ agentId, command, keep: MAX_QUEUED_COMMANDS_PER_AGENT });
   return {
-    enqueue(agentId, command) {
-      if (command.taskId !== undefined && has(agentId, command.type, command.taskId)) return;
-      let q = queues.get(agentId);
-      if (q === undefined) {
-        q = [];
-        queues.set(agentId, q);
-      }
-      q.push(command);
-      if (q.length > MAX_QUEUED_COMMANDS_PER_AGENT) q.shift();
+    enqueue,
+    enqueueLater(agentId, command) {
+      const p = enqueue(agentId, command)
+        .catch((err: unknown) => {
+          logger.warn(
+            { err, agentId, command: command.type, taskId: command.taskId },
+            'could not queue a command',
+          );
+        })
+        .finally(() => pending.delete(p));
+      pending.add(p);
     },
-    drain(agentId) {
-      const q = queues.get(agentId);
-      if (q === undefined) return [];
-      queues.delete(agentId);
-      return q;
-    },
-    has,
-    clear(agentId) {
-      queues.delete(agentId);
+    take: (agentId) => store.takeAgentCommands(agentId),
+    clear: (agentId) => store.clearAgentCommands(agentId),
+    async idle() {
+      while (pending.size > 0) await Promise.all(pending);
     },
   };
 }

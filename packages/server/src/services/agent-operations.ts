@@ -88,7 +88,7 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
       return {
         heartbeatIntervalMs: ctx.options.timingDefaults.heartbeatIntervalMs,
         tasks,
-        commands: ctx.commands.drain(agentId),
+        commands: await ctx.commands.take(agentId),
       };
     },
 
@@ -101,7 +101,7 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
       const released = await store.releaseAgentTasks({ agentId, reason: 'agent_left' });
       for (const t of released) ctx.applyTransition(t);
       await store.setAgentStatus(agentId, 'left');
-      ctx.commands.clear(agentId);
+      await ctx.commands.clear(agentId);
       statuses.delete(agentId);
       ctx.logger.info({ agentId, released: released.length }, 'agent left');
       await publishStatus(agentId);
@@ -120,7 +120,7 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
     async sendCommand(caller, agentId, command) {
       requireAdmin(caller, 'send commands to agents');
       await mustGetAgent(agentId);
-      ctx.commands.enqueue(agentId, command);
+      await ctx.commands.enqueue(agentId, command);
       ctx.logger.info({ agentId, command: command.type, taskId: command.taskId }, 'command queued for agent');
     },
   };

@@ -139,7 +139,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     bus: createEventBus(logger.child({ component: 'events' })),
     leases: expiry.tracker,
     waiters,
-    commands: createAgentCommands(),
+    commands: createAgentCommands(store, logger.child({ component: 'commands' })),
     dependencies: createDependencyRegistry({
       clock,
       ttlMs: o.dependencyReportTtlMs,
@@ -208,9 +208,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       health.stop();
       ctx.dependencies.stop();
       await expiry.idle();
+      await ctx.commands.idle();
       if (started) await shards.stop();
     },
-    whenIdle: () => expiry.idle(),
+    whenIdle: async () => {
+      await expiry.idle();
+      await ctx.commands.idle();
+    },
     sweepNow: () => expiry.sweep(),
     sweepBlobsNow: () => blobSweeper.sweep(),
     stats: () => ({

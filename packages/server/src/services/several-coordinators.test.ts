@@ -174,6 +174,28 @@ describe('several coordinators on one store', () => {
     expect(await codes(b)).toEqual(['progress_stalled']);
   });
 
+  it('a command queued through one coordinator reaches the agent through the other, once', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const b = await coordinator({ coordinatorId: 'b' });
+    const agent = await agentOn(a);
+    const t = await runningOn(a, agent);
+    await a.sendCommand(ADMIN, agent.agentId, { type: 'checkpoint', reason: 'operator asked' });
+    await a.cancelTask(ADMIN, t.id, 'not needed any more');
+    await advance(0);
+    // The agent's heartbeats all land on b.
+    const beat = await b.agentHeartbeat(agent.caller, agent.agentId, {
+      tasks: [{ taskId: t.id, version: t.version }],
+    });
+    expect(beat.tasks).toEqual([{ taskId: t.id, ok: false, code: 'cancelled' }]);
+    expect(beat.commands).toEqual([
+      { type: 'checkpoint', reason: 'operator asked' },
+      { type: 'cancel', taskId: t.id, reason: 'not needed any more' },
+    ]);
+    expect((await a.agentHeartbeat(agent.caller, agent.agentId, {})).commands).toEqual([]);
+    expect((await b.agentHeartbeat(agent.caller, agent.agentId, {})).commands).toEqual([]);
+  });
+
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {
     await setup();
     const a = await coordinator({ coordinatorId: 'a' });

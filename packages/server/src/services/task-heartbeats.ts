@@ -38,7 +38,7 @@ export async function recordBeats(
       // The holder of a cancelled task learns it here too (the store refuses the beat from `cancelled`).
       if (o.code === 'invalid_transition' && o.details?.from === 'cancelled') {
         out[i] = { taskId: beat.taskId, ok: false, code: 'cancelled' };
-        ctx.commands.enqueue(agentId, {
+        await ctx.commands.enqueue(agentId, {
           type: 'cancel',
           taskId: beat.taskId,
           reason: 'the task was cancelled',

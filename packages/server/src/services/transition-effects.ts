@@ -22,7 +22,11 @@ export function applyTransition(ctx: CoordinatorContext, { task, events }: Trans
     const from = events[events.length - 1]?.from;
     if (task.agentId !== null && (from === 'claimed' || from === 'running')) {
       const reason = events[events.length - 1]?.reason;
-      ctx.commands.enqueue(task.agentId, { type: 'cancel', taskId: task.id, ...(reason ? { reason } : {}) });
+      ctx.commands.enqueueLater(task.agentId, {
+        type: 'cancel',
+        taskId: task.id,
+        ...(reason ? { reason } : {}),
+      });
     }
   }
   if (task.final) ctx.logWatchers.notify(task.id);

@@ -19,6 +19,7 @@
  */
 import type {
   Agent,
+  AgentCommand,
   AgentMetrics,
   AgentStatus,
   Json,
@@ -199,6 +200,14 @@ export interface NewAgent {
   tokenHash: string;
 }
 
+/** A command for an agent, kept until the agent's next heartbeat takes it (on any coordinator). */
+export interface QueueAgentCommandInput {
+  agentId: string;
+  command: AgentCommand;
+  /** Keep at most this many queued commands for the agent; the oldest beyond it are dropped. */
+  keep: number;
+}
+
 export interface AgentHeartbeatInput {
   agentId: string;
   status?: AgentStatus | undefined;
@@ -317,6 +326,15 @@ export interface Store {
   /** Remember that the agent asked for work (for "why isn't my task running?"). */
   recordPoll(input: { agentId: string; types: string[] }): Promise<void>;
   setAgentStatus(agentId: string, status: AgentStatus): Promise<void>;
+  /**
+   * Queue a command for an agent. A command naming a task is not queued twice while the first is
+   * still waiting (same agent, type and task).
+   */
+  queueAgentCommand(input: QueueAgentCommandInput): Promise<void>;
+  /** Take the agent's queued commands, oldest first: each is returned by exactly one call. */
+  takeAgentCommands(agentId: string): Promise<AgentCommand[]>;
+  /** Drop every command queued for the agent (it left). */
+  clearAgentCommands(agentId: string): Promise<void>;
 
   // ── several coordinators (DESIGN.md §6 "Leases for coordinators", §8) ────────────────────────────
 

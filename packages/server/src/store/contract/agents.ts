@@ -1,7 +1,7 @@
 /** Contract: agent registration, lookup and the agent-level writes. */
 import { describe, expect, it } from 'vitest';
 import type { NewAgent } from '../store.js';
-import { expectCode, type Harness, T0, writer } from './harness.js';
+import { expectCode, type Harness, T0, uniqueId, writer } from './harness.js';
 
 function newAgent(id: string, overrides: Partial<NewAgent> = {}): NewAgent {
   return {
@@ -122,6 +122,53 @@ export function agentsContract(h: () => Harness): void {
       await store.setAgentStatus('agt_1', 'left');
       expect(await store.getAgentByTokenHash('hash-agt_1')).toBeNull();
       expect((await store.getAgent('agt_1'))!.status).toBe('left');
+    });
+
+    it('queues commands for an agent until a take returns them, oldest first, each once', async () => {
+      const { store } = h();
+      const agentId = uniqueId('agt');
+      const other = uniqueId('agt');
+      expect(await store.takeAgentCommands(agentId)).toEqual([]);
+      await store.queueAgentCommand({ agentId, command: { type: 'wake', reason: 'stalled' }, keep: 10 });
+      await store.queueAgentCommand({ agentId, command: { type: 'cancel', taskId: 'tsk_1' }, keep: 10 });
+      // The same command about the same task waits once; about another task, or without a task, again.
+      await store.queueAgentCommand({
+        agentId,
+        command: { type: 'cancel', taskId: 'tsk_1', reason: 'x' },
+        keep: 10,
+      });
+      await store.queueAgentCommand({ agentId, command: { type: 'cancel', taskId: 'tsk_2' }, keep: 10 });
+      await store.queueAgentCommand({ agentId, command: { type: 'wake' }, keep: 10 });
+      await store.queueAgentCommand({ agentId: other, command: { type: 'terminate' }, keep: 10 });
+      const [first, second] = await Promise.all([
+        store.takeAgentCommands(agentId),
+        store.takeAgentCommands(agentId),
+      ]);
+      const taken = [...first!, ...second!];
+      expect(first!.length === 0 || second!.length === 0).toBe(true);
+      expect(taken).toEqual([
+        { type: 'wake', reason: 'stalled' },
+        { type: 'cancel', taskId: 'tsk_1' },
+        { type: 'cancel', taskId: 'tsk_2' },
+        { type: 'wake' },
+      ]);
+      expect(await store.takeAgentCommands(agentId)).toEqual([]);
+      // Taken, the same command may be queued again.
+      await store.queueAgentCommand({ agentId, command: { type: 'cancel', taskId: 'tsk_1' }, keep: 10 });
+      expect(await store.takeAgentCommands(agentId)).toEqual([{ type: 'cancel', taskId: 'tsk_1' }]);
+      expect(await store.takeAgentCommands(other)).toEqual([{ type: 'terminate' }]);
+    });
+
+    it('keeps the newest commands of an agent up to the bound, and drops them all on clear', async () => {
+      const { store } = h();
+      const agentId = uniqueId('agt');
+      for (let i = 0; i < 5; i++) {
+        await store.queueAgentCommand({ agentId, command: { type: 'wake', reason: `r${i}` }, keep: 3 });
+      }
+      expect((await store.takeAgentCommands(agentId)).map((c) => c.reason)).toEqual(['r2', 'r3', 'r4']);
+      await store.queueAgentCommand({ agentId, command: { type: 'checkpoint' }, keep: 3 });
+      await store.clearAgentCommands(agentId);
+      expect(await store.takeAgentCommands(agentId)).toEqual([]);
     });
   });
 }

@@ -52,4 +52,26 @@ export const AGENT_SQL = {
 
   /** Params: $1 id, $2 status. */
   setAgentStatus: 'UPDATE agents SET status = $2 WHERE id = $1',
+
+  /**
+   * Queue a command, unless the same one about the same task is still waiting.
+   * Params: $1 now, $2 agentId, $3 type, $4 taskId (null = none), $5 command (jsonb).
+   */
+  insertAgentCommand: `
+    WITH ${CLOCK_CTE}
+    INSERT INTO agent_commands (agent_id, type, task_id, command, created_at)
+    SELECT $2, $3, $4, $5::jsonb, clock.now FROM clock
+    ON CONFLICT (agent_id, type, task_id) WHERE task_id IS NOT NULL DO NOTHING`,
+
+  /** Keep the agent's newest $2 commands. Params: $1 agentId, $2 keep (>= 1). */
+  trimAgentCommands: `
+    DELETE FROM agent_commands
+    WHERE agent_id = $1 AND seq < (SELECT seq FROM agent_commands WHERE agent_id = $1
+                                   ORDER BY seq DESC OFFSET $2::integer - 1 LIMIT 1)`,
+
+  /** Take (delete) the agent's commands; callers order them by seq. Params: $1 agentId. */
+  takeAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1 RETURNING seq, command',
+
+  /** Params: $1 agentId. */
+  clearAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1',
 } as const;

@@ -29,6 +29,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 2, name: '0002_coordinators', sql: migrationFile(import.meta.url, '0002_coordinators.sql') },
   { version: 3, name: '0003_result_blobs', sql: migrationFile(import.meta.url, '0003_result_blobs.sql') },
   { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
+  { version: 5, name: '0005_agent_commands', sql: migrationFile(import.meta.url, '0005_agent_commands.sql') },
 ];
 
 export interface PostgresMigrationStatus {

@@ -1,7 +1,7 @@
 /** Agent operations on PostgreSQL (lease shards: `postgres-shards.ts`). */
-import type { Agent, AgentStatus } from '@rouse/protocol';
+import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
-import type { AgentHeartbeatInput, NewAgent } from '../store.js';
+import type { AgentHeartbeatInput, NewAgent, QueueAgentCommandInput } from '../store.js';
 import { AGENT_SQL } from './agent-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { type AgentRow, jsonParam, toAgent } from './row-mapping.js';
@@ -69,4 +69,32 @@ export async function recordPoll(ctx: PgContext, input: { agentId: string; types
 
 export async function setAgentStatus(ctx: PgContext, agentId: string, status: AgentStatus): Promise<void> {
   requireChanged(await ctx.changes('setAgentStatus', AGENT_SQL.setAgentStatus, [agentId, status]), agentId);
+}
+
+export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommandInput): Promise<void> {
+  const { agentId, command } = input;
+  await ctx.changes('insertAgentCommand', AGENT_SQL.insertAgentCommand, [
+    ctx.now(),
+    agentId,
+    command.type,
+    command.taskId ?? null,
+    JSON.stringify(command),
+  ]);
+  await ctx.changes('trimAgentCommands', AGENT_SQL.trimAgentCommands, [
+    agentId,
+    Math.max(1, Math.floor(input.keep)),
+  ]);
+}
+
+export async function takeAgentCommands(ctx: PgContext, agentId: string): Promise<AgentCommand[]> {
+  const rows = await ctx.rows<{ seq: number; command: AgentCommand }>(
+    'takeAgentCommands',
+    AGENT_SQL.takeAgentCommands,
+    [agentId],
+  );
+  return rows.sort((a, b) => a.seq - b.seq).map((r) => r.command);
+}
+
+export async function clearAgentCommands(ctx: PgContext, agentId: string): Promise<void> {
+  await ctx.changes('clearAgentCommands', AGENT_SQL.clearAgentCommands, [agentId]);
 }

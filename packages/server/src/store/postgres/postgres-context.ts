@@ -29,6 +29,7 @@ const PREPARED = new Set([
   'setResultRef',
   'selectHeads',
   'selectShardLeases',
+  'takeAgentCommands',
 ]);
 
 const RETRIES = 3;

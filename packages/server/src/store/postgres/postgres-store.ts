@@ -130,6 +130,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     recordAgentHeartbeat: op(agents.recordAgentHeartbeat),
     recordPoll: op(agents.recordPoll),
     setAgentStatus: op(agents.setAgentStatus),
+    queueAgentCommand: op(agents.queueAgentCommand),
+    takeAgentCommands: op(agents.takeAgentCommands),
+    clearAgentCommands: op(agents.clearAgentCommands),
 
     acquireShardLeases: op(shards.acquireShardLeases),
     releaseShardLeases: op(shards.releaseShardLeases),

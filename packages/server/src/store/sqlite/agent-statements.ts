@@ -49,4 +49,25 @@ export const AGENT_SQL = {
 
   /** Params: @id, @status. */
   setAgentStatus: 'UPDATE agents SET status = @status WHERE id = @id',
+
+  /**
+   * Queue a command, unless the same one about the same task is still waiting.
+   * Params: @agentId, @type, @taskId (null = none), @command (JSON), @now.
+   */
+  insertAgentCommand: `
+    INSERT INTO agent_commands (agent_id, type, task_id, command, created_at)
+    VALUES (@agentId, @type, @taskId, @command, @now)
+    ON CONFLICT (agent_id, type, task_id) WHERE task_id IS NOT NULL DO NOTHING`,
+
+  /** Keep the agent's newest @keep commands. Params: @agentId, @keep (>= 1). */
+  trimAgentCommands: `
+    DELETE FROM agent_commands
+    WHERE agent_id = @agentId AND seq < (SELECT seq FROM agent_commands WHERE agent_id = @agentId
+                                         ORDER BY seq DESC LIMIT 1 OFFSET @keep - 1)`,
+
+  /** The agent's commands, oldest first. Params: @agentId. */
+  selectAgentCommands: 'SELECT command FROM agent_commands WHERE agent_id = @agentId ORDER BY seq',
+
+  /** Params: @agentId. */
+  clearAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = @agentId',
 } as const;

@@ -1,7 +1,7 @@
 /** Agent operations: register, look up, list, and the agent-level writes. */
-import type { Agent, AgentStatus } from '@rouse/protocol';
+import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
-import type { AgentHeartbeatInput, NewAgent } from '../store.js';
+import type { AgentHeartbeatInput, NewAgent, QueueAgentCommandInput } from '../store.js';
 import { type AgentRow, jsonText, toAgent } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -76,4 +76,26 @@ export function recordPoll(ctx: SqliteContext, input: { agentId: string; types: 
 
 export function setAgentStatus(ctx: SqliteContext, agentId: string, status: AgentStatus): void {
   requireChanged(ctx.agents.setAgentStatus.run({ id: agentId, status }).changes, agentId);
+}
+
+export function queueAgentCommand(ctx: SqliteContext, input: QueueAgentCommandInput): void {
+  const { agentId, command } = input;
+  ctx.agents.insertAgentCommand.run({
+    agentId,
+    type: command.type,
+    taskId: command.taskId ?? null,
+    command: JSON.stringify(command),
+    now: ctx.clock.now(),
+  });
+  ctx.agents.trimAgentCommands.run({ agentId, keep: Math.max(1, Math.floor(input.keep)) });
+}
+
+export function takeAgentCommands(ctx: SqliteContext, agentId: string): AgentCommand[] {
+  const rows = ctx.agents.selectAgentCommands.all({ agentId }) as { command: string }[];
+  if (rows.length > 0) ctx.agents.clearAgentCommands.run({ agentId });
+  return rows.map((r) => JSON.parse(r.command) as AgentCommand);
+}
+
+export function clearAgentCommands(ctx: SqliteContext, agentId: string): void {
+  ctx.agents.clearAgentCommands.run({ agentId });
 }

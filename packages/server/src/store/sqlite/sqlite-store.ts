@@ -164,6 +164,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     recordAgentHeartbeat: write(agents.recordAgentHeartbeat),
     recordPoll: write(agents.recordPoll),
     setAgentStatus: write(agents.setAgentStatus),
+    queueAgentCommand: write(agents.queueAgentCommand),
+    takeAgentCommands: write(agents.takeAgentCommands),
+    clearAgentCommands: write(agents.clearAgentCommands),
 
     acquireShardLeases: write(shards.acquireShardLeases),
     releaseShardLeases: write(shards.releaseShardLeases),
