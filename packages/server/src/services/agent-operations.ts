@@ -77,7 +77,9 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
 
     async agentHeartbeat(caller, agentId, req) {
       requireActsAs(caller, agentId, 'heartbeat');
-      for (const d of req.dependencies ?? []) ctx.dependencies.report(d.name, d, `agent:${agentId}`);
+      for (const d of req.dependencies ?? []) {
+        await ctx.sharedDependencies.report(d.name, d, `agent:${agentId}`);
+      }
       const tasks: WriteOutcome[] =
         req.tasks !== undefined && req.tasks.length > 0 ? await recordBeats(ctx, agentId, req.tasks) : [];
       await store.recordAgentHeartbeat({ agentId, status: req.status, metrics: req.metrics });

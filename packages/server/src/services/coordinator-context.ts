@@ -14,6 +14,7 @@ import type { DependencyRegistry } from './dependency-registry.js';
 import type { EventBus } from './event-bus.js';
 import type { LeaseTracker } from './lease-timers.js';
 import type { LogWatchers } from './log-watchers.js';
+import type { SharedDependencies } from './shared-dependencies.js';
 import type { WriteBatcher } from './write-batcher.js';
 
 export interface CoordinatorContext {
@@ -25,7 +26,10 @@ export interface CoordinatorContext {
   readonly leases: LeaseTracker;
   readonly waiters: ClaimWaiters;
   readonly commands: AgentCommands;
+  /** This coordinator's copy of the dependency states (read on every claim). */
   readonly dependencies: DependencyRegistry;
+  /** Reports go through here: applied to the copy, saved for the other coordinators. */
+  readonly sharedDependencies: SharedDependencies;
   readonly logWatchers: LogWatchers;
   readonly blobs: BlobStore;
   /** Single creates and completions coalesced per event-loop turn (write-batcher.ts). */

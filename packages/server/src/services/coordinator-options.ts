@@ -60,6 +60,11 @@ export interface CoordinatorOptions {
   /** A `down`/`rate_limited` report without `retryAfterMs` holds this long unless repeated. @default 60000 */
   dependencyReportTtlMs?: number;
   /**
+   * How often this coordinator reads the dependency states others saved (several coordinators on one
+   * store: a report through one reaches the claims of the others within this). @default 1000
+   */
+  dependencyRefreshMs?: number;
+  /**
    * How often result blobs that nothing can read any more are swept (files and PostgreSQL alike).
    * @default 3600000 (1 h)
    */
@@ -89,6 +94,7 @@ export interface ResolvedCoordinatorOptions {
   pollStaleAfterMs: number;
   pollRecordIntervalMs: number;
   dependencyReportTtlMs: number;
+  dependencyRefreshMs: number;
   blobSweepIntervalMs: number;
   blobOrphanAgeMs: number;
 }
@@ -106,6 +112,7 @@ export const COORDINATOR_DEFAULTS = {
   pollStaleAfterMs: 60_000,
   pollRecordIntervalMs: 1000,
   dependencyReportTtlMs: 60_000,
+  dependencyRefreshMs: 1000,
   blobSweepIntervalMs: 3_600_000,
   blobOrphanAgeMs: 86_400_000,
 } as const;
@@ -153,6 +160,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     pollStaleAfterMs: pick('pollStaleAfterMs'),
     pollRecordIntervalMs: pick('pollRecordIntervalMs'),
     dependencyReportTtlMs: pick('dependencyReportTtlMs'),
+    dependencyRefreshMs: pick('dependencyRefreshMs'),
     blobSweepIntervalMs: pick('blobSweepIntervalMs'),
     blobOrphanAgeMs: pick('blobOrphanAgeMs'),
   };
@@ -170,6 +178,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('pollStaleAfterMs', r.pollStaleAfterMs, 1);
   checkInt('pollRecordIntervalMs', r.pollRecordIntervalMs, 0);
   checkInt('dependencyReportTtlMs', r.dependencyReportTtlMs, 1);
+  checkInt('dependencyRefreshMs', r.dependencyRefreshMs, 10);
   checkInt('blobSweepIntervalMs', r.blobSweepIntervalMs, 1000);
   checkInt('blobOrphanAgeMs', r.blobOrphanAgeMs, 60_000);
   return r;

@@ -33,6 +33,7 @@ import * as holder from './holder-writes.js';
 import { createLeaseExpiry } from './lease-expiry.js';
 import { createLogWatchers } from './log-watchers.js';
 import { createShardManager, type ShardSet } from './shard-manager.js';
+import { createSharedDependencies } from './shared-dependencies.js';
 import { createStoreClock } from './store-clock.js';
 import { createStoreHealth, monitorStore } from './store-health.js';
 import * as tasks from './task-operations.js';
@@ -131,6 +132,11 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     await shards.renew();
     await expiry.loadWithGrace(shards.held(), true);
   });
+  const dependencies = createDependencyRegistry({
+    clock,
+    ttlMs: o.dependencyReportTtlMs,
+    onAvailable: () => waiters.notifyAll(),
+  });
   ctx = {
     options: o,
     store,
@@ -140,10 +146,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     leases: expiry.tracker,
     waiters,
     commands: createAgentCommands(store, logger.child({ component: 'commands' })),
-    dependencies: createDependencyRegistry({
+    dependencies,
+    sharedDependencies: createSharedDependencies({
+      registry: dependencies,
+      store,
       clock,
-      ttlMs: o.dependencyReportTtlMs,
-      onAvailable: () => waiters.notifyAll(),
+      logger: logger.child({ component: 'dependencies' }),
+      refreshMs: o.dependencyRefreshMs,
     }),
     logWatchers: createLogWatchers(),
     // Shared stores keep blobs themselves (any coordinator reads any upload); else files here.
@@ -187,6 +196,12 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       disruptedAt = clock.now();
       await shards.start();
       await expiry.start();
+      // What other coordinators (or this one before a restart) know of dependencies; a failure here is
+      // retried by the periodic refresh.
+      await ctx.sharedDependencies
+        .refresh()
+        .catch((err: unknown) => logger.warn({ err }, 'could not read dependency states'));
+      ctx.sharedDependencies.start();
       relay.start();
       blobSweeper.start();
       logger.info(
@@ -201,6 +216,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     },
     async stop() {
       blobSweeper.stop();
+      ctx.sharedDependencies.stop();
       relay.stop();
       waiters.stop();
       expiry.stop();
@@ -274,7 +290,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
           caller: caller.kind,
         });
       }
-      return ctx.dependencies.report(
+      return ctx.sharedDependencies.report(
         name,
         report,
         caller.kind === 'agent' ? `agent:${caller.agentId}` : 'admin',

@@ -13,7 +13,7 @@ describe('dependency registry', () => {
   it('rate_limited with retryAfterMs blocks until then, then is up again and wakes claimers', () => {
     const { clock, deps, available, t0 } = setup();
     expect(deps.unavailable()).toBeUndefined();
-    const s = deps.report('openai', { state: 'rate_limited', retryAfterMs: 20_000 }, 'agent:a');
+    const { status: s } = deps.report('openai', { state: 'rate_limited', retryAfterMs: 20_000 }, 'agent:a');
     expect(s).toMatchObject({
       name: 'openai',
       state: 'rate_limited',
@@ -47,5 +47,44 @@ describe('dependency registry', () => {
     expect(deps.unavailable()).toBeUndefined();
     expect(available).toEqual(['db']);
     expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('takes a stored record only when it is newer than its copy, and wakes claimers when it unblocks', () => {
+    const { clock, deps, available, t0 } = setup();
+    const stored = {
+      name: 'openai',
+      state: 'down' as const,
+      until: t0 + 30_000,
+      since: t0,
+      reportedBy: 'agent:b',
+      message: 'x',
+    };
+    expect(deps.apply({ ...stored, version: 2 })).toBe(true);
+    expect(deps.unavailable()).toEqual(['openai']);
+    expect(deps.apply({ ...stored, state: 'up', until: null, version: 1 })).toBe(false); // older
+    expect(deps.apply({ ...stored, state: 'up', until: null, version: 2 })).toBe(false); // the same
+    expect(deps.unavailable()).toEqual(['openai']);
+    expect(available).toEqual([]);
+    expect(deps.apply({ ...stored, state: 'up', until: null, version: 3 })).toBe(true);
+    expect(deps.unavailable()).toBeUndefined();
+    expect(available).toEqual(['openai']);
+    // A stored block ends by itself at its `until`.
+    deps.apply({ ...stored, until: clock.now() + 5000, version: 4 });
+    clock.advance(5000);
+    expect(deps.unavailable()).toBeUndefined();
+    expect(available).toEqual(['openai', 'openai']);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('says whether a report is news to the store: a repeated up is not, a renewed down is', () => {
+    const { clock, deps } = setup();
+    expect(deps.report('db', { state: 'up' }, 'agent:a').news).toBe(true); // never stored
+    const { record } = deps.report('db', { state: 'up' }, 'agent:a');
+    deps.apply({ ...record, version: 1 });
+    expect(deps.report('db', { state: 'up' }, 'agent:b').news).toBe(false);
+    expect(deps.report('db', { state: 'down' }, 'agent:b').news).toBe(true);
+    deps.apply({ ...deps.report('db', { state: 'down' }, 'agent:b').record, version: 2 });
+    clock.advance(1000);
+    expect(deps.report('db', { state: 'down' }, 'agent:b').news).toBe(true); // `until` moves on
   });
 });

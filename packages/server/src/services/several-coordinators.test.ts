@@ -196,6 +196,37 @@ describe('several coordinators on one store', () => {
     expect((await b.agentHeartbeat(agent.caller, agent.agentId, {})).commands).toEqual([]);
   });
 
+  it('a dependency reported down through one coordinator stops the claims of the other, until it is up', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const b = await coordinator({ coordinatorId: 'b' });
+    const reporter = await agentOn(b);
+    const claimer = await agentOn(a);
+    const { task } = await a.createTask(ADMIN, { type: 't', payload: {}, requires: ['openai'] });
+    await b.agentHeartbeat(reporter.caller, reporter.agentId, {
+      dependencies: [{ name: 'openai', state: 'rate_limited', retryAfterMs: 60_000 }],
+    });
+    await advance(1000); // a reads what b saved
+    expect((await a.claim(claimer.caller, claimer.agentId, { types: ['t'] })).tasks).toEqual([]);
+    expect((await a.diagnose(ADMIN, task.id)).reasons.map((r) => r.code)).toContain('dependency_unavailable');
+    expect((await a.listDependencies(ADMIN)).map((d) => [d.name, d.state])).toEqual([
+      ['openai', 'rate_limited'],
+    ]);
+    // A long-poll on a wakes when b hears the dependency is back.
+    let got: string[] | null = null;
+    const waiting = a.claim(claimer.caller, claimer.agentId, { types: ['t'], waitMs: 30_000 }).then((r) => {
+      got = r.tasks.map((t) => t.id);
+    });
+    await advance(2000);
+    expect(got).toBeNull();
+    await b.agentHeartbeat(reporter.caller, reporter.agentId, {
+      dependencies: [{ name: 'openai', state: 'up' }],
+    });
+    await advance(1000);
+    await waiting;
+    expect(got).toEqual([task.id]);
+  });
+
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {
     await setup();
     const a = await coordinator({ coordinatorId: 'a' });

@@ -22,6 +22,7 @@ import type {
   AgentCommand,
   AgentMetrics,
   AgentStatus,
+  DependencyState,
   Json,
   JsonObject,
   LogLine,
@@ -200,6 +201,21 @@ export interface NewAgent {
   tokenHash: string;
 }
 
+/** A dependency's last reported state, as every coordinator shares it (DESIGN.md §6). */
+export interface DependencyRecord {
+  name: string;
+  state: DependencyState;
+  /** For a state other than `up`: when it stops blocking (epoch ms), or null (until reported again). */
+  until: number | null;
+  /** When the current state began (epoch ms). */
+  since: number;
+  /** `agent:<id>`, `admin` or `probe`. */
+  reportedBy: string | null;
+  message: string | null;
+  /** Grows with every save of this dependency: a copy keeps the newest it has seen. */
+  version: number;
+}
+
 /** A command for an agent, kept until the agent's next heartbeat takes it (on any coordinator). */
 export interface QueueAgentCommandInput {
   agentId: string;
@@ -335,6 +351,10 @@ export interface Store {
   takeAgentCommands(agentId: string): Promise<AgentCommand[]>;
   /** Drop every command queued for the agent (it left). */
   clearAgentCommands(agentId: string): Promise<void>;
+  /** Save a dependency's state (replacing the previous one); returns it with its new version. */
+  saveDependency(record: Omit<DependencyRecord, 'version'>): Promise<DependencyRecord>;
+  /** Every dependency ever reported, by name. */
+  listDependencies(): Promise<DependencyRecord[]>;
 
   // ── several coordinators (DESIGN.md §6 "Leases for coordinators", §8) ────────────────────────────
 

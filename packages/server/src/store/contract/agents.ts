@@ -170,5 +170,40 @@ export function agentsContract(h: () => Harness): void {
       await store.clearAgentCommands(agentId);
       expect(await store.takeAgentCommands(agentId)).toEqual([]);
     });
+
+    it('saves dependency states, one version above the last, and lists them by name', async () => {
+      const { store } = h();
+      const name = uniqueId('dep');
+      const other = uniqueId('dep');
+      const down = {
+        name,
+        state: 'down' as const,
+        until: T0 + 5000,
+        since: T0,
+        reportedBy: 'agent:a',
+        message: 'no route',
+      };
+      const first = await store.saveDependency(down);
+      expect(first).toEqual({ ...down, version: 1 });
+      const up = {
+        ...down,
+        state: 'up' as const,
+        until: null,
+        since: T0 + 10,
+        reportedBy: 'admin',
+        message: null,
+      };
+      expect(await store.saveDependency(up)).toEqual({ ...up, version: 2 });
+      await store.saveDependency({ ...down, name: other });
+      const listed = (await store.listDependencies()).filter((d) => d.name === name || d.name === other);
+      expect(listed).toEqual(
+        [
+          ...[
+            { ...up, version: 2 },
+            { ...down, name: other, version: 1 },
+          ],
+        ].sort((a, b) => (a.name < b.name ? -1 : 1)),
+      );
+    });
   });
 }

@@ -74,4 +74,18 @@ export const AGENT_SQL = {
 
   /** Params: $1 agentId. */
   clearAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1',
+
+  /**
+   * Save a dependency's state, one version above the last.
+   * Params: $1 name, $2 state, $3 until, $4 since, $5 reportedBy, $6 message.
+   */
+  saveDependency: `
+    INSERT INTO dependencies AS d (name, state, until, since, reported_by, message, version)
+    VALUES ($1, $2, $3, $4, $5, $6, 1)
+    ON CONFLICT (name) DO UPDATE SET state = EXCLUDED.state, until = EXCLUDED.until, since = EXCLUDED.since,
+      reported_by = EXCLUDED.reported_by, message = EXCLUDED.message, version = d.version + 1
+    RETURNING name, state, until, since, reported_by, message, version`,
+
+  listDependencies:
+    'SELECT name, state, until, since, reported_by, message, version FROM dependencies ORDER BY name',
 } as const;

@@ -30,6 +30,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 3, name: '0003_result_blobs', sql: migrationFile(import.meta.url, '0003_result_blobs.sql') },
   { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
   { version: 5, name: '0005_agent_commands', sql: migrationFile(import.meta.url, '0005_agent_commands.sql') },
+  { version: 6, name: '0006_dependencies', sql: migrationFile(import.meta.url, '0006_dependencies.sql') },
 ];
 
 export interface PostgresMigrationStatus {

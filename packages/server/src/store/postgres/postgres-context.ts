@@ -30,6 +30,7 @@ const PREPARED = new Set([
   'selectHeads',
   'selectShardLeases',
   'takeAgentCommands',
+  'listDependencies',
 ]);
 
 const RETRIES = 3;

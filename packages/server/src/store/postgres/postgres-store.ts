@@ -133,6 +133,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     queueAgentCommand: op(agents.queueAgentCommand),
     takeAgentCommands: op(agents.takeAgentCommands),
     clearAgentCommands: op(agents.clearAgentCommands),
+    saveDependency: op(agents.saveDependency),
+    listDependencies: op(agents.listDependencies),
 
     acquireShardLeases: op(shards.acquireShardLeases),
     releaseShardLeases: op(shards.releaseShardLeases),

@@ -70,4 +70,18 @@ export const AGENT_SQL = {
 
   /** Params: @agentId. */
   clearAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = @agentId',
+
+  /**
+   * Save a dependency's state, one version above the last.
+   * Params: @name, @state, @until, @since, @reportedBy, @message.
+   */
+  saveDependency: `
+    INSERT INTO dependencies (name, state, until, since, reported_by, message, version)
+    VALUES (@name, @state, @until, @since, @reportedBy, @message, 1)
+    ON CONFLICT (name) DO UPDATE SET state = excluded.state, until = excluded.until, since = excluded.since,
+      reported_by = excluded.reported_by, message = excluded.message, version = dependencies.version + 1
+    RETURNING name, state, until, since, reported_by, message, version`,
+
+  listDependencies:
+    'SELECT name, state, until, since, reported_by, message, version FROM dependencies ORDER BY name',
 } as const;

@@ -25,6 +25,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 3, name: '0003_coordinators', sql: migrationFile(import.meta.url, '0003_coordinators.sql') },
   { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
   { version: 5, name: '0005_agent_commands', sql: migrationFile(import.meta.url, '0005_agent_commands.sql') },
+  { version: 6, name: '0006_dependencies', sql: migrationFile(import.meta.url, '0006_dependencies.sql') },
 ];
 
 const CREATE_LEDGER = `

@@ -167,6 +167,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     queueAgentCommand: write(agents.queueAgentCommand),
     takeAgentCommands: write(agents.takeAgentCommands),
     clearAgentCommands: write(agents.clearAgentCommands),
+    saveDependency: write(agents.saveDependency),
+    listDependencies: read(agents.listDependencies),
 
     acquireShardLeases: write(shards.acquireShardLeases),
     releaseShardLeases: write(shards.releaseShardLeases),
