@@ -65,6 +65,11 @@ export interface CoordinatorOptions {
    */
   dependencyRefreshMs?: number;
   /**
+   * A log follower waiting for new lines looks again after this long even when nothing woke it
+   * (lines appended through another coordinator of the same store). @default 1000
+   */
+  logFollowPollMs?: number;
+  /**
    * How often result blobs that nothing can read any more are swept (files and PostgreSQL alike).
    * @default 3600000 (1 h)
    */
@@ -95,6 +100,7 @@ export interface ResolvedCoordinatorOptions {
   pollRecordIntervalMs: number;
   dependencyReportTtlMs: number;
   dependencyRefreshMs: number;
+  logFollowPollMs: number;
   blobSweepIntervalMs: number;
   blobOrphanAgeMs: number;
 }
@@ -113,6 +119,7 @@ export const COORDINATOR_DEFAULTS = {
   pollRecordIntervalMs: 1000,
   dependencyReportTtlMs: 60_000,
   dependencyRefreshMs: 1000,
+  logFollowPollMs: 1000,
   blobSweepIntervalMs: 3_600_000,
   blobOrphanAgeMs: 86_400_000,
 } as const;
@@ -161,6 +168,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     pollRecordIntervalMs: pick('pollRecordIntervalMs'),
     dependencyReportTtlMs: pick('dependencyReportTtlMs'),
     dependencyRefreshMs: pick('dependencyRefreshMs'),
+    logFollowPollMs: pick('logFollowPollMs'),
     blobSweepIntervalMs: pick('blobSweepIntervalMs'),
     blobOrphanAgeMs: pick('blobOrphanAgeMs'),
   };
@@ -179,6 +187,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('pollRecordIntervalMs', r.pollRecordIntervalMs, 0);
   checkInt('dependencyReportTtlMs', r.dependencyReportTtlMs, 1);
   checkInt('dependencyRefreshMs', r.dependencyRefreshMs, 10);
+  checkInt('logFollowPollMs', r.logFollowPollMs, 10);
   checkInt('blobSweepIntervalMs', r.blobSweepIntervalMs, 1000);
   checkInt('blobOrphanAgeMs', r.blobOrphanAgeMs, 60_000);
   return r;

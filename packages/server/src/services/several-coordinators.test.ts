@@ -227,6 +227,29 @@ describe('several coordinators on one store', () => {
     expect(got).toEqual([task.id]);
   });
 
+  it('a log follower on one coordinator sees lines appended through the other', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const b = await coordinator({ coordinatorId: 'b' });
+    const agent = await agentOn(b);
+    const t = await runningOn(b, agent);
+    let woke = false;
+    const ac = new AbortController();
+    const waiting = a.waitForLogs(t.id, 0, ac.signal).then(() => {
+      woke = true;
+    });
+    await advance(500);
+    expect(woke).toBe(false);
+    await b.appendLogs(agent.caller, t.id, {
+      version: t.version,
+      lines: [{ stream: 'stdout', text: 'hello' }],
+    });
+    await advance(1000); // a looks again within logFollowPollMs (1 s)
+    expect(woke).toBe(true);
+    await waiting;
+    expect((await a.readLogs(ADMIN, t.id, 0)).lines.map((l) => l.text)).toEqual(['hello']);
+  });
+
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {
     await setup();
     const a = await coordinator({ coordinatorId: 'a' });

@@ -109,7 +109,10 @@ export async function waitForLogs(
     throw new NotFoundError('task', id);
   }
   if (lines.length > 0 || task.final) watch.cancel();
+  // Lines appended through another coordinator wake nobody here: look again after a while anyway.
+  const timer = ctx.clock.setTimer(ctx.options.logFollowPollMs, () => watch.cancel());
   await watch.done;
+  timer.cancel();
 }
 
 export async function getResult(ctx: CoordinatorContext, caller: Caller, id: string): Promise<StoredResult> {
