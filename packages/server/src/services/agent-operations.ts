@@ -15,7 +15,7 @@ import type {
 } from '@rouse/protocol';
 import { NotFoundError } from '../core/errors.js';
 import { newAgentToken, requireActsAs, requireAdmin, requireEnrollment, requireRead } from './auth.js';
-import type { ClaimService } from './claim-tasks.js';
+import { AGENT_MEMORY_MAX, type ClaimService } from './claim-tasks.js';
 import type { Caller } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { newId } from './ids.js';
@@ -36,8 +36,16 @@ export interface AgentOperations {
 
 export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimService): AgentOperations {
   const { store, clock, bus } = ctx;
-  /** Last status seen per agent, to publish `agent.status` only on change. */
+  /**
+   * Last status seen per agent, to publish `agent.status` only on change; emptied when it grows past
+   * `AGENT_MEMORY_MAX` (agents that die without leaving are never removed one by one), which at worst
+   * publishes a live agent's unchanged status once more.
+   */
   const statuses = new Map<string, AgentStatus>();
+  const rememberStatus = (agentId: string, status: AgentStatus): void => {
+    if (statuses.size >= AGENT_MEMORY_MAX && !statuses.has(agentId)) statuses.clear();
+    statuses.set(agentId, status);
+  };
 
   async function publishStatus(agentId: string): Promise<void> {
     if (!bus.active) return;
@@ -66,7 +74,7 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
         labels: req.labels ?? {},
         tokenHash,
       });
-      statuses.set(id, agent.status);
+      rememberStatus(id, agent.status);
       ctx.logger.info(
         { agentId: id, agentType: req.agentType, taskTypes: agent.taskTypes },
         'agent registered',
@@ -84,7 +92,7 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
         req.tasks !== undefined && req.tasks.length > 0 ? await recordBeats(ctx, agentId, req.tasks) : [];
       await store.recordAgentHeartbeat({ agentId, status: req.status, metrics: req.metrics });
       if (req.status !== undefined && statuses.get(agentId) !== req.status) {
-        statuses.set(agentId, req.status);
+        rememberStatus(agentId, req.status);
         await publishStatus(agentId);
       }
       return {

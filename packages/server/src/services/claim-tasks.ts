@@ -14,6 +14,9 @@ import type { Caller } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { completeMany } from './holder-writes.js';
 
+/** Per-agent entries kept in memory before they are dropped all at once (see `polls`). */
+export const AGENT_MEMORY_MAX = 10_000;
+
 export interface ClaimService {
   claim(caller: Caller, agentId: string, req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse>;
   /** Forget per-agent state (the agent left). */
@@ -22,7 +25,11 @@ export interface ClaimService {
 
 export function createClaimService(ctx: CoordinatorContext): ClaimService {
   const { store, clock, waiters } = ctx;
-  /** Last recorded poll per agent: writes are throttled to one per `pollRecordIntervalMs`. */
+  /**
+   * Last recorded poll per agent: writes are throttled to one per `pollRecordIntervalMs`. Agents that
+   * die without leaving are never forgotten one by one, so the map is emptied when it grows past
+   * `AGENT_MEMORY_MAX` (each live agent's next poll is then written once more).
+   */
   const polls = new Map<string, { at: number; types: string }>();
   /**
    * Agents that left, with when: a claim of theirs caught between two awaits when they left must not
@@ -36,6 +43,7 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
     const key = types.join(',');
     const last = polls.get(agentId);
     if (last !== undefined && last.types === key && now - last.at < ctx.options.pollRecordIntervalMs) return;
+    if (last === undefined && polls.size >= AGENT_MEMORY_MAX) polls.clear();
     polls.set(agentId, { at: now, types: key });
     await store.recordPoll({ agentId, types });
   }

@@ -2,6 +2,7 @@
  * The PostgreSQL agent statements (lease shards: `shard-statements.ts`): one named, parameterised
  * statement per store operation. JSON travels as text cast to jsonb; `$1` of timed statements is the store clock.
  */
+import { DEPENDENCY_COLUMNS } from '../dependency-row.js';
 import { CLOCK_CTE } from './sql-fragments.js';
 
 const AGENT_COLUMNS = `a.id, a.agent_type, a.name, a.host, a.pid, a.task_types, a.labels, a.status, a.registered_at,
@@ -84,8 +85,7 @@ export const AGENT_SQL = {
     VALUES ($1, $2, $3, $4, $5, $6, 1)
     ON CONFLICT (name) DO UPDATE SET state = EXCLUDED.state, until = EXCLUDED.until, since = EXCLUDED.since,
       reported_by = EXCLUDED.reported_by, message = EXCLUDED.message, version = d.version + 1
-    RETURNING name, state, until, since, reported_by, message, version`,
+    RETURNING ${DEPENDENCY_COLUMNS}`,
 
-  listDependencies:
-    'SELECT name, state, until, since, reported_by, message, version FROM dependencies ORDER BY name',
+  listDependencies: `SELECT ${DEPENDENCY_COLUMNS} FROM dependencies ORDER BY name`,
 } as const;

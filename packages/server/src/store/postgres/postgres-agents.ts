@@ -1,6 +1,7 @@
 /** Agent operations on PostgreSQL (lease shards: `postgres-shards.ts`). */
-import type { Agent, AgentCommand, AgentStatus, DependencyState } from '@rouse/protocol';
+import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
+import { type DependencyRow, toDependency } from '../dependency-row.js';
 import type { AgentHeartbeatInput, DependencyRecord, NewAgent, QueueAgentCommandInput } from '../store.js';
 import { AGENT_SQL } from './agent-statements.js';
 import type { PgContext } from './postgres-context.js';
@@ -97,28 +98,6 @@ export async function takeAgentCommands(ctx: PgContext, agentId: string): Promis
 
 export async function clearAgentCommands(ctx: PgContext, agentId: string): Promise<void> {
   await ctx.changes('clearAgentCommands', AGENT_SQL.clearAgentCommands, [agentId]);
-}
-
-interface DependencyRow {
-  name: string;
-  state: DependencyState;
-  until: number | null;
-  since: number;
-  reported_by: string | null;
-  message: string | null;
-  version: number;
-}
-
-function toDependency(r: DependencyRow): DependencyRecord {
-  return {
-    name: r.name,
-    state: r.state,
-    until: r.until,
-    since: r.since,
-    reportedBy: r.reported_by,
-    message: r.message,
-    version: r.version,
-  };
 }
 
 export async function saveDependency(

@@ -139,16 +139,22 @@ describe('PostgreSQL specifics', () => {
     });
   });
 
-  it('hot statements planned while the table was empty still reach rows by index once it has grown', async () => {
-    // A coordinator prepares its statements on its first calls, often on an empty table; its connections
-    // keep those generic plans until statistics change. They must not scan the whole table then.
-    const store = await open();
+  /** A connection set up as the store's pool sets up its own (generic plans, no sequential scans). */
+  async function storeLikeClient(): Promise<pg.Client> {
     const conn = resolvePostgresConnectionOptions({
       connectionString: db.connectionString,
       schema: db.schema,
     });
     const client = new pg.Client(pgConfig(conn, 5000, true));
     await client.connect();
+    return client;
+  }
+
+  it('hot statements planned while the table was empty still reach rows by index once it has grown', async () => {
+    // A coordinator prepares its statements on its first calls, often on an empty table; its connections
+    // keep those generic plans until statistics change. They must not scan the whole table then.
+    const store = await open();
+    const client = await storeLikeClient();
     try {
       const none = [[0], ['tsk_none'], ['agt_a'], [1], ['agent:agt_a'], [null], [false], [null]];
       await client.query({
@@ -170,12 +176,7 @@ describe('PostgreSQL specifics', () => {
 
   it('lists by status through the status index, also with a plan made on an empty table', async () => {
     const store = await open();
-    const conn = resolvePostgresConnectionOptions({
-      connectionString: db.connectionString,
-      schema: db.schema,
-    });
-    const client = new pg.Client(pgConfig(conn, 5000, true));
-    await client.connect();
+    const client = await storeLikeClient();
     try {
       await client.query({
         name: 'rouse_listTasksByStatus',

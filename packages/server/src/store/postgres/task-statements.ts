@@ -18,8 +18,14 @@ import {
 
 const COLS = TASK_COLUMN_NAMES.join(', ');
 const T = taskColumns('t');
-/** Above every task's seq: the start of a listing without a cursor. */
-const MAX_SEQ = '9223372036854775807';
+/**
+ * The filters of a task listing over alias `t`; the cursor (`seq` below it, or below every seq) is an
+ * index condition. Params: $1 beforeSeq, $2 type, $3 agentId, $4 labels (jsonb object, all must match).
+ */
+const LIST_FILTERS = `t.seq < COALESCE($1::bigint, 9223372036854775807)
+         AND ($2::text IS NULL OR t.type = $2::text)
+         AND ($3::text IS NULL OR t.agent_id = $3::text)
+         AND ($4::jsonb IS NULL OR t.labels @> $4::jsonb)`;
 
 /**
  * What the claim and completion statements return per written row: the task columns, the statement's
@@ -159,12 +165,9 @@ export const TASK_SQL = {
    * condition (`seq < COALESCE(...)`), so a deep page starts where the last one ended.
    */
   listTasks: `
-    SELECT ${COLS} FROM tasks
-    WHERE seq < COALESCE($1::bigint, ${MAX_SEQ})
-      AND ($2::text IS NULL OR type = $2::text)
-      AND ($3::text IS NULL OR agent_id = $3::text)
-      AND ($4::jsonb IS NULL OR labels @> $4::jsonb)
-    ORDER BY seq DESC
+    SELECT ${T} FROM tasks t
+    WHERE ${LIST_FILTERS}
+    ORDER BY t.seq DESC
     LIMIT $5`,
 
   /**
@@ -179,19 +182,13 @@ export const TASK_SQL = {
     CROSS JOIN LATERAL (
       (SELECT ${T} FROM tasks t
        WHERE s.status <> 'completed' AND NULLIF(t.status, 'completed') = s.status AND t.status <> 'completed'
-         AND t.seq < COALESCE($1::bigint, ${MAX_SEQ})
-         AND ($2::text IS NULL OR t.type = $2::text)
-         AND ($3::text IS NULL OR t.agent_id = $3::text)
-         AND ($4::jsonb IS NULL OR t.labels @> $4::jsonb)
+         AND ${LIST_FILTERS}
        ORDER BY t.seq DESC
        LIMIT $5)
       UNION ALL
       (SELECT ${T} FROM tasks t
        WHERE s.status = 'completed' AND t.status = 'completed'
-         AND t.seq < COALESCE($1::bigint, ${MAX_SEQ})
-         AND ($2::text IS NULL OR t.type = $2::text)
-         AND ($3::text IS NULL OR t.agent_id = $3::text)
-         AND ($4::jsonb IS NULL OR t.labels @> $4::jsonb)
+         AND ${LIST_FILTERS}
        ORDER BY t.seq DESC
        LIMIT $5)
     ) page

@@ -2,6 +2,7 @@
  * The SQLite agent statements: one named, parameterised statement per store operation, prepared once
  * per connection. JSON travels as text.
  */
+import { DEPENDENCY_COLUMNS } from '../dependency-row.js';
 
 export const AGENT_COLUMNS = `id, agent_type, name, host, pid, task_types, labels, status, registered_at,
   last_heartbeat_at, last_poll_at, last_poll_types, metrics`;
@@ -80,8 +81,7 @@ export const AGENT_SQL = {
     VALUES (@name, @state, @until, @since, @reportedBy, @message, 1)
     ON CONFLICT (name) DO UPDATE SET state = excluded.state, until = excluded.until, since = excluded.since,
       reported_by = excluded.reported_by, message = excluded.message, version = dependencies.version + 1
-    RETURNING name, state, until, since, reported_by, message, version`,
+    RETURNING ${DEPENDENCY_COLUMNS}`,
 
-  listDependencies:
-    'SELECT name, state, until, since, reported_by, message, version FROM dependencies ORDER BY name',
+  listDependencies: `SELECT ${DEPENDENCY_COLUMNS} FROM dependencies ORDER BY name`,
 } as const;

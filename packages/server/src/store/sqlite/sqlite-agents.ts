@@ -1,6 +1,7 @@
 /** Agent operations: register, look up, list, and the agent-level writes. */
-import type { Agent, AgentCommand, AgentStatus, DependencyState } from '@rouse/protocol';
+import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
+import { type DependencyRow, toDependency } from '../dependency-row.js';
 import type { AgentHeartbeatInput, DependencyRecord, NewAgent, QueueAgentCommandInput } from '../store.js';
 import { type AgentRow, jsonText, toAgent } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -98,28 +99,6 @@ export function takeAgentCommands(ctx: SqliteContext, agentId: string): AgentCom
 
 export function clearAgentCommands(ctx: SqliteContext, agentId: string): void {
   ctx.agents.clearAgentCommands.run({ agentId });
-}
-
-interface DependencyRow {
-  name: string;
-  state: DependencyState;
-  until: number | null;
-  since: number;
-  reported_by: string | null;
-  message: string | null;
-  version: number;
-}
-
-function toDependency(r: DependencyRow): DependencyRecord {
-  return {
-    name: r.name,
-    state: r.state,
-    until: r.until,
-    since: r.since,
-    reportedBy: r.reported_by,
-    message: r.message,
-    version: r.version,
-  };
 }
 
 export function saveDependency(ctx: SqliteContext, d: Omit<DependencyRecord, 'version'>): DependencyRecord {

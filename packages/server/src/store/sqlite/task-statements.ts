@@ -11,6 +11,13 @@ export { TASK_COLUMN_NAMES };
 const TASK_COLUMNS = TASK_COLUMN_NAMES.join(', ');
 /** Above every task's seq: the start of a listing without a cursor. */
 const MAX_SEQ = '9223372036854775807';
+/** The optional filters of a task listing. Params: @type, @agentId, @labels (JSON object, all must match). */
+const LIST_FILTERS = `AND (@type IS NULL OR type = @type)
+      AND (@agentId IS NULL OR agent_id = @agentId)
+      AND (@labels IS NULL OR NOT EXISTS (
+            SELECT 1 FROM json_each(@labels) AS want
+            WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
+                              WHERE have.key = want.key AND have.value = want.value)))`;
 
 /** The small part of a task a write needs to check and compute itself (no payload or results). */
 export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, agent_id, timing, started_at,
@@ -54,12 +61,7 @@ export const TASK_SQL = {
   listTasks: `
     SELECT ${TASK_COLUMNS} FROM tasks
     WHERE seq < coalesce(@beforeSeq, ${MAX_SEQ})
-      AND (@type IS NULL OR type = @type)
-      AND (@agentId IS NULL OR agent_id = @agentId)
-      AND (@labels IS NULL OR NOT EXISTS (
-            SELECT 1 FROM json_each(@labels) AS want
-            WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
-                              WHERE have.key = want.key AND have.value = want.value)))
+      ${LIST_FILTERS}
     ORDER BY seq DESC
     LIMIT +@limit`,
 
@@ -70,12 +72,7 @@ export const TASK_SQL = {
   listTasksOfStatus: `
     SELECT ${TASK_COLUMNS} FROM tasks
     WHERE status = @status AND status <> 'completed' AND seq < coalesce(@beforeSeq, ${MAX_SEQ})
-      AND (@type IS NULL OR type = @type)
-      AND (@agentId IS NULL OR agent_id = @agentId)
-      AND (@labels IS NULL OR NOT EXISTS (
-            SELECT 1 FROM json_each(@labels) AS want
-            WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
-                              WHERE have.key = want.key AND have.value = want.value)))
+      ${LIST_FILTERS}
     ORDER BY seq DESC
     LIMIT +@limit`,
 
@@ -83,12 +80,7 @@ export const TASK_SQL = {
   listCompletedTasks: `
     SELECT ${TASK_COLUMNS} FROM tasks
     WHERE seq < coalesce(@beforeSeq, ${MAX_SEQ}) AND status = 'completed'
-      AND (@type IS NULL OR type = @type)
-      AND (@agentId IS NULL OR agent_id = @agentId)
-      AND (@labels IS NULL OR NOT EXISTS (
-            SELECT 1 FROM json_each(@labels) AS want
-            WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
-                              WHERE have.key = want.key AND have.value = want.value)))
+      ${LIST_FILTERS}
     ORDER BY seq DESC
     LIMIT +@limit`,
 
