@@ -12,6 +12,7 @@ import type { ClaimWaiters } from './claim-waiters.js';
 import type { ResolvedCoordinatorOptions } from './coordinator-options.js';
 import type { DependencyRegistry } from './dependency-registry.js';
 import type { EventBus } from './event-bus.js';
+import type { EventRelay } from './event-relay.js';
 import type { LeaseTracker } from './lease-timers.js';
 import type { LogWatchers } from './log-watchers.js';
 import type { SharedDependencies } from './shared-dependencies.js';
@@ -31,6 +32,8 @@ export interface CoordinatorContext {
   /** Reports go through here: applied to the copy, saved for the other coordinators. */
   readonly sharedDependencies: SharedDependencies;
   readonly logWatchers: LogWatchers;
+  /** Publishes this coordinator's transitions to the others' live event streams while they listen. */
+  readonly eventRelay: EventRelay;
   readonly blobs: BlobStore;
   /** Single creates and completions coalesced per event-loop turn (write-batcher.ts). */
   readonly writes: WriteBatcher;

@@ -32,6 +32,7 @@ import type {
   WriteOutcome,
 } from '@rouse/protocol';
 import type { TaskQuery } from '../store/store.js';
+import type { SubscribeOptions } from './event-bus.js';
 
 export type Caller =
   | { kind: 'admin' }
@@ -118,8 +119,11 @@ export interface Coordinator {
   /** `POST /v1/dependencies/{name}/reports` (admin or agent token). */
   reportDependency(caller: Caller, report: DependencyReport): Promise<DependencyStatus>;
 
-  /** Subscribe to the live event stream; returns the unsubscribe function. */
-  subscribe(listener: (event: StreamEvent) => void): () => void;
+  /**
+   * Subscribe to the live event stream; returns the unsubscribe function. With `everyCoordinator`,
+   * also the transitions other coordinators of the store make (see event-relay.ts).
+   */
+  subscribe(listener: (event: StreamEvent) => void, options?: SubscribeOptions): () => void;
   /** `readyz`: throws `unavailable` when the store cannot be reached. */
   ready(): Promise<void>;
 }

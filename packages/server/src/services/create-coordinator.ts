@@ -29,6 +29,7 @@ import {
 import { createDependencyRegistry } from './dependency-registry.js';
 import { diagnoseTask } from './diagnose-task.js';
 import { createEventBus } from './event-bus.js';
+import { createEventRelay } from './event-relay.js';
 import * as holder from './holder-writes.js';
 import { createLeaseExpiry } from './lease-expiry.js';
 import { createLogWatchers } from './log-watchers.js';
@@ -68,6 +69,8 @@ export interface CoordinatorStats {
   storeUp: boolean;
   storeOutages: number;
   claimableNotices: { published: number; received: number };
+  /** Transition notices for the other coordinators' event streams (event-relay.ts). */
+  transitionNotices: { published: number; received: number };
 }
 
 export function createCoordinator(options: CoordinatorOptions): CoordinatorService {
@@ -87,12 +90,21 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     probeIntervalMs: o.storeProbeIntervalMs,
   });
   const store = monitorStore(rawStore, health);
+  const bus = createEventBus(logger.child({ component: 'events' }));
   const shards = createShardManager({
     store,
     clock,
     logger: logger.child({ component: 'shards' }),
     ttlMs: o.shardLeaseTtlMs,
     ...(o.coordinatorId === null ? {} : { ownerId: o.coordinatorId }),
+    listening: () => bus.everyCoordinatorListeners > 0,
+  });
+  const eventRelay = createEventRelay({
+    store,
+    bus,
+    origin: shards.ownerId,
+    othersListening: () => shards.othersListening(),
+    logger: logger.child({ component: 'event-relay' }),
   });
   const relay = createClaimableRelay({
     store,
@@ -142,7 +154,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     store,
     clock,
     logger,
-    bus: createEventBus(logger.child({ component: 'events' })),
+    bus,
+    eventRelay,
     leases: expiry.tracker,
     waiters,
     commands: createAgentCommands(store, logger.child({ component: 'commands' })),
@@ -203,6 +216,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
         .catch((err: unknown) => logger.warn({ err }, 'could not read dependency states'));
       ctx.sharedDependencies.start();
       relay.start();
+      eventRelay.start();
       blobSweeper.start();
       logger.info(
         {
@@ -216,6 +230,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     },
     async stop() {
       blobSweeper.stop();
+      eventRelay.stop();
       ctx.sharedDependencies.stop();
       relay.stop();
       waiters.stop();
@@ -242,6 +257,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       storeUp: health.up,
       storeOutages: health.outages,
       claimableNotices: { ...relay.stats },
+      transitionNotices: { ...eventRelay.stats },
     }),
     authenticate: auth.authenticate,
 
@@ -297,7 +313,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       );
     },
 
-    subscribe: (listener) => ctx.bus.subscribe(listener),
+    subscribe: (listener, options) => ctx.bus.subscribe(listener, options),
     ready: () => store.ping(),
   };
 }

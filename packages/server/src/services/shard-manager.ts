@@ -44,6 +44,8 @@ export interface ShardManager {
   leases(): readonly ShardLease[];
   /** Live coordinators at the last renewal (this one included), and this one's share of the shards. */
   balance(): { live: number; share: number };
+  /** At the last renewal, another live coordinator had clients on its live event stream. */
+  othersListening(): boolean;
   /** First acquisition (awaited), then one renewal every `renewIntervalMs`. */
   start(): Promise<void>;
   /** Stop renewing, withdraw, and release every shard so the survivors take them at their next renewal. */
@@ -62,6 +64,8 @@ export interface ShardManagerDeps {
   ownerId?: string;
   /** @default LEASE_SHARD_COUNT */
   shardCount?: number;
+  /** Whether this coordinator has clients on its live event stream (announced with its presence). */
+  listening?: () => boolean;
 }
 
 /**
@@ -88,6 +92,7 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
   let current: ShardLease[] = [];
   let live = 1;
   let share = shardCount;
+  let othersListening = false;
   let heldIds = new Set<number>();
   let timer: TimerHandle | null = null;
   let stopped = false;
@@ -96,7 +101,12 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
 
   /** Announce, take or renew up to the share, release any excess (highest shards first). */
   async function balanceOnce(): Promise<ShardLease[]> {
-    const present: CoordinatorPresence[] = await store.announceCoordinator({ ownerId, ttlMs });
+    const present: CoordinatorPresence[] = await store.announceCoordinator({
+      ownerId,
+      ttlMs,
+      listening: deps.listening?.() ?? false,
+    });
+    othersListening = present.some((c) => c.id !== ownerId && c.listening);
     const want = fairShare(
       ownerId,
       present.map((c) => c.id),
@@ -176,6 +186,7 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
     held: () => ({ ids: [...heldIds].sort((a, b) => a - b), count: shardCount }),
     leases: () => current,
     balance: () => ({ live, share }),
+    othersListening: () => othersListening,
     async start() {
       await renew();
       schedule();

@@ -30,12 +30,16 @@ export async function createTasks(
   for (const { task, deduplicated } of created) {
     if (deduplicated) continue;
     if (ctx.bus.active) ctx.bus.publish({ type: 'task.created', at: task.createdAt, task });
+    ctx.eventRelay.relay(task.id, CREATION);
     if (task.runAt > now) ctx.waiters.notifyAt(task.type, task.runAt);
     else claimableNow.set(task.type, (claimableNow.get(task.type) ?? 0) + 1);
   }
   for (const [type, count] of claimableNow) ctx.waiters.notify(type, count);
   return created.map(({ task, deduplicated }) => ({ task, deduplicated }));
 }
+
+/** A task's creation is its first history entry. */
+const CREATION = [{ seq: 1 }] as const;
 
 function toNewTask(ctx: CoordinatorContext, req: CreateTaskRequest, now: number, prefix: string): NewTask {
   let timing: NewTask['timing'];

@@ -9,6 +9,7 @@ import type { CoordinatorContext } from './coordinator-context.js';
 
 export function applyTransition(ctx: CoordinatorContext, { task, events }: Transitioned): void {
   ctx.bus.publishTransition(task, events);
+  ctx.eventRelay.relay(task.id, events);
   if (task.status === 'claimed' || task.status === 'running') {
     if (task.leaseExpiresAt !== null)
       ctx.leases.track(task.id, task.version, task.leaseExpiresAt, task.executionDone);

@@ -24,12 +24,15 @@ export interface CoordinatorRow {
   id: string;
   last_seen_at: number;
   expires_at: number;
+  /** boolean in PostgreSQL, 0/1 in SQLite. */
+  listening: boolean | number;
 }
 
 export const toPresence = (r: CoordinatorRow): CoordinatorPresence => ({
   id: r.id,
   lastSeenAt: r.last_seen_at,
   expiresAt: r.expires_at,
+  listening: Boolean(r.listening),
 });
 
 /** Input checks of the shard-lease operations, the same for every backend. */

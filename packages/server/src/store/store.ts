@@ -177,6 +177,30 @@ export interface CoordinatorPresence {
   lastSeenAt: number;
   /** Store clock: it counts as live until then (last announcement + its shard lease TTL). */
   expiresAt: number;
+  /** It has clients on its live event stream: the others relay their transitions to it. */
+  listening: boolean;
+}
+
+export interface AnnounceCoordinatorInput {
+  ownerId: string;
+  ttlMs: number;
+  /** It has clients on its live event stream (see `CoordinatorPresence.listening`). @default false */
+  listening?: boolean;
+}
+
+/**
+ * Transitions a coordinator made, named by task and history entry, for the live event streams of the
+ * other coordinators (which read them back with `readTransitions`).
+ */
+export interface TransitionNotice {
+  origin: string;
+  items: TransitionRef[];
+}
+
+export interface TransitionRef {
+  taskId: string;
+  /** The history entry's seq. */
+  seq: number;
 }
 
 /** Work became claimable (created, requeued, backoff elapsed, runAt reached) for these types. */
@@ -388,7 +412,7 @@ export interface Store {
    * presence not expired, the caller included — ordered by id: they share the shards. Presences that
    * expired are forgotten.
    */
-  announceCoordinator(input: { ownerId: string; ttlMs: number }): Promise<CoordinatorPresence[]>;
+  announceCoordinator(input: AnnounceCoordinatorInput): Promise<CoordinatorPresence[]>;
   /** The live coordinators (presence not expired), ordered by id. Reads only. */
   listCoordinators(): Promise<CoordinatorPresence[]>;
   /**
@@ -399,6 +423,15 @@ export interface Store {
   publishClaimable(notice: ClaimableNotice): Promise<void>;
   /** Listen for notices from any coordinator; returns the unsubscribe function. */
   onClaimable(listener: (notice: ClaimableNotice) => void): () => void;
+  /**
+   * Publish transitions to every coordinator sharing this store (PostgreSQL `NOTIFY` on a channel of
+   * its own); SQLite delivers them to local subscribers only.
+   */
+  publishTransitions(notice: TransitionNotice): Promise<void>;
+  /** Listen for other coordinators' transitions; returns the unsubscribe function. */
+  onTransitions(listener: (notice: TransitionNotice) => void): () => void;
+  /** The tasks and history entries `refs` name, in their order; ones that do not exist are left out. */
+  readTransitions(refs: TransitionRef[]): Promise<{ task: Task; event: TaskEvent }[]>;
 
   // ── result blobs ───────────────────────────────────────────────────────────────────────────────
 

@@ -19,9 +19,12 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
     },
     async (_request, reply) => {
       const stream = ctx.sse.open(reply);
-      const unsubscribe = ctx.coordinator.subscribe((event) => {
-        stream.send(event.type, JSON.stringify(event));
-      });
+      const unsubscribe = ctx.coordinator.subscribe(
+        (event) => {
+          stream.send(event.type, JSON.stringify(event));
+        },
+        { everyCoordinator: true },
+      );
       stream.signal.addEventListener('abort', unsubscribe, { once: true });
     },
   );

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ClaimableNotice } from '../store.js';
+import type { ClaimableNotice, TransitionNotice } from '../store.js';
 import { BACKOFF, type Harness, T0 } from './harness.js';
 
 const TTL = 5000;
@@ -181,13 +181,13 @@ export function shardsContract(h: () => Harness): void {
       const { store, clock } = h();
       expect(await store.listCoordinators()).toEqual([]);
       expect(await store.announceCoordinator({ ownerId: 'b', ttlMs: TTL })).toEqual([
-        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL },
+        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL, listening: false },
       ]);
       clock.advance(1000);
-      const both = await store.announceCoordinator({ ownerId: 'a', ttlMs: 2 * TTL });
+      const both = await store.announceCoordinator({ ownerId: 'a', ttlMs: 2 * TTL, listening: true });
       expect(both).toEqual([
-        { id: 'a', lastSeenAt: T0 + 1000, expiresAt: T0 + 1000 + 2 * TTL },
-        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL },
+        { id: 'a', lastSeenAt: T0 + 1000, expiresAt: T0 + 1000 + 2 * TTL, listening: true },
+        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL, listening: false },
       ]);
       expect(await store.listCoordinators()).toEqual(both);
 
@@ -204,6 +204,9 @@ export function shardsContract(h: () => Harness): void {
         ['b', T0 + TTL],
         ['c', T0 + TTL],
       ]);
+      // Whether it has event-stream clients is written with every announcement.
+      await store.announceCoordinator({ ownerId: 'a', ttlMs: TTL });
+      expect((await store.listCoordinators()).map((c) => c.listening)).toEqual([false, false, false]);
 
       // A full release withdraws the presence and frees every shard at once.
       await acquire('c', 3);
@@ -242,6 +245,58 @@ export function shardsContract(h: () => Harness): void {
       expect(second[1]).toEqual({ types: ['c'] });
       expect(first).toHaveLength(1);
       stopSecond();
+    });
+
+    describe('transition notices', () => {
+      it('reach every subscriber, split as the channel needs, until it unsubscribes', async () => {
+        const { store } = h();
+        const heard: TransitionNotice[] = [];
+        const stop = store.onTransitions((n) => heard.push(n));
+        const small = {
+          origin: 'coord-1',
+          items: [
+            { taskId: 'tsk_a', seq: 2 },
+            { taskId: 'tsk_b', seq: 7 },
+          ],
+        };
+        await store.publishTransitions(small);
+        await until(() => heard.length === 1);
+        expect(heard).toEqual([small]);
+        // More than one notification holds (PostgreSQL: under 8,000 bytes each): all arrive, in order.
+        const many = {
+          origin: 'coord-2',
+          items: Array.from({ length: 600 }, (_, i) => ({
+            taskId: `tsk_${String(i).padStart(26, '0')}`,
+            seq: i + 1,
+          })),
+        };
+        await store.publishTransitions(many);
+        await until(() => heard.slice(1).flatMap((n) => n.items).length === 600);
+        expect(heard.slice(1).every((n) => n.origin === 'coord-2')).toBe(true);
+        expect(heard.slice(1).flatMap((n) => n.items)).toEqual(many.items);
+        stop();
+        const before = heard.length;
+        await store.publishTransitions(small);
+        await new Promise((r) => setTimeout(r, 50));
+        expect(heard).toHaveLength(before);
+      });
+
+      it('reads back the tasks and history entries they name, skipping what does not exist', async () => {
+        const { store } = h();
+        const running = await h().running();
+        const read = await store.readTransitions([
+          { taskId: running.id, seq: 3 },
+          { taskId: 'tsk_missing', seq: 1 },
+          { taskId: running.id, seq: 99 },
+          { taskId: running.id, seq: 1 },
+        ]);
+        expect(read.map((r) => [r.task.id, r.task.status, r.event.seq, r.event.from, r.event.to])).toEqual([
+          [running.id, 'running', 3, 'claimed', 'running'],
+          [running.id, 'running', 1, null, 'created'],
+        ]);
+        expect(read[0]!.event).toEqual((await store.listTaskEvents(running.id))[2]);
+        expect(await store.readTransitions([])).toEqual([]);
+      });
     });
   });
 }

@@ -1,19 +1,18 @@
 /**
- * Claimable notices between coordinators: `publishClaimable` is a `NOTIFY` on the schema's channel;
- * every store sharing the database hears it through ONE dedicated `LISTEN` connection, opened when
- * the first subscriber arrives and closed with the last. When that connection drops it comes back by
- * itself with backoff (100 ms doubling to 5 s); nothing here ever throws into the process. Notices
- * sent while it was down are lost — they are wake-ups, and long polls also end on their own timeout.
+ * Notices between coordinators: `publishClaimable` (and `publishTransitions`) is a `NOTIFY` on a
+ * channel of the schema; every store sharing the database hears it through ONE dedicated `LISTEN`
+ * connection per channel, opened when the first subscriber arrives and closed with the last. When
+ * that connection drops it comes back by itself with backoff (100 ms doubling to 5 s); nothing here
+ * ever throws into the process. Notices sent while it was down are lost — claimable ones are
+ * wake-ups (long polls also end on their own timeout), transitions feed live streams only.
  */
 import pg from 'pg';
-import type { ClaimableNotice } from '../store.js';
+import type { ClaimableNotice, TransitionNotice } from '../store.js';
 
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5000;
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7900;
-
-type Listener = (notice: ClaimableNotice) => void;
 
 /** The notice as payloads under the NOTIFY limit (a long type list is split; `origin` rides on each). */
 export function noticePayloads(notice: ClaimableNotice): string[] {
@@ -32,7 +31,7 @@ export function noticePayloads(notice: ClaimableNotice): string[] {
   return out;
 }
 
-function parseNotice(payload: string | undefined): ClaimableNotice | null {
+export function parseClaimableNotice(payload: string | undefined): ClaimableNotice | null {
   try {
     const value = JSON.parse(payload ?? '') as { types?: unknown; origin?: unknown };
     if (!Array.isArray(value.types) || !value.types.every((t) => typeof t === 'string')) return null;
@@ -44,8 +43,44 @@ function parseNotice(payload: string | undefined): ClaimableNotice | null {
   }
 }
 
-export class ClaimableListener {
-  private readonly listeners = new Set<Listener>();
+/** The transitions as payloads under the NOTIFY limit: `{"o": origin, "i": [[taskId, seq], ...]}`. */
+export function transitionPayloads(notice: TransitionNotice): string[] {
+  const out: string[] = [];
+  let items: string[] = [];
+  let bytes = 0;
+  const flush = () => {
+    out.push(`{"o":${JSON.stringify(notice.origin)},"i":[${items.join(',')}]}`);
+    items = [];
+    bytes = 0;
+  };
+  for (const ref of notice.items) {
+    const item = JSON.stringify([ref.taskId, ref.seq]);
+    if (items.length > 0 && bytes + item.length + 1 > MAX_PAYLOAD_BYTES - 200) flush();
+    items.push(item);
+    bytes += Buffer.byteLength(item) + 1;
+  }
+  if (items.length > 0) flush();
+  return out;
+}
+
+export function parseTransitionNotice(payload: string | undefined): TransitionNotice | null {
+  try {
+    const value = JSON.parse(payload ?? '') as { o?: unknown; i?: unknown };
+    if (typeof value.o !== 'string' || !Array.isArray(value.i)) return null;
+    const items: TransitionNotice['items'] = [];
+    for (const item of value.i as unknown[]) {
+      if (!Array.isArray(item) || typeof item[0] !== 'string' || !Number.isInteger(item[1])) return null;
+      items.push({ taskId: item[0], seq: item[1] as number });
+    }
+    return { origin: value.o, items };
+  } catch {
+    return null;
+  }
+}
+
+/** One channel's `LISTEN` connection and its subscribers; `parse` turns a payload into a notice. */
+export class NoticeListener<N> {
+  private readonly listeners = new Set<(notice: N) => void>();
   private client: pg.Client | null = null;
   /** Grows with every connection, so events of an abandoned one are ignored. */
   private generation = 0;
@@ -58,9 +93,10 @@ export class ClaimableListener {
   constructor(
     private readonly config: pg.ClientConfig,
     private readonly channel: string,
+    private readonly parse: (payload: string | undefined) => N | null,
   ) {}
 
-  subscribe(listener: Listener): () => void {
+  subscribe(listener: (notice: N) => void): () => void {
     if (this.closed) return () => undefined;
     this.listeners.add(listener);
     if (this.listeners.size === 1) this.start();
@@ -114,7 +150,7 @@ export class ClaimableListener {
     client.on('end', lost);
     client.on('notification', (msg) => {
       if (generation !== this.generation || msg.channel !== this.channel) return;
-      const notice = parseNotice(msg.payload);
+      const notice = this.parse(msg.payload);
       if (notice !== null) this.deliver(notice);
     });
     try {
@@ -147,10 +183,10 @@ export class ClaimableListener {
     this.retryTimer.unref();
   }
 
-  private deliver(notice: ClaimableNotice): void {
+  private deliver(notice: N): void {
     for (const listener of [...this.listeners]) {
       try {
-        listener({ ...notice, types: [...notice.types] });
+        listener(structuredClone(notice));
       } catch {
         // a listener's failure is its own; the others still hear the notice
       }

@@ -31,6 +31,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
   { version: 5, name: '0005_agent_commands', sql: migrationFile(import.meta.url, '0005_agent_commands.sql') },
   { version: 6, name: '0006_dependencies', sql: migrationFile(import.meta.url, '0006_dependencies.sql') },
+  {
+    version: 7,
+    name: '0007_coordinator_listening',
+    sql: migrationFile(import.meta.url, '0007_coordinator_listening.sql'),
+  },
 ];
 
 export interface PostgresMigrationStatus {

@@ -119,9 +119,19 @@ export function resolvePostgresStoreOptions(options: PostgresStoreOptions): Reso
  * do not wake each other. Channel names are identifiers of at most 63 bytes.
  */
 export function claimableChannel(schema: string): string {
-  const channel = `rouse_claimable_${schema}`;
+  return channelName('rouse_claimable_', schema);
+}
+
+/** The NOTIFY channel of `schema`'s transition notices (see `claimableChannel`). */
+export function transitionsChannel(schema: string): string {
+  return channelName('rouse_events_', schema);
+}
+
+/** `prefix + schema`, within PostgreSQL's 63-byte identifier limit (a long schema gets a hash). */
+function channelName(prefix: string, schema: string): string {
+  const channel = `${prefix}${schema}`;
   if (channel.length <= 63) return channel;
   let h = 0x811c9dc5;
   for (let i = 0; i < schema.length; i++) h = Math.imul(h ^ schema.charCodeAt(i), 0x01000193) >>> 0;
-  return `rouse_claimable_${schema.slice(0, 38)}_${h.toString(16)}`;
+  return `${prefix}${schema.slice(0, 38)}_${h.toString(16)}`;
 }

@@ -7,7 +7,7 @@ import {
   checkTtl,
   toPresence,
 } from '../lease-shards.js';
-import type { CoordinatorPresence, ShardLease } from '../store.js';
+import type { AnnounceCoordinatorInput, CoordinatorPresence, ShardLease } from '../store.js';
 import type { PgContext } from './postgres-context.js';
 import { type ShardRow, toShardLease } from './row-mapping.js';
 import { SHARD_SQL } from './shard-statements.js';
@@ -48,7 +48,7 @@ export async function listShardLeases(ctx: PgContext): Promise<ShardLease[]> {
 
 export async function announceCoordinator(
   ctx: PgContext,
-  input: { ownerId: string; ttlMs: number },
+  input: AnnounceCoordinatorInput,
 ): Promise<CoordinatorPresence[]> {
   checkOwner(input.ownerId);
   checkTtl(input.ttlMs);
@@ -56,6 +56,7 @@ export async function announceCoordinator(
     ctx.now(),
     input.ownerId,
     input.ttlMs,
+    input.listening === true,
   ]);
   return rows.map(toPresence);
 }

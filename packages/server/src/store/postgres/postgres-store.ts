@@ -15,7 +15,13 @@ import { UnavailableError } from '../../core/errors.js';
 import { checkLedger } from '../migrations.js';
 import type { Store } from '../store.js';
 import { ADMIN_SQL, notifyAsyncSql } from './admin-statements.js';
-import { ClaimableListener, noticePayloads } from './claimable-listener.js';
+import {
+  NoticeListener,
+  noticePayloads,
+  parseClaimableNotice,
+  parseTransitionNotice,
+  transitionPayloads,
+} from './claimable-listener.js';
 import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import * as agents from './postgres-agents.js';
 import { createPostgresBlobStore } from './postgres-blobs.js';
@@ -26,6 +32,7 @@ import {
   type PostgresStoreOptions,
   type ResolvedPostgresStoreOptions,
   resolvePostgresStoreOptions,
+  transitionsChannel,
 } from './postgres-options.js';
 import * as shards from './postgres-shards.js';
 import * as admin from './postgres-task-admin.js';
@@ -74,7 +81,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   }
   const ctx = new PgContext(pool, opts);
   const channel = claimableChannel(opts.schema);
-  const listener = new ClaimableListener(pgConfig(opts), channel);
+  const listener = new NoticeListener(pgConfig(opts), channel, parseClaimableNotice);
+  const eventsChannel = transitionsChannel(opts.schema);
+  const eventsListener = new NoticeListener(pgConfig(opts), eventsChannel, parseTransitionNotice);
 
   const op =
     <A extends unknown[], R>(fn: (ctx: PgContext, ...args: A) => Promise<R>) =>
@@ -95,6 +104,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       if (ctx.closed) return;
       ctx.closed = true;
       await listener.close();
+      await eventsListener.close();
       await pool.end().catch(() => undefined);
     },
 
@@ -151,6 +161,16 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     onClaimable(subscriber) {
       return listener.subscribe(subscriber);
     },
+    async publishTransitions(notice) {
+      await eventsListener.listening();
+      for (const payload of transitionPayloads(notice)) {
+        await ctx.run('notify', notifyAsyncSql(eventsChannel, payload), []);
+      }
+    },
+    onTransitions(subscriber) {
+      return eventsListener.subscribe(subscriber);
+    },
+    readTransitions: op(reads.readTransitions),
     createBlobStore: (blobOptions) => createPostgresBlobStore(ctx, blobOptions),
   };
 }

@@ -3,7 +3,7 @@ import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery } from '../store.js';
+import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery, TransitionRef } from '../store.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { type EventRow, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
@@ -109,4 +109,28 @@ export async function queueStats(ctx: PgContext, taskId: string): Promise<QueueS
   );
   if (row === undefined) throw new NotFoundError('task', taskId);
   return { ahead: row.available_at === null ? 0 : row.ahead };
+}
+
+export async function readTransitions(
+  ctx: PgContext,
+  refs: TransitionRef[],
+): Promise<{ task: Task; event: TaskEvent }[]> {
+  if (refs.length === 0) return [];
+  const ids = [...new Set(refs.map((r) => r.taskId))];
+  const [tasks, events] = await Promise.all([
+    ctx.rows<TaskRow>('selectTasks', TASK_SQL.selectTasks, [ids]),
+    ctx.rows<EventRow & { task_id: string }>('selectEventsByRef', TASK_SQL.selectEventsByRef, [
+      refs.map((r) => r.taskId),
+      refs.map((r) => r.seq),
+    ]),
+  ]);
+  const taskById = new Map(tasks.map((t) => [t.id, toTask(t)]));
+  const eventByRef = new Map(events.map((e) => [`${e.task_id}\u0000${e.seq}`, e]));
+  const out: { task: Task; event: TaskEvent }[] = [];
+  for (const ref of refs) {
+    const task = taskById.get(ref.taskId);
+    const event = eventByRef.get(`${ref.taskId}\u0000${ref.seq}`);
+    if (task !== undefined && event !== undefined) out.push({ task, event: toEvent(event) });
+  }
+  return out;
 }

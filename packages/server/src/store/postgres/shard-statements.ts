@@ -62,20 +62,21 @@ export const SHARD_SQL = {
     WITH ${CLOCK_CTE},
     gone AS (DELETE FROM coordinators c USING clock WHERE c.expires_at <= clock.now AND c.id <> $2),
     me AS (
-      INSERT INTO coordinators AS c (id, last_seen_at, expires_at)
-      SELECT $2, clock.now, clock.now + $3::bigint FROM clock
-      ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, expires_at = EXCLUDED.expires_at
-      RETURNING c.id, c.last_seen_at, c.expires_at
+      INSERT INTO coordinators AS c (id, last_seen_at, expires_at, listening)
+      SELECT $2, clock.now, clock.now + $3::bigint, $4::boolean FROM clock
+      ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, expires_at = EXCLUDED.expires_at,
+        listening = EXCLUDED.listening
+      RETURNING c.id, c.last_seen_at, c.expires_at, c.listening
     )
-    SELECT id, last_seen_at, expires_at FROM me
+    SELECT id, last_seen_at, expires_at, listening FROM me
     UNION ALL
-    SELECT c.id, c.last_seen_at, c.expires_at FROM coordinators c CROSS JOIN clock
+    SELECT c.id, c.last_seen_at, c.expires_at, c.listening FROM coordinators c CROSS JOIN clock
     WHERE c.expires_at > clock.now AND c.id <> $2
     ORDER BY id`,
 
   /** Live coordinators by id. Params: $1 now. */
   selectLiveCoordinators: `
     WITH ${CLOCK_CTE}
-    SELECT c.id, c.last_seen_at, c.expires_at FROM coordinators c CROSS JOIN clock
+    SELECT c.id, c.last_seen_at, c.expires_at, c.listening FROM coordinators c CROSS JOIN clock
     WHERE c.expires_at > clock.now ORDER BY c.id`,
 } as const;

@@ -198,6 +198,14 @@ export const TASK_SQL = {
   /** A task's history, oldest first. Params: $1 taskId. */
   selectEvents: `SELECT ${EVENT_COLUMNS} FROM task_events WHERE task_id = $1 ORDER BY seq`,
 
+  /** History entries by (task, seq). Params: $1 task ids (text[]), $2 seqs (integer[]), pairwise. */
+  selectEventsByRef: `
+    SELECT ${EVENT_COLUMNS.split(', ')
+      .map((c) => `e.${c}`)
+      .join(', ')}
+    FROM unnest($1::text[], $2::integer[]) AS r(task_id, seq)
+    JOIN task_events e ON e.task_id = r.task_id AND e.seq = r.seq`,
+
   /**
    * Claim up to $3 claimable tasks of the types $2, highest priority first, then oldest, skipping rows
    * another claim has locked, and move them to a new attempt (with $6 start: to running) with their one

@@ -26,6 +26,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
   { version: 5, name: '0005_agent_commands', sql: migrationFile(import.meta.url, '0005_agent_commands.sql') },
   { version: 6, name: '0006_dependencies', sql: migrationFile(import.meta.url, '0006_dependencies.sql') },
+  {
+    version: 7,
+    name: '0007_coordinator_listening',
+    sql: migrationFile(import.meta.url, '0007_coordinator_listening.sql'),
+  },
 ];
 
 const CREATE_LEDGER = `

@@ -37,8 +37,9 @@ export const SHARD_SQL = {
 
   /** Record @id live until @expiresAt. Params: @id, @now, @expiresAt. */
   upsertCoordinator: `
-    INSERT INTO coordinators (id, last_seen_at, expires_at) VALUES (@id, @now, @expiresAt)
-    ON CONFLICT (id) DO UPDATE SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at`,
+    INSERT INTO coordinators (id, last_seen_at, expires_at, listening) VALUES (@id, @now, @expiresAt, @listening)
+    ON CONFLICT (id) DO UPDATE SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at,
+      listening = excluded.listening`,
 
   /** Forget coordinators whose presence expired. Params: @now. */
   deleteExpiredCoordinators: 'DELETE FROM coordinators WHERE expires_at <= @now',
@@ -48,5 +49,5 @@ export const SHARD_SQL = {
 
   /** Live coordinators, by id. Params: @now. */
   selectLiveCoordinators: `
-    SELECT id, last_seen_at, expires_at FROM coordinators WHERE expires_at > @now ORDER BY id`,
+    SELECT id, last_seen_at, expires_at, listening FROM coordinators WHERE expires_at > @now ORDER BY id`,
 } as const;

@@ -12,7 +12,7 @@ import {
   checkTtl,
   toPresence,
 } from '../lease-shards.js';
-import type { CoordinatorPresence, ShardLease } from '../store.js';
+import type { AnnounceCoordinatorInput, CoordinatorPresence, ShardLease } from '../store.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 interface ShardRow {
@@ -74,13 +74,18 @@ export function listShardLeases(ctx: SqliteContext): ShardLease[] {
 
 export function announceCoordinator(
   ctx: SqliteContext,
-  input: { ownerId: string; ttlMs: number },
+  input: AnnounceCoordinatorInput,
 ): CoordinatorPresence[] {
   checkOwner(input.ownerId);
   checkTtl(input.ttlMs);
   const now = ctx.clock.now();
   ctx.shards.deleteExpiredCoordinators.run({ now });
-  ctx.shards.upsertCoordinator.run({ id: input.ownerId, now, expiresAt: now + input.ttlMs });
+  ctx.shards.upsertCoordinator.run({
+    id: input.ownerId,
+    now,
+    expiresAt: now + input.ttlMs,
+    listening: input.listening === true ? 1 : 0,
+  });
   return listCoordinators(ctx);
 }
 

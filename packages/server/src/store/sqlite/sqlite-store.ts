@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { RouseError, UnavailableError, ValidationError } from '../../core/errors.js';
-import type { ClaimableNotice, Store } from '../store.js';
+import type { ClaimableNotice, Store, TransitionNotice } from '../store.js';
 import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
 import { SqliteContext } from './sqlite-context.js';
@@ -122,6 +122,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const ping = db.prepare('SELECT 1');
   // One file, one coordinator: claimable notices go to this process's subscribers only.
   const claimableListeners = new Set<(notice: ClaimableNotice) => void>();
+  const transitionListeners = new Set<(notice: TransitionNotice) => void>();
 
   return {
     kind: 'sqlite',
@@ -195,5 +196,25 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         claimableListeners.delete(listener);
       };
     },
+    publishTransitions(notice) {
+      const copy = structuredClone(notice);
+      queueMicrotask(() => {
+        for (const listener of [...transitionListeners]) {
+          try {
+            listener(copy);
+          } catch {
+            // a listener's failure is its own; the others still hear the notice
+          }
+        }
+      });
+      return Promise.resolve();
+    },
+    onTransitions(listener) {
+      transitionListeners.add(listener);
+      return () => {
+        transitionListeners.delete(listener);
+      };
+    },
+    readTransitions: read(reads.readTransitions),
   };
 }

@@ -3,7 +3,7 @@ import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery } from '../store.js';
+import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery, TransitionRef } from '../store.js';
 import { type EventRow, rowSeq, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -109,4 +109,22 @@ export function queueStats(ctx: SqliteContext, taskId: string): QueueStats {
     seq: pos.seq,
   }) as { ahead: number };
   return { ahead };
+}
+
+export function readTransitions(
+  ctx: SqliteContext,
+  refs: TransitionRef[],
+): { task: Task; event: TaskEvent }[] {
+  const tasks = new Map<string, Task | null>();
+  const out: { task: Task; event: TaskEvent }[] = [];
+  for (const { taskId, seq } of refs) {
+    let task = tasks.get(taskId);
+    if (task === undefined) {
+      task = ctx.task(taskId);
+      tasks.set(taskId, task);
+    }
+    const event = ctx.tasks.selectEvent.get({ taskId, seq }) as EventRow | undefined;
+    if (task !== null && event !== undefined) out.push({ task, event: toEvent(event) });
+  }
+  return out;
 }

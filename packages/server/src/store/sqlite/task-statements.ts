@@ -97,6 +97,11 @@ export const TASK_SQL = {
     SELECT seq, at, from_status, to_status, version, attempt, actor, reason, details
     FROM task_events WHERE task_id = @taskId ORDER BY seq`,
 
+  /** One history entry. Params: @taskId, @seq. */
+  selectEvent: `
+    SELECT seq, at, from_status, to_status, version, attempt, actor, reason, details
+    FROM task_events WHERE task_id = @taskId AND seq = @seq`,
+
   /**
    * Claimable tasks of one type in claim order: available now, and requiring none of the unavailable
    * dependencies. Whole rows (raw): the claim builds the claimed task from them instead of reading
