@@ -121,8 +121,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   };
   const ping = db.prepare('SELECT 1');
   // One file, one coordinator: claimable notices go to this process's subscribers only.
-  const claimableListeners = new Set<(notice: ClaimableNotice) => void>();
-  const transitionListeners = new Set<(notice: TransitionNotice) => void>();
+  const claimable = localNotices<ClaimableNotice>();
+  const transitions = localNotices<TransitionNotice>();
 
   return {
     kind: 'sqlite',
@@ -176,45 +176,42 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     listShardLeases: read(shards.listShardLeases),
     announceCoordinator: write(shards.announceCoordinator),
     listCoordinators: read(shards.listCoordinators),
-    publishClaimable(notice) {
-      const copy: ClaimableNotice = { ...notice, types: [...notice.types] };
-      // Delivered after the caller's turn, as a database notification would be.
-      queueMicrotask(() => {
-        for (const listener of [...claimableListeners]) {
-          try {
-            listener(copy);
-          } catch {
-            // a listener's failure is its own; the others still hear the notice
-          }
-        }
-      });
-      return Promise.resolve();
-    },
-    onClaimable(listener) {
-      claimableListeners.add(listener);
-      return () => {
-        claimableListeners.delete(listener);
-      };
-    },
-    publishTransitions(notice) {
-      const copy = structuredClone(notice);
-      queueMicrotask(() => {
-        for (const listener of [...transitionListeners]) {
-          try {
-            listener(copy);
-          } catch {
-            // a listener's failure is its own; the others still hear the notice
-          }
-        }
-      });
-      return Promise.resolve();
-    },
-    onTransitions(listener) {
-      transitionListeners.add(listener);
-      return () => {
-        transitionListeners.delete(listener);
-      };
-    },
+    publishClaimable: (notice) => claimable.publish(notice),
+    onClaimable: (listener) => claimable.subscribe(listener),
+    publishTransitions: (notice) => transitions.publish(notice),
+    onTransitions: (listener) => transitions.subscribe(listener),
     readTransitions: read(reads.readTransitions),
+  };
+}
+
+/**
+ * Notices to this process's subscribers: each gets its own copy, after the publisher's turn (as a
+ * database notification would arrive), and one subscriber's failure does not stop the others.
+ */
+function localNotices<N>(): {
+  publish(notice: N): Promise<void>;
+  subscribe(listener: (notice: N) => void): () => void;
+} {
+  const listeners = new Set<(notice: N) => void>();
+  return {
+    publish(notice) {
+      const sent = structuredClone(notice); // as published, whatever the publisher does next
+      queueMicrotask(() => {
+        for (const listener of [...listeners]) {
+          try {
+            listener(structuredClone(sent));
+          } catch {
+            // a listener's failure is its own; the others still hear the notice
+          }
+        }
+      });
+      return Promise.resolve();
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
   };
 }
