@@ -48,6 +48,7 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
   };
 
   async function publishStatus(agentId: string): Promise<void> {
+    ctx.eventRelay.relayAgent(agentId, 'status');
     if (!bus.active) return;
     const agent = await store.getAgent(agentId);
     if (agent !== null) bus.publish({ type: 'agent.status', at: clock.now(), agent });
@@ -80,6 +81,7 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
         'agent registered',
       );
       if (bus.active) bus.publish({ type: 'agent.registered', at: agent.registeredAt, agent });
+      ctx.eventRelay.relayAgent(id, 'registered');
       return { agent, token, heartbeatIntervalMs: ctx.options.timingDefaults.heartbeatIntervalMs };
     },
 

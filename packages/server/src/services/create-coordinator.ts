@@ -69,8 +69,8 @@ export interface CoordinatorStats {
   storeUp: boolean;
   storeOutages: number;
   claimableNotices: { published: number; received: number };
-  /** Transition notices for the other coordinators' event streams (event-relay.ts). */
-  transitionNotices: { published: number; received: number };
+  /** Stream notices for the other coordinators' event streams (event-relay.ts). */
+  streamNotices: { published: number; received: number };
 }
 
 export function createCoordinator(options: CoordinatorOptions): CoordinatorService {
@@ -102,6 +102,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
   const eventRelay = createEventRelay({
     store,
     bus,
+    clock,
     origin: shards.ownerId,
     othersListening: () => shards.othersListening(),
     logger: logger.child({ component: 'event-relay' }),
@@ -257,7 +258,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       storeUp: health.up,
       storeOutages: health.outages,
       claimableNotices: { ...relay.stats },
-      transitionNotices: { ...eventRelay.stats },
+      streamNotices: { ...eventRelay.stats },
     }),
     authenticate: auth.authenticate,
 

@@ -1,22 +1,25 @@
 /**
  * The live event stream across coordinators (DESIGN.md §7: the dashboard is live through SSE; §8:
  * coordinators are stateless replicas behind any load balancer). A client of `GET /v1/events` on one
- * coordinator sees the transitions every coordinator of the store makes:
+ * coordinator sees what every coordinator of the store does — task creations and transitions, task
+ * progress, agent registrations and status changes:
  *
  * - Each coordinator announces with its presence (every shard renewal) whether it has such clients.
- *   While another one has, it publishes the transitions it makes — task id and history seq only,
+ *   While another one has, it publishes what it does — named only (task and history seq, task, agent),
  *   coalesced per event-loop turn, one publish in flight at a time (PostgreSQL `NOTIFY`). While nobody
  *   listens it publishes nothing, so the hot path pays nothing for the feature.
- * - A coordinator with clients listens for those notices, reads the tasks and entries they name in
- *   one read per notice, in notice order, and hands them to its `everyCoordinator` listeners.
+ * - A coordinator with clients listens for those notices, reads back what they name (history entries
+ *   in one read per notice, tasks and agents by id), in notice order, and hands the events to its
+ *   `everyCoordinator` listeners. Each carries the task or agent as read then, a moment after.
  *
- * So a new client hears the other coordinators' transitions within two shard renewals (its coordinator
- * announces it, then they read it: two thirds of the shard lease TTL). A notice lost while the database connection is down is a gap in a live
- * feed, not in state: every task and its whole history stay readable.
+ * So a new client hears the other coordinators within two shard renewals (its coordinator announces
+ * it, then they read it: two thirds of the shard lease TTL). A notice lost while the database
+ * connection is down is a gap in a live feed, not in state: tasks, histories and agents stay whole.
  */
-import type { TaskEvent } from '@rouse/protocol';
+import type { StreamEvent, TaskEvent } from '@rouse/protocol';
 import type { Logger } from 'pino';
-import type { Store, TransitionNotice, TransitionRef } from '../store/store.js';
+import type { Clock } from '../core/clock.js';
+import type { Store, StreamNotice, StreamRef, TransitionRef } from '../store/store.js';
 import type { EventBus } from './event-bus.js';
 
 export interface EventRelay {
@@ -25,6 +28,10 @@ export interface EventRelay {
    * while another coordinator listens.
    */
   relay(taskId: string, entries: readonly Pick<TaskEvent, 'seq'>[]): void;
+  /** The task's progress or phase changed here. */
+  relayProgress(taskId: string): void;
+  /** An agent registered, or its status changed, here. */
+  relayAgent(agentId: string, event: 'registered' | 'status'): void;
   start(): void;
   stop(): void;
   /** Notices published and received (for stats). */
@@ -34,14 +41,15 @@ export interface EventRelay {
 export function createEventRelay(deps: {
   store: Store;
   bus: EventBus;
+  clock: Clock;
   origin: string;
   /** Another live coordinator has clients on its event stream (as of the last shard renewal). */
   othersListening: () => boolean;
   logger: Logger;
 }): EventRelay {
-  const { store, bus, origin, logger } = deps;
+  const { store, bus, clock, origin, logger } = deps;
   const stats = { published: 0, received: 0 };
-  let pending: TransitionRef[] = [];
+  let pending: StreamRef[] = [];
   let scheduled = false;
   let publishing = false;
   let stopped = true;
@@ -53,18 +61,18 @@ export function createEventRelay(deps: {
   function flush(): void {
     scheduled = false;
     if (stopped || pending.length === 0) return;
-    const items = pending;
+    const refs = pending;
     pending = [];
     publishing = true;
     stats.published++;
     store
-      .publishTransitions({ origin, items })
+      .publishStreamNotice({ origin, refs })
       .then(
         () => {
           failing = false;
         },
         (err: unknown) => {
-          if (!failing) logger.warn({ err, transitions: items.length }, 'could not relay transitions');
+          if (!failing) logger.warn({ err, refs: refs.length }, 'could not relay stream events');
           failing = true;
         },
       )
@@ -77,29 +85,72 @@ export function createEventRelay(deps: {
       });
   }
 
-  function receive(notice: TransitionNotice): void {
+  function add(ref: StreamRef): void {
+    pending.push(ref);
+    if (scheduled || publishing) return;
+    scheduled = true;
+    // A scheduling boundary (coalesce one event-loop turn), not domain time: no clock involved.
+    setImmediate(flush);
+  }
+
+  /** The events a notice names, read back from the store, in the notice's order. */
+  async function eventsOf(refs: readonly StreamRef[]): Promise<StreamEvent[]> {
+    const entries: TransitionRef[] = [];
+    const taskIds = new Set<string>();
+    const agentIds = new Set<string>();
+    for (const r of refs) {
+      if (r.kind === 'transition') entries.push({ taskId: r.taskId, seq: r.seq });
+      else if (r.kind === 'progress') taskIds.add(r.taskId);
+      else agentIds.add(r.agentId);
+    }
+    const [transitions, tasks, agents] = await Promise.all([
+      store.readTransitions(entries),
+      Promise.all([...taskIds].map((id) => store.getTask(id))),
+      Promise.all([...agentIds].map((id) => store.getAgent(id))),
+    ]);
+    const entryAt = new Map(transitions.map((t) => [`${t.task.id}\u0000${t.event.seq}`, t]));
+    const taskById = new Map(tasks.flatMap((t) => (t === null ? [] : [[t.id, t] as const])));
+    const agentById = new Map(agents.flatMap((a) => (a === null ? [] : [[a.id, a] as const])));
+    const out: StreamEvent[] = [];
+    for (const r of refs) {
+      if (r.kind === 'transition') {
+        const t = entryAt.get(`${r.taskId}\u0000${r.seq}`);
+        if (t === undefined) continue;
+        // Creation is its own kind of event in the stream, as on the coordinator that created it.
+        if (t.event.from === null && t.event.to === 'created')
+          out.push({ type: 'task.created', at: t.event.at, task: t.task });
+        else out.push({ type: 'task.transition', at: t.event.at, task: t.task, event: t.event });
+      } else if (r.kind === 'progress') {
+        const task = taskById.get(r.taskId);
+        if (task === undefined) continue;
+        const at = task.progressChangedAt ?? clock.now();
+        out.push({ type: 'task.progress', at, taskId: task.id, progress: task.progress, phase: task.phase });
+      } else {
+        const agent = agentById.get(r.agentId);
+        if (agent === undefined) continue;
+        if (r.event === 'registered') out.push({ type: 'agent.registered', at: agent.registeredAt, agent });
+        else out.push({ type: 'agent.status', at: clock.now(), agent });
+      }
+    }
+    return out;
+  }
+
+  function receive(notice: StreamNotice): void {
     if (notice.origin === origin || bus.everyCoordinatorListeners === 0) return;
     stats.received++;
     delivering = delivering
       .then(async () => {
-        for (const { task, event } of await store.readTransitions(notice.items)) {
-          // Creation is its own kind of event in the stream, as on the coordinator that created it.
-          if (event.from === null && event.to === 'created') {
-            bus.publishRemote({ type: 'task.created', at: event.at, task });
-          } else {
-            bus.publishRemote({ type: 'task.transition', at: event.at, task, event });
-          }
-        }
+        for (const event of await eventsOf(notice.refs)) bus.publishRemote(event);
       })
       .catch((err: unknown) => {
-        logger.warn({ err, transitions: notice.items.length }, 'could not read relayed transitions');
+        logger.warn({ err, refs: notice.refs.length }, 'could not read relayed stream events');
       });
   }
 
   /** Listen for the others' notices exactly while this coordinator has clients. */
   function follow(): void {
     const wanted = !stopped && bus.everyCoordinatorListeners > 0;
-    if (wanted && unsubscribe === null) unsubscribe = store.onTransitions(receive);
+    if (wanted && unsubscribe === null) unsubscribe = store.onStreamNotices(receive);
     else if (!wanted && unsubscribe !== null) {
       unsubscribe();
       unsubscribe = null;
@@ -107,14 +158,18 @@ export function createEventRelay(deps: {
   }
   bus.onListenersChanged(follow);
 
+  const relaying = (): boolean => !stopped && deps.othersListening();
+
   return {
     relay(taskId, entries) {
-      if (stopped || entries.length === 0 || !deps.othersListening()) return;
-      for (const e of entries) pending.push({ taskId, seq: e.seq });
-      if (scheduled || publishing) return;
-      scheduled = true;
-      // A scheduling boundary (coalesce one event-loop turn), not domain time: no clock involved.
-      setImmediate(flush);
+      if (entries.length === 0 || !relaying()) return;
+      for (const e of entries) add({ kind: 'transition', taskId, seq: e.seq });
+    },
+    relayProgress(taskId) {
+      if (relaying()) add({ kind: 'progress', taskId });
+    },
+    relayAgent(agentId, event) {
+      if (relaying()) add({ kind: 'agent', agentId, event });
     },
     start() {
       stopped = false;

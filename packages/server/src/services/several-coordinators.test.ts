@@ -250,22 +250,26 @@ describe('several coordinators on one store', () => {
     expect((await a.readLogs(ADMIN, t.id, 0)).lines.map((l) => l.text)).toEqual(['hello']);
   });
 
-  it("a client of one coordinator's event stream hears the other's transitions, relayed only while it listens", async () => {
+  it("a client of one coordinator's event stream hears what the other does, relayed only while it listens", async () => {
     await setup();
     const a = await coordinator({ coordinatorId: 'a' });
     const b = await coordinator({ coordinatorId: 'b' });
     const agent = await agentOn(b);
     await runningOn(b, agent);
     await advance(2000);
-    expect(b.stats().transitionNotices.published).toBe(0); // nobody listens anywhere
+    expect(b.stats().streamNotices.published).toBe(0); // nobody listens anywhere
 
     const heard: string[] = [];
     const created: string[] = [];
+    const others: string[] = [];
     const local: string[] = [];
     const unsubscribe = a.subscribe(
       (e) => {
         if (e.type === 'task.transition') heard.push(`${e.event.seq}:${e.event.to}:${e.task.status}`);
-        if (e.type === 'task.created') created.push(e.task.id);
+        else if (e.type === 'task.created') created.push(e.task.id);
+        else if (e.type === 'task.progress') others.push(`progress:${e.taskId}:${e.progress}:${e.phase}`);
+        else if (e.type === 'agent.registered') others.push(`${e.type}:${e.agent.id}`);
+        else others.push(`${e.type}:${e.agent.id}:${e.agent.status}`);
       },
       { everyCoordinator: true },
     );
@@ -274,10 +278,18 @@ describe('several coordinators on one store', () => {
     }); // like the metrics: this coordinator's own events only
     await advance(4000); // a announces it listens, then b reads it: within two renewals
     const t = await runningOn(b, agent);
+    await b.heartbeatTask(agent.caller, t.id, { version: t.version, progress: 0.5, phase: 'halfway' });
     await b.completeTask(agent.caller, t.id, { version: t.version, result: { ok: true } });
+    const second = await agentOn(b);
+    await b.agentHeartbeat(second.caller, second.agentId, { status: 'running' });
     await advance(0);
     await new Promise((r) => setImmediate(r));
     await advance(0);
+    expect(others).toEqual([
+      `progress:${t.id}:0.5:halfway`,
+      `agent.registered:${second.agentId}`,
+      `agent.status:${second.agentId}:running`,
+    ]);
     // Each with the task as it was read when its notice arrived.
     expect(created).toEqual([t.id]);
     expect(heard.map((h) => h.split(':').slice(0, 2).join(':'))).toEqual([
@@ -287,16 +299,16 @@ describe('several coordinators on one store', () => {
     ]);
     expect(heard.at(-1)).toBe('4:completed:completed');
     expect(local).toEqual([]);
-    expect(b.stats().transitionNotices.published).toBeGreaterThanOrEqual(1);
-    expect(a.stats().transitionNotices.received).toBeGreaterThanOrEqual(1);
+    expect(b.stats().streamNotices.published).toBeGreaterThanOrEqual(1);
+    expect(a.stats().streamNotices.received).toBeGreaterThanOrEqual(1);
 
     // The client leaves: b stops relaying after its next renewal.
     unsubscribe();
     await advance(4000);
-    const published = b.stats().transitionNotices.published;
+    const published = b.stats().streamNotices.published;
     await runningOn(b, agent);
     await advance(500);
-    expect(b.stats().transitionNotices.published).toBe(published);
+    expect(b.stats().streamNotices.published).toBe(published);
   });
 
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {

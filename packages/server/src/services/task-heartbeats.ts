@@ -54,6 +54,7 @@ export async function recordBeats(
       beat.executionDone === true ? true : undefined,
     );
     if (v.progressed) {
+      ctx.eventRelay.relayProgress(beat.taskId);
       if (ctx.bus.active) {
         ctx.bus.publish({
           type: 'task.progress',

@@ -189,17 +189,23 @@ export interface AnnounceCoordinatorInput {
 }
 
 /**
- * Transitions a coordinator made, named by task and history entry, for the live event streams of the
- * other coordinators (which read them back with `readTransitions`).
+ * What a coordinator did that the live event streams of the other coordinators show, named only (they
+ * read the rest back from the store): a history entry (a task's creation is entry 1), a progress
+ * change, an agent's registration or status change.
  */
-export interface TransitionNotice {
+export type StreamRef =
+  | { kind: 'transition'; taskId: string; seq: number }
+  | { kind: 'progress'; taskId: string }
+  | { kind: 'agent'; agentId: string; event: 'registered' | 'status' };
+
+export interface StreamNotice {
   origin: string;
-  items: TransitionRef[];
+  refs: StreamRef[];
 }
 
+/** A task's history entry. */
 export interface TransitionRef {
   taskId: string;
-  /** The history entry's seq. */
   seq: number;
 }
 
@@ -424,12 +430,12 @@ export interface Store {
   /** Listen for notices from any coordinator; returns the unsubscribe function. */
   onClaimable(listener: (notice: ClaimableNotice) => void): () => void;
   /**
-   * Publish transitions to every coordinator sharing this store (PostgreSQL `NOTIFY` on a channel of
-   * its own); SQLite delivers them to local subscribers only.
+   * Publish a stream notice to every coordinator sharing this store (PostgreSQL `NOTIFY` on a channel
+   * of its own, split into several when long); SQLite delivers it to local subscribers only.
    */
-  publishTransitions(notice: TransitionNotice): Promise<void>;
-  /** Listen for other coordinators' transitions; returns the unsubscribe function. */
-  onTransitions(listener: (notice: TransitionNotice) => void): () => void;
+  publishStreamNotice(notice: StreamNotice): Promise<void>;
+  /** Listen for stream notices from any coordinator; returns the unsubscribe function. */
+  onStreamNotices(listener: (notice: StreamNotice) => void): () => void;
   /** The tasks and history entries `refs` name, in their order; ones that do not exist are left out. */
   readTransitions(refs: TransitionRef[]): Promise<{ task: Task; event: TaskEvent }[]>;
 

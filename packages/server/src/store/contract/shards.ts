@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ClaimableNotice, TransitionNotice } from '../store.js';
+import type { ClaimableNotice, StreamNotice } from '../store.js';
 import { BACKOFF, type Harness, T0 } from './harness.js';
 
 const TTL = 5000;
@@ -247,36 +247,39 @@ export function shardsContract(h: () => Harness): void {
       stopSecond();
     });
 
-    describe('transition notices', () => {
+    describe('stream notices', () => {
       it('reach every subscriber, split as the channel needs, until it unsubscribes', async () => {
         const { store } = h();
-        const heard: TransitionNotice[] = [];
-        const stop = store.onTransitions((n) => heard.push(n));
-        const small = {
+        const heard: StreamNotice[] = [];
+        const stop = store.onStreamNotices((n) => heard.push(n));
+        const small: StreamNotice = {
           origin: 'coord-1',
-          items: [
-            { taskId: 'tsk_a', seq: 2 },
-            { taskId: 'tsk_b', seq: 7 },
+          refs: [
+            { kind: 'transition', taskId: 'tsk_a', seq: 2 },
+            { kind: 'progress', taskId: 'tsk_b' },
+            { kind: 'agent', agentId: 'agt_c', event: 'registered' },
+            { kind: 'agent', agentId: 'agt_c', event: 'status' },
           ],
         };
-        await store.publishTransitions(small);
+        await store.publishStreamNotice(small);
         await until(() => heard.length === 1);
         expect(heard).toEqual([small]);
         // More than one notification holds (PostgreSQL: under 8,000 bytes each): all arrive, in order.
-        const many = {
+        const many: StreamNotice = {
           origin: 'coord-2',
-          items: Array.from({ length: 600 }, (_, i) => ({
+          refs: Array.from({ length: 600 }, (_, i) => ({
+            kind: 'transition' as const,
             taskId: `tsk_${String(i).padStart(26, '0')}`,
             seq: i + 1,
           })),
         };
-        await store.publishTransitions(many);
-        await until(() => heard.slice(1).flatMap((n) => n.items).length === 600);
+        await store.publishStreamNotice(many);
+        await until(() => heard.slice(1).flatMap((n) => n.refs).length === 600);
         expect(heard.slice(1).every((n) => n.origin === 'coord-2')).toBe(true);
-        expect(heard.slice(1).flatMap((n) => n.items)).toEqual(many.items);
+        expect(heard.slice(1).flatMap((n) => n.refs)).toEqual(many.refs);
         stop();
         const before = heard.length;
-        await store.publishTransitions(small);
+        await store.publishStreamNotice(small);
         await new Promise((r) => setTimeout(r, 50));
         expect(heard).toHaveLength(before);
       });

@@ -1,13 +1,13 @@
 /**
- * Notices between coordinators: `publishClaimable` (and `publishTransitions`) is a `NOTIFY` on a
+ * Notices between coordinators: `publishClaimable` (and `publishStreamNotice`) is a `NOTIFY` on a
  * channel of the schema; every store sharing the database hears it through ONE dedicated `LISTEN`
  * connection per channel, opened when the first subscriber arrives and closed with the last. When
  * that connection drops it comes back by itself with backoff (100 ms doubling to 5 s); nothing here
  * ever throws into the process. Notices sent while it was down are lost — claimable ones are
- * wake-ups (long polls also end on their own timeout), transitions feed live streams only.
+ * wake-ups (long polls also end on their own timeout), stream notices feed live streams only.
  */
 import pg from 'pg';
-import type { ClaimableNotice, TransitionNotice } from '../store.js';
+import type { ClaimableNotice, StreamNotice, StreamRef } from '../store.js';
 
 const MIN_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 5000;
@@ -43,36 +43,57 @@ export function parseClaimableNotice(payload: string | undefined): ClaimableNoti
   }
 }
 
-/** The transitions as payloads under the NOTIFY limit: `{"o": origin, "i": [[taskId, seq], ...]}`. */
-export function transitionPayloads(notice: TransitionNotice): string[] {
+/**
+ * A stream notice as payloads under the NOTIFY limit: `{"o": origin, "r": [ref, ...]}`, each ref a
+ * short array: `["t", taskId, seq]`, `["p", taskId]` or `["a", agentId, "registered" | "status"]`.
+ */
+export function streamNoticePayloads(notice: StreamNotice): string[] {
   const out: string[] = [];
-  let items: string[] = [];
+  let refs: string[] = [];
   let bytes = 0;
   const flush = () => {
-    out.push(`{"o":${JSON.stringify(notice.origin)},"i":[${items.join(',')}]}`);
-    items = [];
+    out.push(`{"o":${JSON.stringify(notice.origin)},"r":[${refs.join(',')}]}`);
+    refs = [];
     bytes = 0;
   };
-  for (const ref of notice.items) {
-    const item = JSON.stringify([ref.taskId, ref.seq]);
-    if (items.length > 0 && bytes + item.length + 1 > MAX_PAYLOAD_BYTES - 200) flush();
-    items.push(item);
-    bytes += Buffer.byteLength(item) + 1;
+  for (const ref of notice.refs) {
+    const item = JSON.stringify(
+      ref.kind === 'transition'
+        ? ['t', ref.taskId, ref.seq]
+        : ref.kind === 'progress'
+          ? ['p', ref.taskId]
+          : ['a', ref.agentId, ref.event],
+    );
+    const size = Buffer.byteLength(item) + 1;
+    if (refs.length > 0 && bytes + size > MAX_PAYLOAD_BYTES - 200) flush();
+    refs.push(item);
+    bytes += size;
   }
-  if (items.length > 0) flush();
+  if (refs.length > 0) flush();
   return out;
 }
 
-export function parseTransitionNotice(payload: string | undefined): TransitionNotice | null {
+function parseStreamRef(item: unknown): StreamRef | null {
+  if (!Array.isArray(item) || typeof item[1] !== 'string') return null;
+  if (item[0] === 't' && Number.isInteger(item[2]))
+    return { kind: 'transition', taskId: item[1], seq: item[2] };
+  if (item[0] === 'p') return { kind: 'progress', taskId: item[1] };
+  if (item[0] === 'a' && (item[2] === 'registered' || item[2] === 'status'))
+    return { kind: 'agent', agentId: item[1], event: item[2] };
+  return null;
+}
+
+export function parseStreamNotice(payload: string | undefined): StreamNotice | null {
   try {
-    const value = JSON.parse(payload ?? '') as { o?: unknown; i?: unknown };
-    if (typeof value.o !== 'string' || !Array.isArray(value.i)) return null;
-    const items: TransitionNotice['items'] = [];
-    for (const item of value.i as unknown[]) {
-      if (!Array.isArray(item) || typeof item[0] !== 'string' || !Number.isInteger(item[1])) return null;
-      items.push({ taskId: item[0], seq: item[1] as number });
+    const value = JSON.parse(payload ?? '') as { o?: unknown; r?: unknown };
+    if (typeof value.o !== 'string' || !Array.isArray(value.r)) return null;
+    const refs: StreamRef[] = [];
+    for (const item of value.r as unknown[]) {
+      const ref = parseStreamRef(item);
+      if (ref === null) return null;
+      refs.push(ref);
     }
-    return { origin: value.o, items };
+    return { origin: value.o, refs };
   } catch {
     return null;
   }

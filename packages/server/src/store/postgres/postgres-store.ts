@@ -19,8 +19,8 @@ import {
   NoticeListener,
   noticePayloads,
   parseClaimableNotice,
-  parseTransitionNotice,
-  transitionPayloads,
+  parseStreamNotice,
+  streamNoticePayloads,
 } from './claimable-listener.js';
 import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import * as agents from './postgres-agents.js';
@@ -83,7 +83,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const channel = claimableChannel(opts.schema);
   const listener = new NoticeListener(pgConfig(opts), channel, parseClaimableNotice);
   const eventsChannel = transitionsChannel(opts.schema);
-  const eventsListener = new NoticeListener(pgConfig(opts), eventsChannel, parseTransitionNotice);
+  const eventsListener = new NoticeListener(pgConfig(opts), eventsChannel, parseStreamNotice);
 
   const op =
     <A extends unknown[], R>(fn: (ctx: PgContext, ...args: A) => Promise<R>) =>
@@ -161,13 +161,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     onClaimable(subscriber) {
       return listener.subscribe(subscriber);
     },
-    async publishTransitions(notice) {
+    async publishStreamNotice(notice) {
       await eventsListener.listening();
-      for (const payload of transitionPayloads(notice)) {
+      for (const payload of streamNoticePayloads(notice)) {
         await ctx.run('notify', notifyAsyncSql(eventsChannel, payload), []);
       }
     },
-    onTransitions(subscriber) {
+    onStreamNotices(subscriber) {
       return eventsListener.subscribe(subscriber);
     },
     readTransitions: op(reads.readTransitions),

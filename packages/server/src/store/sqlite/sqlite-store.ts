@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { RouseError, UnavailableError, ValidationError } from '../../core/errors.js';
-import type { ClaimableNotice, Store, TransitionNotice } from '../store.js';
+import type { ClaimableNotice, Store, StreamNotice } from '../store.js';
 import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
 import { SqliteContext } from './sqlite-context.js';
@@ -122,7 +122,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const ping = db.prepare('SELECT 1');
   // One file, one coordinator: claimable notices go to this process's subscribers only.
   const claimable = localNotices<ClaimableNotice>();
-  const transitions = localNotices<TransitionNotice>();
+  const streamNotices = localNotices<StreamNotice>();
 
   return {
     kind: 'sqlite',
@@ -178,8 +178,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     listCoordinators: read(shards.listCoordinators),
     publishClaimable: (notice) => claimable.publish(notice),
     onClaimable: (listener) => claimable.subscribe(listener),
-    publishTransitions: (notice) => transitions.publish(notice),
-    onTransitions: (listener) => transitions.subscribe(listener),
+    publishStreamNotice: (notice) => streamNotices.publish(notice),
+    onStreamNotices: (listener) => streamNotices.subscribe(listener),
     readTransitions: read(reads.readTransitions),
   };
 }
