@@ -2,13 +2,16 @@
  * Commands for agents (`wake`, `cancel`, `checkpoint`, `restart`, `terminate`), kept in the store and
  * delivered on the agent's next heartbeat response — by whichever coordinator that heartbeat reaches,
  * whichever one queued the command. Bounded per agent: an agent that never beats again cannot grow its
- * queue without limit (the oldest commands are dropped).
+ * queue without limit (the oldest commands are dropped), and a command nobody took for a day is
+ * dropped when the next one is queued.
  */
 import type { AgentCommand } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 
 export const MAX_QUEUED_COMMANDS_PER_AGENT = 100;
+/** A command nobody took for this long is dropped (its agent is gone). */
+export const MAX_COMMAND_AGE_MS = 24 * 60 * 60 * 1000;
 
 export interface AgentCommands {
   enqueue(agentId: string, command: AgentCommand): Promise<void>;
@@ -27,7 +30,12 @@ export interface AgentCommands {
 export function createAgentCommands(store: Store, logger: Logger): AgentCommands {
   const pending = new Set<Promise<void>>();
   const enqueue = (agentId: string, command: AgentCommand): Promise<void> =>
-    store.queueAgentCommand({ agentId, command, keep: MAX_QUEUED_COMMANDS_PER_AGENT });
+    store.queueAgentCommand({
+      agentId,
+      command,
+      keep: MAX_QUEUED_COMMANDS_PER_AGENT,
+      maxAgeMs: MAX_COMMAND_AGE_MS,
+    });
   return {
     enqueue,
     enqueueLater(agentId, command) {

@@ -252,6 +252,11 @@ export interface QueueAgentCommandInput {
   command: AgentCommand;
   /** Keep at most this many queued commands for the agent; the oldest beyond it are dropped. */
   keep: number;
+  /**
+   * Commands of any agent queued longer ago than this are dropped too: their agents never came back
+   * for them (an agent that restarts registers anew).
+   */
+  maxAgeMs: number;
 }
 
 export interface AgentHeartbeatInput {

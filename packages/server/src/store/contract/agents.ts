@@ -17,6 +17,8 @@ function newAgent(id: string, overrides: Partial<NewAgent> = {}): NewAgent {
   };
 }
 
+const DAY = 86_400_000;
+
 export function agentsContract(h: () => Harness): void {
   describe('agents', () => {
     it('registers an idle agent and reads it back by id and by token hash', async () => {
@@ -129,17 +131,38 @@ export function agentsContract(h: () => Harness): void {
       const agentId = uniqueId('agt');
       const other = uniqueId('agt');
       expect(await store.takeAgentCommands(agentId)).toEqual([]);
-      await store.queueAgentCommand({ agentId, command: { type: 'wake', reason: 'stalled' }, keep: 10 });
-      await store.queueAgentCommand({ agentId, command: { type: 'cancel', taskId: 'tsk_1' }, keep: 10 });
+      await store.queueAgentCommand({
+        agentId,
+        command: { type: 'wake', reason: 'stalled' },
+        keep: 10,
+        maxAgeMs: DAY,
+      });
+      await store.queueAgentCommand({
+        agentId,
+        command: { type: 'cancel', taskId: 'tsk_1' },
+        keep: 10,
+        maxAgeMs: DAY,
+      });
       // The same command about the same task waits once; about another task, or without a task, again.
       await store.queueAgentCommand({
         agentId,
         command: { type: 'cancel', taskId: 'tsk_1', reason: 'x' },
         keep: 10,
+        maxAgeMs: DAY,
       });
-      await store.queueAgentCommand({ agentId, command: { type: 'cancel', taskId: 'tsk_2' }, keep: 10 });
-      await store.queueAgentCommand({ agentId, command: { type: 'wake' }, keep: 10 });
-      await store.queueAgentCommand({ agentId: other, command: { type: 'terminate' }, keep: 10 });
+      await store.queueAgentCommand({
+        agentId,
+        command: { type: 'cancel', taskId: 'tsk_2' },
+        keep: 10,
+        maxAgeMs: DAY,
+      });
+      await store.queueAgentCommand({ agentId, command: { type: 'wake' }, keep: 10, maxAgeMs: DAY });
+      await store.queueAgentCommand({
+        agentId: other,
+        command: { type: 'terminate' },
+        keep: 10,
+        maxAgeMs: DAY,
+      });
       const [first, second] = await Promise.all([
         store.takeAgentCommands(agentId),
         store.takeAgentCommands(agentId),
@@ -154,7 +177,12 @@ export function agentsContract(h: () => Harness): void {
       ]);
       expect(await store.takeAgentCommands(agentId)).toEqual([]);
       // Taken, the same command may be queued again.
-      await store.queueAgentCommand({ agentId, command: { type: 'cancel', taskId: 'tsk_1' }, keep: 10 });
+      await store.queueAgentCommand({
+        agentId,
+        command: { type: 'cancel', taskId: 'tsk_1' },
+        keep: 10,
+        maxAgeMs: DAY,
+      });
       expect(await store.takeAgentCommands(agentId)).toEqual([{ type: 'cancel', taskId: 'tsk_1' }]);
       expect(await store.takeAgentCommands(other)).toEqual([{ type: 'terminate' }]);
     });
@@ -163,10 +191,15 @@ export function agentsContract(h: () => Harness): void {
       const { store } = h();
       const agentId = uniqueId('agt');
       for (let i = 0; i < 5; i++) {
-        await store.queueAgentCommand({ agentId, command: { type: 'wake', reason: `r${i}` }, keep: 3 });
+        await store.queueAgentCommand({
+          agentId,
+          command: { type: 'wake', reason: `r${i}` },
+          keep: 3,
+          maxAgeMs: DAY,
+        });
       }
       expect((await store.takeAgentCommands(agentId)).map((c) => c.reason)).toEqual(['r2', 'r3', 'r4']);
-      await store.queueAgentCommand({ agentId, command: { type: 'checkpoint' }, keep: 3 });
+      await store.queueAgentCommand({ agentId, command: { type: 'checkpoint' }, keep: 3, maxAgeMs: DAY });
       await store.clearAgentCommands(agentId);
       expect(await store.takeAgentCommands(agentId)).toEqual([]);
     });
@@ -204,6 +237,22 @@ export function agentsContract(h: () => Harness): void {
           ],
         ].sort((a, b) => (a.name < b.name ? -1 : 1)),
       );
+    });
+
+    it("drops any agent's commands nobody took for longer than maxAgeMs when another is queued", async () => {
+      const { store, clock } = h();
+      const gone = uniqueId('agt');
+      const alive = uniqueId('agt');
+      const queue = (agentId: string, type: 'wake' | 'checkpoint' | 'terminate') =>
+        store.queueAgentCommand({ agentId, command: { type }, keep: 10, maxAgeMs: DAY });
+      await queue(gone, 'wake');
+      await queue(alive, 'wake');
+      clock.advance(DAY);
+      await queue(alive, 'checkpoint'); // a day old exactly: nothing goes yet
+      clock.advance(1);
+      await queue(alive, 'terminate'); // now both wakes go, whoever they were for
+      expect(await store.takeAgentCommands(gone)).toEqual([]);
+      expect(await store.takeAgentCommands(alive)).toEqual([{ type: 'checkpoint' }, { type: 'terminate' }]);
     });
   });
 }

@@ -64,11 +64,16 @@ export const AGENT_SQL = {
     SELECT $2, $3, $4, $5::jsonb, clock.now FROM clock
     ON CONFLICT (agent_id, type, task_id) WHERE task_id IS NOT NULL DO NOTHING`,
 
-  /** Keep the agent's newest $2 commands. Params: $1 agentId, $2 keep (>= 1). */
+  /**
+   * Keep the agent's newest $3 commands, and drop every agent's commands older than $4 ms.
+   * Params: $1 now, $2 agentId, $3 keep (>= 1), $4 maxAgeMs.
+   */
   trimAgentCommands: `
-    DELETE FROM agent_commands
-    WHERE agent_id = $1 AND seq < (SELECT seq FROM agent_commands WHERE agent_id = $1
-                                   ORDER BY seq DESC OFFSET $2::integer - 1 LIMIT 1)`,
+    WITH ${CLOCK_CTE}
+    DELETE FROM agent_commands c USING clock
+    WHERE (c.agent_id = $2 AND c.seq < (SELECT seq FROM agent_commands WHERE agent_id = $2
+                                        ORDER BY seq DESC OFFSET $3::integer - 1 LIMIT 1))
+       OR c.created_at < clock.now - $4::bigint`,
 
   /** Take (delete) the agent's commands; callers order them by seq. Params: $1 agentId. */
   takeAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1 RETURNING seq, command',

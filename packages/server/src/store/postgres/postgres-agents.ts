@@ -82,8 +82,10 @@ export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommand
     JSON.stringify(command),
   ]);
   await ctx.changes('trimAgentCommands', AGENT_SQL.trimAgentCommands, [
+    ctx.now(),
     agentId,
     Math.max(1, Math.floor(input.keep)),
+    input.maxAgeMs,
   ]);
 }
 

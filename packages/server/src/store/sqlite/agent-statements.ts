@@ -60,11 +60,15 @@ export const AGENT_SQL = {
     VALUES (@agentId, @type, @taskId, @command, @now)
     ON CONFLICT (agent_id, type, task_id) WHERE task_id IS NOT NULL DO NOTHING`,
 
-  /** Keep the agent's newest @keep commands. Params: @agentId, @keep (>= 1). */
+  /**
+   * Keep the agent's newest @keep commands, and drop every agent's commands older than @maxAgeMs.
+   * Params: @agentId, @keep (>= 1), @now, @maxAgeMs.
+   */
   trimAgentCommands: `
     DELETE FROM agent_commands
-    WHERE agent_id = @agentId AND seq < (SELECT seq FROM agent_commands WHERE agent_id = @agentId
-                                         ORDER BY seq DESC LIMIT 1 OFFSET @keep - 1)`,
+    WHERE (agent_id = @agentId AND seq < (SELECT seq FROM agent_commands WHERE agent_id = @agentId
+                                          ORDER BY seq DESC LIMIT 1 OFFSET @keep - 1))
+       OR created_at < @now - @maxAgeMs`,
 
   /** The agent's commands, oldest first. Params: @agentId. */
   selectAgentCommands: 'SELECT command FROM agent_commands WHERE agent_id = @agentId ORDER BY seq',

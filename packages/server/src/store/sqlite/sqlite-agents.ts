@@ -88,7 +88,12 @@ export function queueAgentCommand(ctx: SqliteContext, input: QueueAgentCommandIn
     command: JSON.stringify(command),
     now: ctx.clock.now(),
   });
-  ctx.agents.trimAgentCommands.run({ agentId, keep: Math.max(1, Math.floor(input.keep)) });
+  ctx.agents.trimAgentCommands.run({
+    agentId,
+    keep: Math.max(1, Math.floor(input.keep)),
+    now: ctx.clock.now(),
+    maxAgeMs: input.maxAgeMs,
+  });
 }
 
 export function takeAgentCommands(ctx: SqliteContext, agentId: string): AgentCommand[] {
