@@ -1,6 +1,8 @@
 /** Contract: agent registration, lookup and the agent-level writes. */
+
+import type { AgentCommand } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import type { NewAgent } from '../store.js';
+import type { NewAgent, Store } from '../store.js';
 import { expectCode, type Harness, T0, uniqueId, writer } from './harness.js';
 
 function newAgent(id: string, overrides: Partial<NewAgent> = {}): NewAgent {
@@ -18,6 +20,11 @@ function newAgent(id: string, overrides: Partial<NewAgent> = {}): NewAgent {
 }
 
 const DAY = 86_400_000;
+
+/** Queue `command` for `agentId`, keeping at most `keep` and none older than a day. */
+function queueCommand(store: Store, agentId: string, command: AgentCommand, keep = 10): Promise<void> {
+  return store.queueAgentCommand({ agentId, command, keep, maxAgeMs: DAY });
+}
 
 export function agentsContract(h: () => Harness): void {
   describe('agents', () => {
@@ -131,38 +138,13 @@ export function agentsContract(h: () => Harness): void {
       const agentId = uniqueId('agt');
       const other = uniqueId('agt');
       expect(await store.takeAgentCommands(agentId)).toEqual([]);
-      await store.queueAgentCommand({
-        agentId,
-        command: { type: 'wake', reason: 'stalled' },
-        keep: 10,
-        maxAgeMs: DAY,
-      });
-      await store.queueAgentCommand({
-        agentId,
-        command: { type: 'cancel', taskId: 'tsk_1' },
-        keep: 10,
-        maxAgeMs: DAY,
-      });
+      await queueCommand(store, agentId, { type: 'wake', reason: 'stalled' });
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
       // The same command about the same task waits once; about another task, or without a task, again.
-      await store.queueAgentCommand({
-        agentId,
-        command: { type: 'cancel', taskId: 'tsk_1', reason: 'x' },
-        keep: 10,
-        maxAgeMs: DAY,
-      });
-      await store.queueAgentCommand({
-        agentId,
-        command: { type: 'cancel', taskId: 'tsk_2' },
-        keep: 10,
-        maxAgeMs: DAY,
-      });
-      await store.queueAgentCommand({ agentId, command: { type: 'wake' }, keep: 10, maxAgeMs: DAY });
-      await store.queueAgentCommand({
-        agentId: other,
-        command: { type: 'terminate' },
-        keep: 10,
-        maxAgeMs: DAY,
-      });
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1', reason: 'x' });
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_2' });
+      await queueCommand(store, agentId, { type: 'wake' });
+      await queueCommand(store, other, { type: 'terminate' });
       const [first, second] = await Promise.all([
         store.takeAgentCommands(agentId),
         store.takeAgentCommands(agentId),
@@ -177,12 +159,7 @@ export function agentsContract(h: () => Harness): void {
       ]);
       expect(await store.takeAgentCommands(agentId)).toEqual([]);
       // Taken, the same command may be queued again.
-      await store.queueAgentCommand({
-        agentId,
-        command: { type: 'cancel', taskId: 'tsk_1' },
-        keep: 10,
-        maxAgeMs: DAY,
-      });
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
       expect(await store.takeAgentCommands(agentId)).toEqual([{ type: 'cancel', taskId: 'tsk_1' }]);
       expect(await store.takeAgentCommands(other)).toEqual([{ type: 'terminate' }]);
     });
@@ -191,15 +168,10 @@ export function agentsContract(h: () => Harness): void {
       const { store } = h();
       const agentId = uniqueId('agt');
       for (let i = 0; i < 5; i++) {
-        await store.queueAgentCommand({
-          agentId,
-          command: { type: 'wake', reason: `r${i}` },
-          keep: 3,
-          maxAgeMs: DAY,
-        });
+        await queueCommand(store, agentId, { type: 'wake', reason: `r${i}` }, 3);
       }
       expect((await store.takeAgentCommands(agentId)).map((c) => c.reason)).toEqual(['r2', 'r3', 'r4']);
-      await store.queueAgentCommand({ agentId, command: { type: 'checkpoint' }, keep: 3, maxAgeMs: DAY });
+      await queueCommand(store, agentId, { type: 'checkpoint' }, 3);
       await store.clearAgentCommands(agentId);
       expect(await store.takeAgentCommands(agentId)).toEqual([]);
     });
@@ -243,8 +215,7 @@ export function agentsContract(h: () => Harness): void {
       const { store, clock } = h();
       const gone = uniqueId('agt');
       const alive = uniqueId('agt');
-      const queue = (agentId: string, type: 'wake' | 'checkpoint' | 'terminate') =>
-        store.queueAgentCommand({ agentId, command: { type }, keep: 10, maxAgeMs: DAY });
+      const queue = (agentId: string, type: AgentCommand['type']) => queueCommand(store, agentId, { type });
       await queue(gone, 'wake');
       await queue(alive, 'wake');
       clock.advance(DAY);
