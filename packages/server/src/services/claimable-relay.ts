@@ -20,6 +20,7 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 import type { ClaimWaiters } from './claim-waiters.js';
+import { createNoticeBatcher } from './notice-batcher.js';
 
 const MAX_ECHOES = 256;
 
@@ -43,54 +44,23 @@ export function createClaimableRelay(deps: {
   logger: Logger;
 }): ClaimableRelay {
   const { store, waiters: local, origin, logger } = deps;
-  const pending = new Set<string>();
   /** Keys of notices published and not heard back yet (bounded: an echo may never come). */
   const echoes: string[] = [];
   const stats = { published: 0, received: 0 };
-  let scheduled = false;
-  let publishing = false;
   let stopped = false;
   let unsubscribe: (() => void) | null = null;
-  let failing = false;
-
-  function enqueue(type: string): void {
-    if (stopped) return;
-    pending.add(type);
-    if (scheduled || publishing) return;
-    scheduled = true;
-    // A scheduling boundary (coalesce one event-loop turn), not domain time: no clock involved.
-    setImmediate(flush);
-  }
-
-  function flush(): void {
-    scheduled = false;
-    if (stopped || pending.size === 0) return;
-    const types = [...pending];
-    pending.clear();
-    publishing = true;
-    stats.published++;
-    echoes.push(noticeKey(types));
-    if (echoes.length > MAX_ECHOES) echoes.shift();
-    store
-      .publishClaimable({ types, origin })
-      .then(
-        () => {
-          failing = false;
-        },
-        (err: unknown) => {
-          // Other coordinators still find the work on their next poll; nothing is lost.
-          if (!failing) logger.warn({ err, types }, 'could not publish a claimable notice');
-          failing = true;
-        },
-      )
-      .finally(() => {
-        publishing = false;
-        if (pending.size > 0 && !scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      });
-  }
+  const outbox = createNoticeBatcher<string>({
+    unique: true,
+    publish(types) {
+      stats.published++;
+      echoes.push(noticeKey(types));
+      if (echoes.length > MAX_ECHOES) echoes.shift();
+      return store.publishClaimable({ types, origin });
+    },
+    // Other coordinators still find the work on their next poll; nothing is lost.
+    onFailure: (err, types) => logger.warn({ err, types }, 'could not publish a claimable notice'),
+  });
+  const enqueue = (type: string): void => outbox.add(type);
 
   const waiters: ClaimWaiters = {
     epochOf: (types) => local.epochOf(types),
@@ -136,7 +106,7 @@ export function createClaimableRelay(deps: {
     },
     stop() {
       stopped = true;
-      pending.clear();
+      outbox.stop();
       unsubscribe?.();
       unsubscribe = null;
     },

@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Store, StreamNotice, StreamRef, TransitionRef } from '../store/store.js';
 import type { EventBus } from './event-bus.js';
+import { createNoticeBatcher } from './notice-batcher.js';
 
 export interface EventRelay {
   /**
@@ -49,49 +50,18 @@ export function createEventRelay(deps: {
 }): EventRelay {
   const { store, bus, clock, origin, logger } = deps;
   const stats = { published: 0, received: 0 };
-  let pending: StreamRef[] = [];
-  let scheduled = false;
-  let publishing = false;
   let stopped = true;
-  let failing = false;
   let unsubscribe: (() => void) | null = null;
   /** Reads of received notices, chained so that their events go out in notice order. */
   let delivering: Promise<void> = Promise.resolve();
-
-  function flush(): void {
-    scheduled = false;
-    if (stopped || pending.length === 0) return;
-    const refs = pending;
-    pending = [];
-    publishing = true;
-    stats.published++;
-    store
-      .publishStreamNotice({ origin, refs })
-      .then(
-        () => {
-          failing = false;
-        },
-        (err: unknown) => {
-          if (!failing) logger.warn({ err, refs: refs.length }, 'could not relay stream events');
-          failing = true;
-        },
-      )
-      .finally(() => {
-        publishing = false;
-        if (pending.length > 0 && !scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      });
-  }
-
-  function add(ref: StreamRef): void {
-    pending.push(ref);
-    if (scheduled || publishing) return;
-    scheduled = true;
-    // A scheduling boundary (coalesce one event-loop turn), not domain time: no clock involved.
-    setImmediate(flush);
-  }
+  const outbox = createNoticeBatcher<StreamRef>({
+    publish(refs) {
+      stats.published++;
+      return store.publishStreamNotice({ origin, refs });
+    },
+    onFailure: (err, refs) => logger.warn({ err, refs: refs.length }, 'could not relay stream events'),
+  });
+  const add = (ref: StreamRef): void => outbox.add(ref);
 
   /** The events a notice names, read back from the store, in the notice's order. */
   async function eventsOf(refs: readonly StreamRef[]): Promise<StreamEvent[]> {
@@ -177,7 +147,7 @@ export function createEventRelay(deps: {
     },
     stop() {
       stopped = true;
-      pending = [];
+      outbox.stop();
       follow();
     },
     stats,
