@@ -113,7 +113,7 @@ export class NoticeListener<N> {
 
   constructor(
     private readonly config: pg.ClientConfig,
-    private readonly channel: string,
+    readonly channel: string,
     private readonly parse: (payload: string | undefined) => N | null,
   ) {}
 

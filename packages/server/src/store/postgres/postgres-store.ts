@@ -15,14 +15,14 @@ import { UnavailableError } from '../../core/errors.js';
 import { checkLedger } from '../migrations.js';
 import type { Store } from '../store.js';
 import { ADMIN_SQL, notifyAsyncSql } from './admin-statements.js';
+import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import {
   NoticeListener,
   noticePayloads,
   parseClaimableNotice,
   parseStreamNotice,
   streamNoticePayloads,
-} from './claimable-listener.js';
-import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
+} from './notice-listener.js';
 import * as agents from './postgres-agents.js';
 import { createPostgresBlobStore } from './postgres-blobs.js';
 import { PgContext, pgConfig } from './postgres-context.js';
@@ -80,10 +80,21 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     throw err;
   }
   const ctx = new PgContext(pool, opts);
-  const channel = claimableChannel(opts.schema);
-  const listener = new NoticeListener(pgConfig(opts), channel, parseClaimableNotice);
-  const eventsChannel = transitionsChannel(opts.schema);
-  const eventsListener = new NoticeListener(pgConfig(opts), eventsChannel, parseStreamNotice);
+  const listener = new NoticeListener(pgConfig(opts), claimableChannel(opts.schema), parseClaimableNotice);
+  const eventsListener = new NoticeListener(
+    pgConfig(opts),
+    transitionsChannel(opts.schema),
+    parseStreamNotice,
+  );
+
+  /** NOTIFY `payloads` on `on`'s channel, once our own LISTEN there is in place (so our subscribers hear it too). */
+  const notify = async (
+    on: Pick<NoticeListener<never>, 'channel' | 'listening'>,
+    payloads: string[],
+  ): Promise<void> => {
+    await on.listening();
+    for (const payload of payloads) await ctx.run('notify', notifyAsyncSql(on.channel, payload), []);
+  };
 
   const op =
     <A extends unknown[], R>(fn: (ctx: PgContext, ...args: A) => Promise<R>) =>
@@ -151,22 +162,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     listShardLeases: op(shards.listShardLeases),
     announceCoordinator: op(shards.announceCoordinator),
     listCoordinators: op(shards.listCoordinators),
-    async publishClaimable(notice) {
-      // Our own subscribers must hear what we publish: wait until our LISTEN is in place.
-      await listener.listening();
-      for (const payload of noticePayloads(notice)) {
-        await ctx.run('notify', notifyAsyncSql(channel, payload), []);
-      }
-    },
+    publishClaimable: (notice) => notify(listener, noticePayloads(notice)),
     onClaimable(subscriber) {
       return listener.subscribe(subscriber);
     },
-    async publishStreamNotice(notice) {
-      await eventsListener.listening();
-      for (const payload of streamNoticePayloads(notice)) {
-        await ctx.run('notify', notifyAsyncSql(eventsChannel, payload), []);
-      }
-    },
+    publishStreamNotice: (notice) => notify(eventsListener, streamNoticePayloads(notice)),
     onStreamNotices(subscriber) {
       return eventsListener.subscribe(subscriber);
     },
