@@ -8,6 +8,7 @@ import { Client } from '@rouse/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Cluster, startCluster } from '../harness/cluster.js';
 import { type FreshSchema, freshSchema } from '../harness/postgres.js';
+import { waitFor } from '../harness/wait.js';
 
 let schema: FreshSchema | undefined;
 let cluster: Cluster | undefined;
@@ -20,15 +21,6 @@ afterEach(async () => {
   await schema?.drop();
   schema = undefined;
 });
-
-/** Wait until `check` holds, polling every 20 ms, for at most `ms`. */
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('the live event stream across coordinators', () => {
   it("a client of A's /v1/events hears tasks created, claimed, run and completed through B", async () => {
@@ -69,7 +61,10 @@ describe('the live event stream across coordinators', () => {
 
     const transitionsOf = () =>
       heard.flatMap((e) => (e.type === 'task.transition' && e.task.id === task.id ? [e.event.to] : []));
-    await until(() => transitionsOf().includes('completed'), 10_000, 'the completion on A');
+    await waitFor(() => transitionsOf().includes('completed'), {
+      timeoutMs: 10_000,
+      what: 'the completion on A',
+    });
     expect(createdIds()).toContain(task.id);
     expect(transitionsOf()).toEqual(['claimed', 'running', 'completed']);
     const last = heard.findLast((e) => e.type === 'task.transition' && e.task.id === task.id);
