@@ -22,8 +22,16 @@ export interface MigrationReport {
 }
 
 /** A migration's SQL, read from `file` in the `migrations/` folder beside `moduleUrl` when first needed. */
-export function migrationFile(moduleUrl: string, file: string): () => string {
+function migrationFile(moduleUrl: string, file: string): () => string {
   return () => readFileSync(new URL(`./migrations/${file}`, moduleUrl), 'utf8');
+}
+
+/**
+ * A backend's registry from its migration names in order (`NNNN_what`, each the file
+ * `migrations/NNNN_what.sql` beside `moduleUrl`): the version is the position, 1, 2, 3 …
+ */
+export function migrationsIn(moduleUrl: string, names: readonly string[]): Migration[] {
+  return names.map((name, i) => ({ version: i + 1, name, sql: migrationFile(moduleUrl, `${name}.sql`) }));
 }
 
 /** The code's schema version; throws when the registry is not numbered 1, 2, 3 … in order. */

@@ -44,16 +44,7 @@ import type {
   TransitionRef,
 } from './coordination.js';
 
-export type {
-  AnnounceCoordinatorInput,
-  ClaimableNotice,
-  CoordinatorPresence,
-  DependencyRecord,
-  ShardLease,
-  StreamNotice,
-  StreamRef,
-  TransitionRef,
-} from './coordination.js';
+export type * from './coordination.js';
 
 /** A task to insert; the id is chosen by the caller, times by the store. */
 export interface NewTask {

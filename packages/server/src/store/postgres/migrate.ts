@@ -10,7 +10,7 @@ import {
   checkRegistry,
   type Migration,
   type MigrationReport,
-  migrationFile,
+  migrationsIn,
 } from '../migrations.js';
 import { pgConfig } from './postgres-context.js';
 import { toStoreError } from './postgres-errors.js';
@@ -24,19 +24,15 @@ export type PostgresMigration = Migration;
 export type PostgresMigrationReport = MigrationReport;
 
 /** The schema, in order. Append, never edit or reorder: databases record what they ran. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
-  { version: 1, name: '0001_init', sql: migrationFile(import.meta.url, '0001_init.sql') },
-  { version: 2, name: '0002_coordinators', sql: migrationFile(import.meta.url, '0002_coordinators.sql') },
-  { version: 3, name: '0003_result_blobs', sql: migrationFile(import.meta.url, '0003_result_blobs.sql') },
-  { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
-  { version: 5, name: '0005_agent_commands', sql: migrationFile(import.meta.url, '0005_agent_commands.sql') },
-  { version: 6, name: '0006_dependencies', sql: migrationFile(import.meta.url, '0006_dependencies.sql') },
-  {
-    version: 7,
-    name: '0007_coordinator_listening',
-    sql: migrationFile(import.meta.url, '0007_coordinator_listening.sql'),
-  },
-];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(import.meta.url, [
+  '0001_init',
+  '0002_coordinators',
+  '0003_result_blobs',
+  '0004_status_index',
+  '0005_agent_commands',
+  '0006_dependencies',
+  '0007_coordinator_listening',
+]);
 
 export interface PostgresMigrationStatus {
   /** Schema version the database records (0: never migrated). */

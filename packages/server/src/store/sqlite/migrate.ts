@@ -12,26 +12,22 @@ import {
   checkRegistry,
   type Migration,
   type MigrationReport,
-  migrationFile,
+  migrationsIn,
 } from '../migrations.js';
 
 export type SqliteMigration = Migration;
 export type { MigrationReport };
 
 /** The schema, in order. Append, never edit or reorder: databases record what they ran. */
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
-  { version: 1, name: '0001_init', sql: migrationFile(import.meta.url, '0001_init.sql') },
-  { version: 2, name: '0002_lease_shards', sql: migrationFile(import.meta.url, '0002_lease_shards.sql') },
-  { version: 3, name: '0003_coordinators', sql: migrationFile(import.meta.url, '0003_coordinators.sql') },
-  { version: 4, name: '0004_status_index', sql: migrationFile(import.meta.url, '0004_status_index.sql') },
-  { version: 5, name: '0005_agent_commands', sql: migrationFile(import.meta.url, '0005_agent_commands.sql') },
-  { version: 6, name: '0006_dependencies', sql: migrationFile(import.meta.url, '0006_dependencies.sql') },
-  {
-    version: 7,
-    name: '0007_coordinator_listening',
-    sql: migrationFile(import.meta.url, '0007_coordinator_listening.sql'),
-  },
-];
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import.meta.url, [
+  '0001_init',
+  '0002_lease_shards',
+  '0003_coordinators',
+  '0004_status_index',
+  '0005_agent_commands',
+  '0006_dependencies',
+  '0007_coordinator_listening',
+]);
 
 const CREATE_LEDGER = `
   CREATE TABLE IF NOT EXISTS rouse_migrations (
