@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type FreshSchema, freshSchema } from '../harness/postgres.js';
+import { freePort } from '../harness/ports.js';
+import { databaseUrl, type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { runCli } from './run-cli.js';
 
@@ -73,5 +74,53 @@ describe('rouse migrate', () => {
     const bad = await runCli(['serve', '--port', '0', '--store', 'mysql://x'], { cwd });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--store must be a postgres:\/\/ URL/);
+  });
+
+  it('serve and migrate: a PostgreSQL store that cannot be opened says which server and what to check (exit 1)', async () => {
+    const cwd = tempDir('rouse-serve-pg-fail-');
+    const env = { ROUSE_ADMIN_TOKEN: 'admin-token-0123456789', ROUSE_AGENT_TOKEN: 'agent-token-0123456789' };
+    const base = new URL(databaseUrl());
+    const at = (u: URL) => `PostgreSQL at ${u.hostname}:${u.port || '5432'}`;
+
+    const closed = new URL(base);
+    closed.hostname = '127.0.0.1';
+    closed.port = String(await freePort());
+    const refused = await runCli(['serve', '--port', '0', '--store', closed.toString()], { cwd, env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`cannot reach ${at(closed)} (ECONNREFUSED)`);
+
+    const noUser = new URL(base);
+    noUser.username = 'rouse_no_such_user';
+    noUser.password = 'not-the-password';
+    const refusedUser = await runCli(['migrate', '--store', noUser.toString()], { cwd });
+    expect(refusedUser.code).toBe(1);
+    expect(refusedUser.stderr).toMatch(
+      /refused user "rouse_no_such_user" \(28[0-9A-Z]{3}: .*check the user and password/,
+    );
+    expect(refusedUser.stderr).not.toContain('not-the-password');
+
+    const noDatabase = new URL(base);
+    noDatabase.pathname = '/rouse_no_such_database';
+    const missing = await runCli(['serve', '--port', '0', '--store', noDatabase.toString()], { cwd, env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`${at(noDatabase)} has no database "rouse_no_such_database" (3D000)`);
+
+    const unparsable = await runCli(['serve', '--port', '0', '--store', 'postgres://u:secret@:::x'], {
+      cwd,
+      env,
+    });
+    expect(unparsable.code).toBe(2);
+    expect(unparsable.stderr).toMatch(/--store is not a valid URL: expected postgres:\/\/user:password@host/);
+    expect(unparsable.stderr).not.toContain('secret');
+  });
+
+  it('serve: a token from the environment that is too short is named by its variable (exit 2)', async () => {
+    const cwd = tempDir('rouse-serve-token-');
+    const short = await runCli(['serve', '--port', '0', '--db', ':memory:'], {
+      cwd,
+      env: { ROUSE_ADMIN_TOKEN: 'short' },
+    });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/ROUSE_ADMIN_TOKEN must be at least 16 characters/);
   });
 });

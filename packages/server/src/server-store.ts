@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import type { Clock } from './core/clock.js';
-import { ValidationError } from './core/errors.js';
+import { RouseError, ValidationError } from './core/errors.js';
 import { createSqliteStore } from './store/sqlite/sqlite-store.js';
 import type { Store } from './store/store.js';
 
@@ -40,6 +40,10 @@ export type StoreConfig = SqliteStoreConfig | PostgresStoreConfig;
 export type ResolvedStoreConfig = Required<SqliteStoreConfig> | PostgresStoreConfig;
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/** Said of a `--store` that starts like a PostgreSQL URL but is not one (never echoed: it may hold a password). */
+export const INVALID_POSTGRES_URL =
+  '--store is not a valid URL: expected postgres://user:password@host:5432/database (percent-encode special characters in the password)';
 
 /** Parse `--store` / `ROUSE_STORE`, or take a config object; `sqlitePath` is the SQLite default. */
 export function resolveStoreConfig(
@@ -87,6 +91,48 @@ export function describeStore(config: ResolvedStoreConfig): string {
     where = 'postgres://(unparsable URL)';
   }
   return `PostgreSQL ${where}${config.schema ? ` schema ${config.schema}` : ''}`;
+}
+
+/**
+ * Why the store could not be opened, for the person starting a coordinator or running `rouse
+ * migrate`: which server, what it said, and what to check. Null when `err` is not one of the
+ * failures to open a PostgreSQL store recognised here (the caller reports it as it is).
+ */
+export function explainStoreOpenFailure(err: unknown, config: StoreConfig | undefined): string | null {
+  if (config?.kind !== 'postgres') return null;
+  const driver = (err instanceof RouseError && err.cause !== undefined ? err.cause : err) as {
+    code?: unknown;
+    message?: unknown;
+  } | null;
+  const code = typeof driver?.code === 'string' ? driver.code : '';
+  const said = typeof driver?.message === 'string' ? driver.message : String(driver);
+  let u: URL;
+  try {
+    u = new URL(config.connectionString);
+  } catch {
+    return INVALID_POSTGRES_URL;
+  }
+  if (code === 'ERR_INVALID_URL') return INVALID_POSTGRES_URL;
+  const at = `PostgreSQL at ${u.hostname || 'localhost'}:${u.port || '5432'}`;
+  const user = decodeURIComponent(u.username) || '(default user)';
+  const database = decodeURIComponent(u.pathname.slice(1)) || user;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `cannot resolve the host of ${at} (${code}): check the host name in --store`;
+  if (code === 'ECONNREFUSED')
+    return `cannot reach ${at} (${code}): is PostgreSQL running there, and are the host and port in --store right?`;
+  if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout/i.test(said))
+    return `${at} did not answer in time (${code || said}): check the host and port in --store, the network, or raise --connect-timeout`;
+  if (code.startsWith('28'))
+    return `${at} refused user "${user}" (${code}: ${said}): check the user and password in --store`;
+  if (code === '3D000')
+    return `${at} has no database "${database}" (${code}): create it (\`createdb ${database}\`) or name another in --store`;
+  if (code === '42501')
+    return `user "${user}" may not do what Rouse needs on ${at} (${code}: ${said}): it must be able to create tables in the schema (or run \`rouse migrate\` as a user that can)`;
+  if (/\b(ssl|tls|certificate)\b/i.test(said))
+    return `TLS to ${at} failed: ${said}. Check --pg-ssl, --pg-ssl-ca (or --pg-ssl-insecure for testing) and sslmode in --store`;
+  if (code.startsWith('57P0') || code === '53300')
+    return `${at} cannot take a connection now (${code}: ${said}): retry shortly`;
+  return null;
 }
 
 /** Open (and by default migrate) the store. `clock` is SQLite's; PostgreSQL uses the database's. */

@@ -8,8 +8,14 @@ export class RouseError extends Error {
   readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
+  /** `options.cause`: the lower-level error this one stands for (kept for logs and diagnostics). */
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
     this.name = 'RouseError';
     this.code = code;
     this.details = details;
@@ -78,8 +84,12 @@ export class IdempotencyConflictError extends RouseError {
 }
 
 export class UnavailableError extends RouseError {
-  constructor(message = 'the store is unreachable; retry shortly', details: Record<string, unknown> = {}) {
-    super('unavailable', message, details);
+  constructor(
+    message = 'the store is unreachable; retry shortly',
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super('unavailable', message, details, options);
   }
 }
 

@@ -8,7 +8,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Command } from 'commander';
-import { describeStore, type ResolvedStoreConfig, resolveStoreConfig } from '../../server-store.js';
+import {
+  describeStore,
+  explainStoreOpenFailure,
+  type ResolvedStoreConfig,
+  resolveStoreConfig,
+} from '../../server-store.js';
 import { migrateSqlite, sqliteMigrationStatus } from '../../store/sqlite/migrate.js';
 import { systemClock } from '../../system-clock.js';
 import { action } from '../action.js';
@@ -61,6 +66,20 @@ async function migrate(ctx: CliContext, opts: MigrateOptions): Promise<number> {
   const dataDir = resolveDataDir(ctx, opts.dataDir);
   const sqlitePath = opts.db ? resolve(ctx.deps.cwd, opts.db) : resolve(dataDir, 'rouse.db');
   const config = resolveStoreConfig(storeConfig(ctx, opts), sqlitePath);
+  try {
+    return await migrateOrReport(ctx, opts, config);
+  } catch (err) {
+    const storeFailure = explainStoreOpenFailure(err, config);
+    if (storeFailure) throw new CliError(storeFailure);
+    throw err;
+  }
+}
+
+async function migrateOrReport(
+  ctx: CliContext,
+  opts: MigrateOptions,
+  config: ResolvedStoreConfig,
+): Promise<number> {
   const style = createStyle(ctx.io.color);
   if (opts.status) {
     const status = await readStatus(config);

@@ -6,8 +6,14 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { pino } from 'pino';
+import { ValidationError } from '../../core/errors.js';
 import { startRouseServer } from '../../server.js';
-import { describeStore, type StoreConfig } from '../../server-store.js';
+import {
+  describeStore,
+  explainStoreOpenFailure,
+  INVALID_POSTGRES_URL,
+  type StoreConfig,
+} from '../../server-store.js';
 import { action } from '../action.js';
 import { resolveDataDir } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
@@ -29,6 +35,13 @@ interface ServeOptions extends StoreCliOptions {
   coordinatorId?: string;
   clockOffsetMs?: number;
 }
+
+/** The environment variable each token option is read from. */
+const TOKEN_ENV: Record<string, string> = {
+  adminToken: 'ROUSE_ADMIN_TOKEN',
+  agentToken: 'ROUSE_AGENT_TOKEN',
+  readonlyToken: 'ROUSE_READONLY_TOKEN',
+};
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -176,6 +189,15 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
     }
     if (code === 'EACCES')
       throw new CliError(`not allowed to listen on ${opts.host}:${opts.port}: ${String(err)}`);
+    const storeFailure = explainStoreOpenFailure(err, store);
+    if (storeFailure) throw new CliError(storeFailure);
+    // A token from the environment that is too weak: name the variable, not the option.
+    const issue =
+      err instanceof ValidationError
+        ? (err.details.issues as { path: string; message: string }[] | undefined)?.[0]
+        : undefined;
+    const envName = issue ? TOKEN_ENV[issue.path] : undefined;
+    if (issue && envName && env[envName]) throw new CliError(`${envName} ${issue.message}`, EXIT.usage);
     throw err;
   }
 
@@ -252,6 +274,7 @@ export function storeConfig(ctx: CliContext, opts: StoreCliOptions): StoreConfig
       EXIT.usage,
     );
   }
+  if (!URL.canParse(url)) throw new CliError(INVALID_POSTGRES_URL, EXIT.usage);
   let ssl: boolean | { ca?: string; rejectUnauthorized?: boolean } | undefined;
   if (opts.pgSslCa !== undefined) {
     let ca: string;

@@ -68,10 +68,12 @@ export function toStoreError(err: unknown, closed = false): unknown {
   const message = typeof e?.message === 'string' ? e.message : String(err);
   if (/^\d{2}[0-9A-Z]{3}$/.test(code)) {
     if (code.startsWith('23')) {
-      return new RouseError('conflict', `the write conflicts with existing data: ${message}`, {
-        pgCode: code,
-        constraint: e?.constraint ?? null,
-      });
+      return new RouseError(
+        'conflict',
+        `the write conflicts with existing data: ${message}`,
+        { pgCode: code, constraint: e?.constraint ?? null },
+        { cause: err },
+      );
     }
     if (code === '22P05' || code === '22021' || code === '22003' || code === '22P02') {
       return new ValidationError('value', `cannot be stored in PostgreSQL (${code}): ${message}`);
@@ -79,24 +81,25 @@ export function toStoreError(err: unknown, closed = false): unknown {
     if (unavailableState(code)) {
       return new UnavailableError(
         `the PostgreSQL database is unavailable (${code}: ${message}); retry shortly`,
-        {
-          pgCode: code,
-        },
+        { pgCode: code },
+        { cause: err },
       );
     }
     if (isRetryableConflict(err)) {
-      return new RouseError('conflict', `the write collided with another one (${code}); retry`, {
-        pgCode: code,
-      });
+      return new RouseError(
+        'conflict',
+        `the write collided with another one (${code}); retry`,
+        { pgCode: code },
+        { cause: err },
+      );
     }
     return err;
   }
   if (NETWORK_CODES.has(code) || NETWORK_MESSAGES.some((re) => re.test(message))) {
     return new UnavailableError(
       `the PostgreSQL database is unreachable (${code || message}); retry shortly`,
-      {
-        cause: code || message,
-      },
+      { cause: code || message },
+      { cause: err },
     );
   }
   return err;
