@@ -1,13 +1,14 @@
 /**
- * `rouse migrate` on SQLite and PostgreSQL (a fresh schema), and the store flags of `rouse serve`
- * refusing what does not make sense.
+ * `rouse migrate` on SQLite and PostgreSQL (a fresh schema); the store flags of `rouse serve`
+ * refusing what does not make sense; what both say when a PostgreSQL store cannot be opened; and the
+ * token warning of a coordinator on a shared store.
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/ports.js';
 import { databaseUrl, type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { tempDir } from '../harness/temp-dir.js';
-import { runCli } from './run-cli.js';
+import { runCli, spawnCli, waitForExit } from './run-cli.js';
 
 const schemas: FreshSchema[] = [];
 afterAll(async () => {
@@ -123,4 +124,49 @@ describe('rouse migrate', () => {
     expect(short.code).toBe(2);
     expect(short.stderr).toMatch(/ROUSE_ADMIN_TOKEN must be at least 16 characters/);
   });
+
+  it("serve on PostgreSQL warns when a token is this host's own, and not when all come from the environment", async () => {
+    const pg = await freshSchema('cli_tokens');
+    schemas.push(pg);
+    const cwd = tempDir('rouse-serve-pg-tokens-');
+    const args = ['serve', '--port', '0', '--store', pg.connectionString, '--pg-schema', pg.schema];
+    const env = { ROUSE_ADMIN_TOKEN: 'admin-token-0123456789', ROUSE_AGENT_TOKEN: 'agent-token-0123456789' };
+    const partly = await bannerOf(args, { cwd, env });
+    expect(partly).toMatch(
+      /warning: the readonly token\(s\) come from this host's data directory; .* Set ROUSE_READONLY_TOKEN to the same values/,
+    );
+    const all = await bannerOf(args, { cwd, env: { ...env, ROUSE_READONLY_TOKEN: 'read-token-0123456789' } });
+    expect(all).toMatch(/Press Ctrl-C to stop/);
+    expect(all).not.toMatch(/warning/);
+  });
 });
+
+/** What `rouse serve` printed up to the end of its banner; then it is stopped with SIGTERM. */
+async function bannerOf(
+  args: string[],
+  options: { cwd: string; env: Record<string, string> },
+): Promise<string> {
+  const child = spawnCli(args, options);
+  let out = '';
+  const shown = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
+    const take = (d: Buffer) => {
+      out += d;
+      if (out.includes('Press Ctrl-C to stop.')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stderr?.on('data', take);
+    child.stdout?.on('data', take);
+  });
+  try {
+    await shown;
+    // the warning, if any, is written right after the banner, in the same turn
+    await new Promise((r) => setTimeout(r, 100));
+  } finally {
+    child.kill('SIGTERM');
+    await waitForExit(child);
+  }
+  return out;
+}

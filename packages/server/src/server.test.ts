@@ -15,6 +15,24 @@ afterEach(async () => {
 });
 
 describe('startRouseServer', () => {
+  it("names each log line's component once (no key repeated by nested loggers)", async () => {
+    const lines: string[] = [];
+    const capture = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const server = await startRouseServer({
+      port: 0,
+      dataDir: join(dir, 'logs'),
+      db: ':memory:',
+      logger: capture,
+    });
+    await server.close();
+    const components = lines.map((line) => line.match(/"component":/g)?.length ?? 0);
+    expect(lines.length).toBeGreaterThan(3);
+    expect(Math.max(...components)).toBe(1);
+    const named = lines.map((line) => (JSON.parse(line) as { component?: string }).component);
+    expect(named).toContain('coordinator');
+    expect(named).toContain('lease-expiry');
+  });
+
   it('generates tokens with mode 0600, reuses them on restart, and keeps the database', async () => {
     const dataDir = join(dir, 'data');
     const first = await startRouseServer({ port: 0, dataDir, logger });

@@ -225,7 +225,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
     const coordinator = createCoordinator({
       store,
       clock: o.clock,
-      logger: logger.child({ component: 'coordinator' }),
+      logger,
       blobDir: join(o.dataDir, 'blobs'),
       tokens: { admin: admin.token, enrollment: agent.token, readonly: readonly.token },
       ...(o.limits.resultUploadBytes === undefined ? {} : { maxResultBytes: o.limits.resultUploadBytes }),

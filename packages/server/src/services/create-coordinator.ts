@@ -75,26 +75,28 @@ export interface CoordinatorStats {
 
 export function createCoordinator(options: CoordinatorOptions): CoordinatorService {
   const o = resolveCoordinatorOptions(options);
-  const logger = o.logger.child({ component: 'coordinator' });
+  // Each part logs as its own component (one `component` key per line, never nested).
+  const part = (component: string) => o.logger.child({ component });
+  const logger = part('coordinator');
   const rawStore = o.store;
   const clock = createStoreClock({
     local: o.clock,
     store: rawStore,
-    logger: logger.child({ component: 'store-clock' }),
+    logger: part('store-clock'),
     syncIntervalMs: o.clockSyncIntervalMs,
   });
   const health = createStoreHealth({
     store: rawStore,
     clock,
-    logger: logger.child({ component: 'store-health' }),
+    logger: part('store-health'),
     probeIntervalMs: o.storeProbeIntervalMs,
   });
   const store = monitorStore(rawStore, health);
-  const bus = createEventBus(logger.child({ component: 'events' }));
+  const bus = createEventBus(part('events'));
   const shards = createShardManager({
     store,
     clock,
-    logger: logger.child({ component: 'shards' }),
+    logger: part('shards'),
     ttlMs: o.shardLeaseTtlMs,
     ...(o.coordinatorId === null ? {} : { ownerId: o.coordinatorId }),
     listening: () => bus.everyCoordinatorListeners > 0,
@@ -105,13 +107,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     clock,
     origin: shards.ownerId,
     othersListening: () => shards.othersListening(),
-    logger: logger.child({ component: 'event-relay' }),
+    logger: part('event-relay'),
   });
   const relay = createClaimableRelay({
     store,
     waiters: createClaimWaiters(clock),
     origin: shards.ownerId,
-    logger: logger.child({ component: 'claimable' }),
+    logger: part('claimable'),
   });
   const waiters = relay.waiters;
   /** Store time of the last start or outage: shards gained soon after get the restart grace. */
@@ -122,7 +124,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
   const expiry = createLeaseExpiry({
     store,
     clock,
-    logger: logger.child({ component: 'lease-expiry' }),
+    logger: part('lease-expiry'),
     backoff: o.backoff,
     sweepIntervalMs: o.sweepIntervalMs,
     restartGraceMs: o.restartGraceMs,
@@ -159,13 +161,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     eventRelay,
     leases: expiry.tracker,
     waiters,
-    commands: createAgentCommands(store, logger.child({ component: 'commands' })),
+    commands: createAgentCommands(store, part('commands')),
     dependencies,
     sharedDependencies: createSharedDependencies({
       registry: dependencies,
       store,
       clock,
-      logger: logger.child({ component: 'dependencies' }),
+      logger: part('dependencies'),
       refreshMs: o.dependencyRefreshMs,
     }),
     logWatchers: createLogWatchers(),
@@ -186,7 +188,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
   const blobSweeper = createBlobSweeper({
     blobs: ctx.blobs,
     clock,
-    logger: logger.child({ component: 'blobs' }),
+    logger: part('blobs'),
     intervalMs: o.blobSweepIntervalMs,
     olderThanMs: o.blobOrphanAgeMs,
   });

@@ -36,12 +36,17 @@ interface ServeOptions extends StoreCliOptions {
   clockOffsetMs?: number;
 }
 
-/** The environment variable each token option is read from. */
-const TOKEN_ENV: Record<string, string> = {
-  adminToken: 'ROUSE_ADMIN_TOKEN',
-  agentToken: 'ROUSE_AGENT_TOKEN',
-  readonlyToken: 'ROUSE_READONLY_TOKEN',
-};
+/** The environment variable each token is read from. */
+const TOKEN_ENV_BY_NAME = {
+  admin: 'ROUSE_ADMIN_TOKEN',
+  agent: 'ROUSE_AGENT_TOKEN',
+  readonly: 'ROUSE_READONLY_TOKEN',
+} as const;
+
+/** The same, by the name of the option a validation error names. */
+const TOKEN_ENV: Record<string, string> = Object.fromEntries(
+  Object.entries(TOKEN_ENV_BY_NAME).map(([name, variable]) => [`${name}Token`, variable]),
+);
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -136,13 +141,13 @@ Logs are JSON lines (pino) on stdout, or one readable line per record when stdou
 The actual URL (useful with --port 0) is in <data-dir>/server.json while the server runs.
 
 Several coordinators: start each with the same --store postgres://… and the same tokens (set
-ROUSE_ADMIN_TOKEN and ROUSE_AGENT_TOKEN on every host), behind any load balancer. Migrations run on
-start unless --no-migrate (then run \`rouse migrate --store …\` first).
+ROUSE_ADMIN_TOKEN, ROUSE_AGENT_TOKEN and ROUSE_READONLY_TOKEN on every host), behind any load
+balancer. Migrations run on start unless --no-migrate (then run \`rouse migrate --store …\` first).
 
 Examples:
   $ rouse serve
   $ rouse serve --port 0 --data-dir /tmp/rouse --db :memory:
-  $ ROUSE_ADMIN_TOKEN=secret rouse serve --host 0.0.0.0 --port 8080
+  $ ROUSE_ADMIN_TOKEN=$(openssl rand -hex 24) rouse serve --host 0.0.0.0 --port 8080
   $ rouse serve --store postgres://rouse:secret@db:5432/rouse --pool-size 20 --pg-ssl-ca ca.pem`,
     )
     .action(action(ctx, (opts: ServeOptions) => serve(ctx, opts)));
@@ -201,7 +206,8 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
     throw err;
   }
 
-  const tokenLine = (name: 'admin' | 'agent' | 'readonly', envName: string, value: string): string => {
+  const tokenLine = (name: keyof typeof TOKEN_ENV_BY_NAME, value: string): string => {
+    const envName = TOKEN_ENV_BY_NAME[name];
     const file = server.tokenFiles?.[name] ?? null;
     const where = file ?? (env[envName] ? `from ${envName}` : 'given by option');
     return opts.showTokens ? `${where}  ${style.yellow(value)}` : where;
@@ -212,12 +218,12 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
       [
         ['data dir', server.dataDir],
         ['store', describeStore(server.storeConfig)],
-        ['admin token', tokenLine('admin', 'ROUSE_ADMIN_TOKEN', server.adminToken)],
+        ['admin token', tokenLine('admin', server.adminToken)],
         [
           'agent token',
-          `${tokenLine('agent', 'ROUSE_AGENT_TOKEN', server.agentToken)}  ${style.dim('(enrollment: agents register with it)')}`,
+          `${tokenLine('agent', server.agentToken)}  ${style.dim('(enrollment: agents register with it)')}`,
         ],
-        ['read-only', tokenLine('readonly', 'ROUSE_READONLY_TOKEN', server.readonlyToken)],
+        ['read-only', tokenLine('readonly', server.readonlyToken)],
         [
           'try',
           `rouse submit hello '{"n":1}' && rouse tasks${opts.dataDir ? ` --data-dir ${opts.dataDir}` : ''}`,
@@ -230,6 +236,19 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
   // keep stdout pure JSON lines when it is not a terminal: the banner goes to stderr then
   const say = io.isTTY ? (s: string) => io.out(`${s}\n`) : (s: string) => io.err(`${s}\n`);
   for (const line of banner) say(line);
+  // Behind a load balancer every coordinator must accept the same tokens: one made on this host is
+  // known only here.
+  const ownTokens = (Object.keys(TOKEN_ENV_BY_NAME) as (keyof typeof TOKEN_ENV_BY_NAME)[]).filter(
+    (name) => server.tokenFiles[name] !== null,
+  );
+  if (server.storeConfig.kind === 'postgres' && ownTokens.length > 0) {
+    const vars = ownTokens.map((name) => TOKEN_ENV_BY_NAME[name]).join(', ');
+    say(
+      style.yellow(
+        `warning: the ${ownTokens.join(', ')} token(s) come from this host's data directory; other coordinators on this store will not accept them. Set ${vars} to the same values on every coordinator.`,
+      ),
+    );
+  }
 
   const { done, dispose } = ctx.untilInterrupted();
   const signal = await done;
