@@ -364,6 +364,17 @@ describe.concurrent('--help', () => {
     for (const o of options) expect(r.stdout).toContain(o);
   });
 
+  it('a reader that goes away (`rouse tasks --help | head -1`) ends it quietly with exit 0', async () => {
+    const child = spawnCli(['tasks', '--help'], { cwd: emptyDir });
+    child.stdout?.destroy(); // the reading end is closed before the help is written
+    let stderr = '';
+    child.stderr?.on('data', (d) => {
+      stderr += d;
+    });
+    expect(await waitForExit(child)).toBe(0);
+    expect(stderr).toBe('');
+  });
+
   it('rouse --help documents the exit codes', async () => {
     const r = await rouse('--help');
     expect(r.code).toBe(0);

@@ -48,6 +48,17 @@ function readVersion(): string {
   }
 }
 
+/**
+ * A reader that went away (`rouse tasks | head -3`) ends the command quietly with exit 0, as Unix
+ * tools do, instead of an unhandled EPIPE error and a stack trace.
+ */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+}
+
 function defaultDeps(): CliDeps {
   const stdoutTTY = Boolean(process.stdout.isTTY);
   return {
@@ -109,6 +120,10 @@ export function buildProgram(ctx: CliContext): Command {
  * 0 ok, 1 error from the server / task not completed, 2 usage, 3 coordinator unreachable.
  */
 export async function main(argv: readonly string[], deps: Partial<CliDeps> = {}): Promise<number> {
+  if (deps.io === undefined) {
+    exitQuietlyOnClosedPipe(process.stdout);
+    exitQuietlyOnClosedPipe(process.stderr);
+  }
   const ctx = new CliContext({ ...defaultDeps(), ...deps }, readVersion());
   const program = buildProgram(ctx);
   const args = argv.slice(2);
