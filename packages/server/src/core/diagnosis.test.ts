@@ -7,53 +7,11 @@ import {
   diagnose,
   isDependencyUnavailable,
 } from './diagnosis.js';
+import { taskFixture } from './task-fixture.js';
 
 const NOW = 1_700_000_100_000;
 
-function task(over: Partial<Task> = {}): Task {
-  return {
-    id: 'tsk_1',
-    type: 'codex',
-    status: 'created',
-    payload: null,
-    attempt: 0,
-    maxAttempts: 4,
-    version: 0,
-    agentId: null,
-    priority: 0,
-    resumable: false,
-    requires: [],
-    labels: {},
-    idempotencyKey: null,
-    timing: {
-      heartbeatIntervalMs: 5000,
-      heartbeatTimeoutMs: 15000,
-      claimTimeoutMs: 30000,
-      executionTimeoutMs: null,
-      attemptDeadlineMs: null,
-      stallTimeoutMs: 300000,
-    },
-    progress: null,
-    phase: null,
-    executionDone: false,
-    checkpoint: null,
-    session: null,
-    result: null,
-    resultRef: null,
-    error: null,
-    createdAt: NOW - 10_000,
-    runAt: NOW - 10_000,
-    claimedAt: null,
-    startedAt: null,
-    lastHeartbeatAt: null,
-    progressChangedAt: null,
-    leaseExpiresAt: null,
-    nextAttemptAt: null,
-    finishedAt: null,
-    final: false,
-    ...over,
-  };
-}
+const task = (over: Partial<Task> = {}): Task => taskFixture(NOW, over);
 
 const polling: DiagnosisAgent = { id: 'agt_a', status: 'idle', lastPollAt: NOW - 1000, currentTaskIds: [] };
 

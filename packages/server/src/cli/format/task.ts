@@ -1,5 +1,6 @@
 /** Shared human renderings of tasks and agents. */
 import type { Agent, Task } from '@rouse/protocol';
+import { HEARTBEAT_LATE_FACTOR } from '../../core/diagnosis.js';
 import { formatDuration, formatRelative } from './time.js';
 
 /** "2/4" */
@@ -7,8 +8,17 @@ export function formatAttempts(task: Task): string {
   return `${task.attempt}/${task.maxAttempts}`;
 }
 
-/** "40% tests" / "tests" / "-" */
-export function formatProgress(task: Pick<Task, 'progress' | 'phase'>): string {
+/**
+ * "40% tests" / "tests" / "-". A completed task is done whatever its agent last reported: "done",
+ * with the last report after it when it said less than 100 % ("done (last 40% tests)").
+ */
+export function formatProgress(task: Pick<Task, 'progress' | 'phase' | 'status'>): string {
+  const reported = formatReported(task);
+  if (task.status !== 'completed') return reported;
+  return reported === '-' || task.progress === 1 ? 'done' : `done (last ${reported})`;
+}
+
+function formatReported(task: Pick<Task, 'progress' | 'phase'>): string {
   const parts: string[] = [];
   if (task.progress !== null && task.progress !== undefined)
     parts.push(`${Math.round(task.progress * 100)}%`);
@@ -23,9 +33,17 @@ export function taskNote(task: Task, now: number): string {
       return task.runAt > now ? `runs ${formatRelative(task.runAt, now)}` : 'waiting for an agent';
     case 'claimed':
       return `claimed ${formatRelative(task.claimedAt, now)}, not started`;
-    case 'running':
+    case 'running': {
       if (task.executionDone) return 'execution done, awaiting write-back';
-      return task.lastHeartbeatAt ? `heartbeat ${formatRelative(task.lastHeartbeatAt, now)}` : 'running';
+      // Late as `rouse why` says it: past 1.5 intervals since the last sign of life.
+      const { heartbeatIntervalMs } = task.timing;
+      const lastBeat = task.lastHeartbeatAt ?? task.startedAt ?? task.claimedAt ?? now;
+      if (now - lastBeat > heartbeatIntervalMs * HEARTBEAT_LATE_FACTOR)
+        return `heartbeat late by ${formatDuration(now - lastBeat - heartbeatIntervalMs)}`;
+      return task.lastHeartbeatAt
+        ? `heartbeat ${formatRelative(task.lastHeartbeatAt, now)}`
+        : `started ${formatRelative(lastBeat, now)}`;
+    }
     case 'failed':
     case 'timeout': {
       const why = task.error ? `${task.error.code}` : task.status;
