@@ -71,7 +71,9 @@ export function installErrorHandlers(app: FastifyInstance, limits: ResolvedApiLi
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const known = toRouseError(err, request, limits);
     if (known) {
-      if (known.status >= 500) request.log.warn({ err: known, code: known.code }, 'request failed');
+      // A store outage is logged once by the coordinator (store-health); each request it turns away is not news.
+      if (known.code === 'unavailable') request.log.debug({ err: known, code: known.code }, 'request failed');
+      else if (known.status >= 500) request.log.warn({ err: known, code: known.code }, 'request failed');
       return reply.code(known.status).send(errorBody(known.code, known.message, known.details));
     }
     request.log.error({ err, method: request.method, url: request.url }, 'unhandled error in request');

@@ -29,19 +29,22 @@ import { skewedClock } from './store-clock.js';
 interface Cuttable {
   store: Store;
   cut: boolean;
+  /** Calls that reached the store while it was cut. */
+  failed: number;
 }
 
 /** A view of `store` that fails every call with `unavailable` while `cut` is set. */
 function cuttable(store: Store): Cuttable {
-  const c: Cuttable = { cut: false, store };
+  const c: Cuttable = { cut: false, store, failed: 0 };
   c.store = new Proxy(store, {
     get(target, prop, receiver) {
       const v: unknown = Reflect.get(target, prop, receiver);
       if (typeof v !== 'function' || prop === 'onClaimable' || prop === 'close') return v;
-      return (...args: unknown[]) =>
-        c.cut
-          ? Promise.reject(new UnavailableError('the store is unreachable (cut by the test)'))
-          : (v as (...a: unknown[]) => unknown).apply(target, args);
+      return (...args: unknown[]) => {
+        if (!c.cut) return (v as (...a: unknown[]) => unknown).apply(target, args);
+        c.failed++;
+        return Promise.reject(new UnavailableError('the store is unreachable (cut by the test)'));
+      };
     },
   });
   return c;
@@ -404,11 +407,20 @@ describe('several coordinators on one store', () => {
     await expect(c.getTask(ADMIN, t.id)).rejects.toMatchObject({ code: 'unavailable' });
     await settle(); // a ping confirms the outage
     expect(c.stats().storeUp).toBe(false);
+    // Confirmed: calls are refused at once, without reaching the store (or waiting for it).
+    const reached = cut.failed;
+    await expect(c.getTask(ADMIN, t.id)).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/^the store has been unreachable for \d+\.\d s; retry shortly$/),
+    });
+    await expect(c.ready()).rejects.toMatchObject({ code: 'unavailable' });
+    expect(cut.failed).toBe(reached);
     await advance(20_000); // far past the lease
     expect((await shared.getTask(t.id))!.status).toBe('running');
     cut.cut = false;
     await advance(500);
     expect(c.stats().storeUp).toBe(true);
+    await c.ready();
     const backAt = clock.now();
     await advance(14_000);
     expect((await c.getTask(ADMIN, t.id)).status).toBe('running');

@@ -5,7 +5,10 @@
  * then on a probe pings the store every `probeIntervalMs`, and
  * when it answers, the recovery hooks run (the lease expiry re-arms every lease with a restart grace:
  * agents could not heartbeat while the store was away) before the store counts as up again. Lease
- * timers do not act while the store is down.
+ * timers do not act while the store is down. While an outage is confirmed, store calls are refused at
+ * once (`refusal`) instead of each waiting out a connect timeout: the API answers 503 immediately,
+ * `/readyz` included, and requests do not pile up behind a dead pool; only the probe and the
+ * recovery hooks reach the store.
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.js';
@@ -21,6 +24,11 @@ export interface StoreHealth {
   readonly outages: number;
   /** Note a failed store call: an `unavailable` one starts an outage. */
   observe(err: unknown): void;
+  /**
+   * During a confirmed outage (outside the recovery hooks): the error a store call answers at once,
+   * without reaching the store. Null otherwise.
+   */
+  refusal(): UnavailableError | null;
   /** Run `hook` (awaited) when the store is back, before it counts as up. */
   onRecovered(hook: (outageMs: number) => Promise<void>): void;
   stop(): void;
@@ -74,12 +82,14 @@ export function createStoreHealth(deps: StoreHealthDeps): StoreHealth {
   let probe: TimerHandle | null = null;
   let stopped = false;
   let confirming = false;
+  let recovering = false;
 
-  function goDown(err: unknown): void {
+  /** `failedAt`: when the call that started the outage failed (its ping confirmed it later). */
+  function goDown(err: unknown, failedAt: number): void {
     if (!up || stopped) return;
     up = false;
     outages++;
-    downSince = clock.now();
+    downSince = failedAt;
     logger.warn({ err }, 'the store is unavailable: answering 503 and holding lease expiry until it is back');
     schedule();
   }
@@ -96,11 +106,14 @@ export function createStoreHealth(deps: StoreHealthDeps): StoreHealth {
     try {
       await store.ping();
       const outageMs = clock.now() - downSince;
+      recovering = true;
       for (const hook of hooks) await hook(outageMs);
     } catch (err) {
       logger.debug({ err }, 'the store is still unavailable');
       schedule();
       return;
+    } finally {
+      recovering = false;
     }
     up = true;
     recoveredAt = clock.now();
@@ -120,14 +133,23 @@ export function createStoreHealth(deps: StoreHealthDeps): StoreHealth {
     observe(err) {
       if (!up || stopped || confirming || !isUnavailable(err)) return;
       confirming = true;
+      const failedAt = clock.now();
       store.ping().then(
         () => {
           confirming = false;
         },
         () => {
           confirming = false;
-          goDown(err);
+          goDown(err, failedAt);
         },
+      );
+    },
+    refusal() {
+      if (up || recovering || stopped) return null;
+      const downForMs = clock.now() - downSince;
+      return new UnavailableError(
+        `the store has been unreachable for ${(downForMs / 1000).toFixed(1)} s; retry shortly`,
+        { downForMs },
       );
     },
     onRecovered(hook) {
@@ -141,11 +163,15 @@ export function createStoreHealth(deps: StoreHealthDeps): StoreHealth {
   };
 }
 
+/** Store methods that return no promise, or must run in an outage too: never refused. */
+const NEVER_REFUSED = new Set<PropertyKey>(['onClaimable', 'onStreamNotices', 'createBlobStore', 'close']);
+
 /**
  * The store as the services see it: each call's failure goes through `storeError` and is reported to
- * `health`. Everything else passes through unchanged.
+ * `health`; during a confirmed outage, calls are refused at once with `health.refusal()`. Everything
+ * else passes through unchanged.
  */
-export function monitorStore(store: Store, health: Pick<StoreHealth, 'observe'>): Store {
+export function monitorStore(store: Store, health: Pick<StoreHealth, 'observe' | 'refusal'>): Store {
   const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
@@ -154,7 +180,10 @@ export function monitorStore(store: Store, health: Pick<StoreHealth, 'observe'>)
       let fn = wrapped.get(prop);
       if (fn === undefined) {
         const original = value as (...args: unknown[]) => unknown;
+        const refusable = !NEVER_REFUSED.has(prop);
         fn = (...args: unknown[]): unknown => {
+          const refused = refusable ? health.refusal() : null;
+          if (refused) return Promise.reject(refused);
           let result: unknown;
           try {
             result = original.apply(target, args);
