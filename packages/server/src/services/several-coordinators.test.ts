@@ -62,9 +62,10 @@ async function setup(): Promise<void> {
   coordinators = [];
 }
 
-async function coordinator(
-  over: Partial<CoordinatorOptions> & { store?: Store; localClock?: Clock } = {},
-): Promise<CoordinatorService> {
+type CoordinatorOver = Partial<CoordinatorOptions> & { store?: Store; localClock?: Clock };
+
+/** A coordinator on the shared store, not started yet (stopped after the test). */
+function unstarted(over: CoordinatorOver = {}): CoordinatorService {
   const { localClock, ...rest } = over;
   const c = createCoordinator({
     store: shared,
@@ -75,6 +76,11 @@ async function coordinator(
     ...rest,
   });
   coordinators.push(c);
+  return c;
+}
+
+async function coordinator(over: CoordinatorOver = {}): Promise<CoordinatorService> {
+  const c = unstarted(over);
   await c.start();
   return c;
 }
@@ -118,6 +124,45 @@ afterEach(async () => {
 });
 
 describe('several coordinators on one store', () => {
+  it("a second coordinator started with a live one's id is refused, and leaves the live one's shards alone", async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'same', shardLeaseTtlMs: 3000 });
+    expect(a.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+    const twin = unstarted({ coordinatorId: 'same', shardLeaseTtlMs: 3000 });
+    const starting = twin.start();
+    const refused = expect(starting).rejects.toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/another live coordinator goes by the id "same"/),
+    });
+    await advance(3500); // a renews meanwhile
+    await refused;
+    await twin.stop();
+    // a still holds every shard, and its presence stands
+    expect(
+      (await shared.listShardLeases()).every((l) => l.ownerId === 'same' && l.expiresAt > clock.now()),
+    ).toBe(true);
+    expect((await shared.listCoordinators()).map((c) => c.id)).toEqual(['same']);
+    await advance(1000);
+    expect(a.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+  });
+
+  it('a coordinator restarted under the id of one that died waits for its presence to lapse, then takes over', async () => {
+    await setup();
+    const cut = cuttable(shared);
+    await coordinator({ store: cut.store, coordinatorId: 'fixed', shardLeaseTtlMs: 3000 });
+    cut.cut = true; // it died: it renews nothing any more
+    const successor = unstarted({ coordinatorId: 'fixed', shardLeaseTtlMs: 3000 });
+    let started = false;
+    const starting = successor.start().then(() => {
+      started = true;
+    });
+    await advance(1000);
+    expect(started).toBe(false); // the dead one's presence has not lapsed yet
+    await advance(3000);
+    await starting;
+    expect(successor.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+  });
+
   it('two split the shards; when one dies the survivor takes them all and expires its leases', async () => {
     await setup();
     const cutA = cuttable(shared);

@@ -23,6 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.js';
+import { RouseError } from '../core/errors.js';
 import { LEASE_SHARD_COUNT } from '../store/lease-shards.js';
 import type { CoordinatorPresence, ShardLease, Store } from '../store/store.js';
 
@@ -46,7 +47,11 @@ export interface ShardManager {
   balance(): { live: number; share: number };
   /** At the last renewal, another live coordinator had clients on its live event stream. */
   othersListening(): boolean;
-  /** First acquisition (awaited), then one renewal every `renewIntervalMs`. */
+  /**
+   * First acquisition (awaited), then one renewal every `renewIntervalMs`. With an id given in the
+   * options, first makes sure no other live coordinator goes by it (see `refuseTwin`): throws
+   * `conflict` if one does.
+   */
   start(): Promise<void>;
   /** Stop renewing, withdraw, and release every shard so the survivors take them at their next renewal. */
   stop(): Promise<void>;
@@ -79,6 +84,9 @@ export function fairShare(ownerId: string, liveIds: readonly string[], shardCoun
   return Math.floor(shardCount / ids.length) + (rank < shardCount % ids.length ? 1 : 0);
 }
 
+/** How long past a same-id presence's expiry `refuseTwin` looks again (a renewal in flight lands). */
+const TWIN_MARGIN_MS = 250;
+
 export function newCoordinatorId(): string {
   return `crd_${randomBytes(8).toString('hex')}`;
 }
@@ -98,6 +106,8 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
   let stopped = false;
   let failing = false;
   let inFlight: Promise<void> | null = null;
+  /** Past `refuseTwin`: what is under `ownerId` in the store is this coordinator's to release. */
+  let announced = false;
 
   /** Announce, take or renew up to the share, release any excess (highest shards first). */
   async function balanceOnce(): Promise<ShardLease[]> {
@@ -166,6 +176,31 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
     }
   }
 
+  /**
+   * Two processes started with the same id would both hold every shard (each renewal is "mine")
+   * and each believe the other absent. A live presence under this id is either a predecessor that
+   * died (it lapses within its TTL; this start waits for that) or a twin that keeps renewing it
+   * (refused). Random ids never meet one.
+   */
+  async function refuseTwin(): Promise<void> {
+    const before = (await store.listCoordinators()).find((c) => c.id === ownerId);
+    if (before === undefined) return;
+    const waitMs = Math.max(0, before.expiresAt - clock.now()) + TWIN_MARGIN_MS;
+    logger.info(
+      { ownerId, waitMs },
+      'a coordinator with this id was live moments ago; waiting for its presence to lapse',
+    );
+    await new Promise<void>((resolve) => clock.setTimer(waitMs, resolve));
+    const after = (await store.listCoordinators()).find((c) => c.id === ownerId);
+    if (after !== undefined && after.lastSeenAt > before.lastSeenAt) {
+      throw new RouseError(
+        'conflict',
+        `another live coordinator goes by the id "${ownerId}" (it renewed its presence while this one waited): give each coordinator its own --coordinator-id, or leave it out for a random one`,
+        { coordinatorId: ownerId },
+      );
+    }
+  }
+
   function renew(): Promise<void> {
     inFlight ??= acquire().finally(() => {
       inFlight = null;
@@ -188,6 +223,8 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
     balance: () => ({ live, share }),
     othersListening: () => othersListening,
     async start() {
+      if (deps.ownerId !== undefined) await refuseTwin();
+      announced = true;
       await renew();
       schedule();
     },
@@ -198,6 +235,7 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
       await inFlight;
       heldIds = new Set();
       current = [];
+      if (!announced) return; // refused as a twin: what goes by this id is the other one's
       try {
         await store.releaseShardLeases(ownerId);
       } catch (err) {

@@ -115,7 +115,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
     )
     .option(
       '--coordinator-id <id>',
-      "this coordinator's name in the shard leases (default: random per start)",
+      "this coordinator's name in the shard leases, unique among live ones: a start under the id of a live coordinator is refused; under a dead one's, it waits for its presence to lapse (default: random per start)",
     )
     .addOption(
       new Option('--sweep-interval <duration>', 'overdue-lease sweep period')
