@@ -3,6 +3,7 @@
  * refusing what does not make sense; what both say when a PostgreSQL store cannot be opened; and the
  * token warning of a coordinator on a shared store.
  */
+import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/ports.js';
@@ -86,9 +87,17 @@ describe('rouse migrate', () => {
     const closed = new URL(base);
     closed.hostname = '127.0.0.1';
     closed.port = String(await freePort());
-    const refused = await runCli(['serve', '--port', '0', '--store', closed.toString()], { cwd, env });
+    const refused = await runCli(
+      ['serve', '--port', '0', '--store-wait', '1s', '--store', closed.toString()],
+      {
+        cwd,
+        env,
+      },
+    );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`cannot reach ${at(closed)} (ECONNREFUSED)`);
+    expect(refused.stderr).toContain('(gave up after 1s: --store-wait)');
+    expect(refused.stdout).toMatch(/waiting for the store to become reachable/);
 
     const noUser = new URL(base);
     noUser.username = 'rouse_no_such_user';
@@ -138,6 +147,55 @@ describe('rouse migrate', () => {
     const all = await bannerOf(args, { cwd, env: { ...env, ROUSE_READONLY_TOKEN: 'read-token-0123456789' } });
     expect(all).toMatch(/Press Ctrl-C to stop/);
     expect(all).not.toMatch(/warning/);
+  });
+
+  it('serve waits for a PostgreSQL store that is not up yet (--store-wait), then starts', async () => {
+    const pg = await freshSchema('cli_wait');
+    schemas.push(pg);
+    const cwd = tempDir('rouse-serve-wait-');
+    const real = new URL(pg.connectionString);
+    // The "database" comes up 1.5 s after the coordinator starts: a forwarder to the real one.
+    const late = new URL(pg.connectionString);
+    late.hostname = '127.0.0.1';
+    late.port = String(await freePort());
+    const args = [
+      'serve',
+      '--port',
+      '0',
+      '--store-wait',
+      '20s',
+      '--store',
+      late.toString(),
+      '--pg-schema',
+      pg.schema,
+    ];
+    const opening = setTimeout(() => {
+      forwarder = createServer((client) => {
+        const upstream = connect(Number(real.port || 5432), real.hostname);
+        client.pipe(upstream).pipe(client);
+        const drop = () => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', drop);
+        upstream.on('error', drop);
+      }).listen(Number(late.port), '127.0.0.1');
+    }, 1500);
+    let forwarder: Server | undefined;
+    try {
+      const env = {
+        ROUSE_ADMIN_TOKEN: 'admin-token-0123456789',
+        ROUSE_AGENT_TOKEN: 'agent-token-0123456789',
+        ROUSE_READONLY_TOKEN: 'read-token-0123456789',
+      };
+      const out = await bannerOf(args, { cwd, env });
+      expect(out).toMatch(/waiting for the store to become reachable/);
+      expect(out).toContain(`cannot reach PostgreSQL at 127.0.0.1:${late.port} (ECONNREFUSED)`);
+      expect(out).toMatch(/coordinator listening on http:\/\/127\.0\.0\.1:\d+/);
+    } finally {
+      clearTimeout(opening);
+      await new Promise((r) => (forwarder ? forwarder.close(r) : r(undefined)));
+    }
   });
 });
 

@@ -9,6 +9,7 @@ import {
   describeStore,
   explainStoreOpenFailure,
   INVALID_POSTGRES_URL,
+  isPassingStoreOpenFailure,
   resolveStoreConfig,
 } from './server-store.js';
 
@@ -66,5 +67,28 @@ describe('explainStoreOpenFailure', () => {
   it('an unparsable URL is said without echoing it', () => {
     const config = { kind: 'postgres' as const, connectionString: 'postgres://u:secret@:::x' };
     expect(explainStoreOpenFailure(new TypeError('Invalid URL'), config)).toBe(INVALID_POSTGRES_URL);
+  });
+});
+
+describe('isPassingStoreOpenFailure', () => {
+  const driverError = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+
+  it('waits out a server that refuses, does not answer or is starting; not a wrong login or database', () => {
+    for (const passing of [
+      driverError('ECONNREFUSED'),
+      new UnavailableError('unreachable', {}, { cause: driverError('ECONNRESET') }),
+      driverError('57P03', 'the database system is starting up'),
+      driverError('53300', 'too many connections'),
+      new Error('Connection terminated due to connection timeout'),
+    ])
+      expect(isPassingStoreOpenFailure(passing)).toBe(true);
+    for (const lasting of [
+      driverError('28P01', 'password authentication failed'),
+      driverError('3D000', 'database "x" does not exist'),
+      driverError('ENOTFOUND'),
+      driverError('ERR_INVALID_URL'),
+      new Error('The server does not support SSL connections'),
+    ])
+      expect(isPassingStoreOpenFailure(lasting)).toBe(false);
   });
 });

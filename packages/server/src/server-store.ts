@@ -93,6 +93,18 @@ export function describeStore(config: ResolvedStoreConfig): string {
   return `PostgreSQL ${where}${config.schema ? ` schema ${config.schema}` : ''}`;
 }
 
+/** What the driver said under a store error: its code (an errno name or SQLSTATE) and message. */
+function driverFailure(err: unknown): { code: string; said: string } {
+  const driver = (err instanceof RouseError && err.cause !== undefined ? err.cause : err) as {
+    code?: unknown;
+    message?: unknown;
+  } | null;
+  return {
+    code: typeof driver?.code === 'string' ? driver.code : '',
+    said: typeof driver?.message === 'string' ? driver.message : String(driver),
+  };
+}
+
 /**
  * Why the store could not be opened, for the person starting a coordinator or running `rouse
  * migrate`: which server, what it said, and what to check. Null when `err` is not one of the
@@ -100,12 +112,7 @@ export function describeStore(config: ResolvedStoreConfig): string {
  */
 export function explainStoreOpenFailure(err: unknown, config: StoreConfig | undefined): string | null {
   if (config?.kind !== 'postgres') return null;
-  const driver = (err instanceof RouseError && err.cause !== undefined ? err.cause : err) as {
-    code?: unknown;
-    message?: unknown;
-  } | null;
-  const code = typeof driver?.code === 'string' ? driver.code : '';
-  const said = typeof driver?.message === 'string' ? driver.message : String(driver);
+  const { code, said } = driverFailure(err);
   let u: URL;
   try {
     u = new URL(config.connectionString);
@@ -134,6 +141,29 @@ export function explainStoreOpenFailure(err: unknown, config: StoreConfig | unde
     return `${at} cannot take a connection now (${code}: ${said}): retry shortly`;
   return null;
 }
+
+/**
+ * A failure to open the store that waiting may cure: the server refused or did not answer, is
+ * starting up or shutting down, has no connection slot free. Not: a wrong password, a missing
+ * database, a bad URL or TLS set-up, missing rights.
+ */
+export function isPassingStoreOpenFailure(err: unknown): boolean {
+  const { code, said } = driverFailure(err);
+  if (PASSING_NETWORK_CODES.has(code)) return true;
+  if (code.startsWith('08') || code.startsWith('57P0') || code === '53300') return true;
+  return code === '' && /timeout|connection terminated/i.test(said);
+}
+
+/** ENOTFOUND is left out: a name that does not resolve is more often a typo than a late DNS entry. */
+const PASSING_NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
 
 /** Open (and by default migrate) the store. `clock` is SQLite's; PostgreSQL uses the database's. */
 export async function openStore(config: ResolvedStoreConfig, clock: Clock): Promise<Store> {

@@ -9,6 +9,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { buildApp } from './api/app.js';
@@ -19,6 +20,8 @@ import { ValidationError } from './core/errors.js';
 import {
   defaultSqlitePath,
   describeStore,
+  explainStoreOpenFailure,
+  isPassingStoreOpenFailure,
   openStore,
   type ResolvedStoreConfig,
   resolveStoreConfig,
@@ -77,6 +80,12 @@ export interface RouseServerOptions extends Partial<CoordinatorTuning> {
    * @default 0
    */
   clockOffsetMs?: number;
+  /**
+   * How long start-up waits for a store that is not reachable yet — refused, timing out, starting
+   * up (a database started alongside the coordinator) — trying again every second. Failures waiting
+   * cannot cure (a wrong password, a missing database) end the start at once. @default 0
+   */
+  storeWaitMs?: number;
   /** Admin token. @default read from `<dataDir>/admin.token`, else generated there (mode 0600) */
   adminToken?: string;
   /** Agent enrollment token. @default read from `<dataDir>/agent.token`, else generated there */
@@ -108,6 +117,7 @@ export interface ResolvedRouseServerOptions extends Partial<CoordinatorTuning> {
   dataDir: string;
   db: string;
   store: ResolvedStoreConfig;
+  storeWaitMs: number;
   adminToken: string | undefined;
   agentToken: string | undefined;
   readonlyToken: string | undefined;
@@ -163,6 +173,10 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
       `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(logLevel)})`,
     );
   }
+  const storeWaitMs = options.storeWaitMs ?? 0;
+  if (!Number.isInteger(storeWaitMs) || storeWaitMs < 0) {
+    throw new ValidationError('storeWaitMs', 'must be an integer >= 0 (milliseconds)');
+  }
   const shutdownGraceMs = options.shutdownGraceMs ?? 1000;
   if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
     throw new ValidationError('shutdownGraceMs', 'must be an integer >= 0');
@@ -173,6 +187,7 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
     dataDir: _d,
     db: _db,
     store: _s,
+    storeWaitMs: _w,
     clockOffsetMs: _c,
     logLevel: _l,
     logger,
@@ -189,6 +204,7 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
     dataDir,
     db,
     store,
+    storeWaitMs,
     adminToken: options.adminToken,
     agentToken: options.agentToken,
     readonlyToken: options.readonlyToken,
@@ -200,6 +216,26 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
     shutdownGraceMs,
   };
 }
+
+/** Open the store, trying again every second for `storeWaitMs` while the failure is a passing one. */
+async function openStoreWaiting(o: ResolvedRouseServerOptions): Promise<Store> {
+  const deadline = o.clock.now() + o.storeWaitMs;
+  for (;;) {
+    try {
+      return await openStore(o.store, o.clock);
+    } catch (err) {
+      const leftMs = deadline - o.clock.now();
+      if (leftMs <= 0 || !isPassingStoreOpenFailure(err)) throw err;
+      o.logger.warn(
+        { reason: explainStoreOpenFailure(err, o.store) ?? String(err), leftMs },
+        'waiting for the store to become reachable',
+      );
+      await sleep(Math.min(STORE_RETRY_MS, leftMs));
+    }
+  }
+}
+
+const STORE_RETRY_MS = 1000;
 
 /** Start a coordinator and its HTTP API. Resolves once it listens. */
 export async function startRouseServer(options: RouseServerOptions = {}): Promise<RouseServer> {
@@ -220,7 +256,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
     for (const fn of cleanups.reverse()) await fn().catch((err) => logger.warn({ err }, 'cleanup failed'));
   };
   try {
-    const store = await openStore(o.store, o.clock);
+    const store = await openStoreWaiting(o);
     cleanups.push(() => store.close());
     const coordinator = createCoordinator({
       store,

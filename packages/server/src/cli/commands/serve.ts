@@ -12,6 +12,7 @@ import {
   describeStore,
   explainStoreOpenFailure,
   INVALID_POSTGRES_URL,
+  isPassingStoreOpenFailure,
   type StoreConfig,
 } from '../../server-store.js';
 import { action } from '../action.js';
@@ -20,7 +21,14 @@ import { type CliContext, CliError, EXIT } from '../context.js';
 import { prettyDestination } from '../format/log-line.js';
 import { createStyle } from '../format/style.js';
 import { renderPairs } from '../format/table.js';
-import { parseInteger, parsePort, parsePositiveDuration, parsePositiveInteger } from '../parse.js';
+import { formatDuration } from '../format/time.js';
+import {
+  parseDuration,
+  parseInteger,
+  parsePort,
+  parsePositiveDuration,
+  parsePositiveInteger,
+} from '../parse.js';
 
 interface ServeOptions extends StoreCliOptions {
   port: number;
@@ -31,10 +39,14 @@ interface ServeOptions extends StoreCliOptions {
   metricsPublic?: boolean;
   showTokens?: boolean;
   shardLeaseTtl?: number;
+  storeWait?: number;
   sweepInterval?: number;
   coordinatorId?: string;
   clockOffsetMs?: number;
 }
+
+/** How long `serve` waits for an unreachable PostgreSQL store at start-up unless --store-wait says. */
+const DEFAULT_STORE_WAIT_MS = 30_000;
 
 /** The environment variable each token is read from. */
 const TOKEN_ENV_BY_NAME = {
@@ -109,6 +121,11 @@ export function registerServe(program: Command, ctx: CliContext): void {
       'do not apply pending migrations on start (run `rouse migrate`); refuse an older schema',
     )
     .option(
+      '--store-wait <duration>',
+      `how long start-up waits for a PostgreSQL store that refuses or does not answer yet (e.g. started alongside), trying every second; a wrong password or missing database fails at once (default: ${formatDuration(DEFAULT_STORE_WAIT_MS)}; 0 = no wait)`,
+      parseDuration,
+    )
+    .option(
       '--shard-lease-ttl <duration>',
       "lease on this coordinator's lease shards: a dead coordinator's shards move within this (default: 5s)",
       parsePositiveDuration,
@@ -163,6 +180,9 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
   const logger = pino({ level: opts.logLevel, base: { pid: process.pid } }, destination);
   const db = opts.db === undefined || opts.db === ':memory:' ? opts.db : resolve(ctx.deps.cwd, opts.db);
   const store = storeConfig(ctx, opts);
+  if (opts.storeWait !== undefined && store?.kind !== 'postgres')
+    throw new CliError('--store-wait needs a PostgreSQL store: pass --store postgres://…', EXIT.usage);
+  const storeWaitMs = store?.kind === 'postgres' ? (opts.storeWait ?? DEFAULT_STORE_WAIT_MS) : 0;
   const clockOffsetMs =
     opts.clockOffsetMs ?? (env.ROUSE_CLOCK_OFFSET_MS ? parseInteger(env.ROUSE_CLOCK_OFFSET_MS) : 0);
 
@@ -173,7 +193,7 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
       host: opts.host,
       dataDir,
       ...(db === undefined ? {} : { db }),
-      ...(store === undefined ? {} : { store }),
+      ...(store === undefined ? {} : { store, storeWaitMs }),
       ...(clockOffsetMs === 0 ? {} : { clockOffsetMs }),
       ...(opts.shardLeaseTtl === undefined ? {} : { shardLeaseTtlMs: opts.shardLeaseTtl }),
       ...(opts.sweepInterval === undefined ? {} : { sweepIntervalMs: opts.sweepInterval }),
@@ -195,7 +215,14 @@ async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
     if (code === 'EACCES')
       throw new CliError(`not allowed to listen on ${opts.host}:${opts.port}: ${String(err)}`);
     const storeFailure = explainStoreOpenFailure(err, store);
-    if (storeFailure) throw new CliError(storeFailure);
+    if (storeFailure) {
+      const waited = storeWaitMs > 0 && isPassingStoreOpenFailure(err);
+      throw new CliError(
+        waited
+          ? `${storeFailure} (gave up after ${formatDuration(storeWaitMs)}: --store-wait)`
+          : storeFailure,
+      );
+    }
     // A token from the environment that is too weak: name the variable, not the option.
     const issue =
       err instanceof ValidationError
