@@ -1,6 +1,7 @@
 /**
  * Commands for agents (`wake`, `cancel`, `checkpoint`, `restart`, `terminate`), kept in the store and
- * delivered on the agent's next heartbeat response — by whichever coordinator that heartbeat reaches,
+ * delivered on the agent's next heartbeat response (the heartbeat's write takes them:
+ * `Store.recordAgentHeartbeats`) — by whichever coordinator that heartbeat reaches,
  * whichever one queued the command. Bounded per agent: an agent that never beats again cannot grow its
  * queue without limit (the oldest commands are dropped), and a command nobody took for a day is
  * dropped when the next one is queued.
@@ -20,8 +21,6 @@ export interface AgentCommands {
    * failure is logged. `idle()` waits for these.
    */
   enqueueLater(agentId: string, command: AgentCommand): void;
-  /** Take every queued command of the agent, oldest first. */
-  take(agentId: string): Promise<AgentCommand[]>;
   clear(agentId: string): Promise<void>;
   /** Resolves when no `enqueueLater` write is in flight. */
   idle(): Promise<void>;
@@ -49,7 +48,6 @@ export function createAgentCommands(store: Store, logger: Logger): AgentCommands
         .finally(() => pending.delete(p));
       pending.add(p);
     },
-    take: (agentId) => store.takeAgentCommands(agentId),
     clear: (agentId) => store.clearAgentCommands(agentId),
     async idle() {
       while (pending.size > 0) await Promise.all(pending);

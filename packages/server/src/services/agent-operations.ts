@@ -92,16 +92,14 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
       }
       const tasks: WriteOutcome[] =
         req.tasks !== undefined && req.tasks.length > 0 ? await recordBeats(ctx, agentId, req.tasks) : [];
-      await store.recordAgentHeartbeat({ agentId, status: req.status, metrics: req.metrics });
+      // Written with the other agents' heartbeats of this turn; takes the commands queued for it.
+      const commands = await ctx.writes.agentHeartbeat({ agentId, status: req.status, metrics: req.metrics });
+      if (commands === null) throw new NotFoundError('agent', agentId);
       if (req.status !== undefined && statuses.get(agentId) !== req.status) {
         rememberStatus(agentId, req.status);
         await publishStatus(agentId);
       }
-      return {
-        heartbeatIntervalMs: ctx.options.timingDefaults.heartbeatIntervalMs,
-        tasks,
-        commands: await ctx.commands.take(agentId),
-      };
+      return { heartbeatIntervalMs: ctx.options.timingDefaults.heartbeatIntervalMs, tasks, commands };
     },
 
     async leave(caller, agentId) {

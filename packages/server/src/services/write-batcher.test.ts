@@ -3,7 +3,7 @@ import { RouseError, UnavailableError } from '../core/errors.js';
 import type { CreatedTask, NewTask, Store } from '../store/store.js';
 import { createWriteBatcher } from './write-batcher.js';
 
-type Creates = Pick<Store, 'createTasks' | 'completeTasks'>;
+type Creates = Pick<Store, 'createTasks' | 'completeTasks' | 'recordAgentHeartbeats'>;
 
 function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; calls: string[][] } {
   const calls: string[][] = [];
@@ -16,6 +16,10 @@ function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; 
     },
     async completeTasks() {
       return [];
+    },
+    async recordAgentHeartbeats(inputs) {
+      calls.push(inputs.map((i) => `beat:${i.agentId}`));
+      return inputs.map((i) => (i.agentId === 'agt_gone' ? null : [{ type: 'wake', reason: i.agentId }]));
     },
   };
   return { store, calls };
@@ -51,5 +55,15 @@ describe('write batcher', () => {
     const results = await Promise.allSettled(['a', 'b'].map((id) => w.createTask(task(id))));
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(calls).toEqual([['a', 'b']]);
+  });
+
+  it('writes the agent heartbeats of one turn in one store call; each gets its own commands, or null', async () => {
+    const { store, calls } = fakeStore(() => null);
+    const w = createWriteBatcher(store);
+    const results = await Promise.all(
+      ['agt_a', 'agt_gone', 'agt_b'].map((agentId) => w.agentHeartbeat({ agentId, status: 'idle' })),
+    );
+    expect(calls).toEqual([['beat:agt_a', 'beat:agt_gone', 'beat:agt_b']]);
+    expect(results).toEqual([[{ type: 'wake', reason: 'agt_a' }], null, [{ type: 'wake', reason: 'agt_b' }]]);
   });
 });

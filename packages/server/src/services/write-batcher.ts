@@ -8,7 +8,16 @@
  * transaction; `createTasks` by contract): unless the store is unavailable, its items are then
  * written again one by one, so one bad item fails alone and the others are written.
  */
-import type { CompleteInput, CreatedTask, NewTask, Outcome, Store, Transitioned } from '../store/store.js';
+import type { AgentCommand } from '@rouse/protocol';
+import type {
+  AgentHeartbeatInput,
+  CompleteInput,
+  CreatedTask,
+  NewTask,
+  Outcome,
+  Store,
+  Transitioned,
+} from '../store/store.js';
 
 /** Most items written per store call. */
 const MAX_BATCH = 500;
@@ -67,15 +76,26 @@ export interface WriteBatcher {
   createTask(task: NewTask): Promise<CreatedTask>;
   /** One completion, written in a batch with the other completions of this turn. */
   completeTask(item: CompleteInput): Promise<Outcome<Transitioned>>;
+  /**
+   * One agent's heartbeat, written with the other agents' of this turn; resolves to the commands it
+   * took, or null when the agent does not exist.
+   */
+  agentHeartbeat(input: AgentHeartbeatInput): Promise<AgentCommand[] | null>;
 }
 
-export function createWriteBatcher(store: Pick<Store, 'createTasks' | 'completeTasks'>): WriteBatcher {
+export function createWriteBatcher(
+  store: Pick<Store, 'createTasks' | 'completeTasks' | 'recordAgentHeartbeats'>,
+): WriteBatcher {
   const creates = new Coalescer<NewTask, CreatedTask>((tasks) => store.createTasks(tasks));
   const completes = new Coalescer<CompleteInput, Outcome<Transitioned>>((items) =>
     store.completeTasks(items),
   );
+  const agentBeats = new Coalescer<AgentHeartbeatInput, AgentCommand[] | null>((inputs) =>
+    store.recordAgentHeartbeats(inputs),
+  );
   return {
     createTask: (task) => creates.submit(task),
     completeTask: (item) => completes.submit(item),
+    agentHeartbeat: (input) => agentBeats.submit(input),
   };
 }

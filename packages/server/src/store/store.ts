@@ -309,7 +309,14 @@ export interface Store {
   /** Resolve a bearer token (by its sha256) to its agent; null if unknown or the agent left. */
   getAgentByTokenHash(tokenHash: string): Promise<Agent | null>;
   listAgents(filter?: { taskType?: string; statuses?: AgentStatus[] }): Promise<Agent[]>;
-  recordAgentHeartbeat(input: AgentHeartbeatInput): Promise<void>;
+  /**
+   * Agent-level heartbeats of several agents in one write: each agent's heartbeat time (and its
+   * status and metrics when given) is recorded and its queued commands are taken, oldest first —
+   * each command is returned by exactly one call. One result per input, in order: the agent's
+   * commands, or null when no such agent exists. An agent named twice gets its commands with its
+   * first input (and the batch's last status and metrics for it win).
+   */
+  recordAgentHeartbeats(inputs: readonly AgentHeartbeatInput[]): Promise<(AgentCommand[] | null)[]>;
   /** Remember that the agent asked for work (for "why isn't my task running?"). */
   recordPoll(input: { agentId: string; types: string[] }): Promise<void>;
   setAgentStatus(agentId: string, status: AgentStatus): Promise<void>;
@@ -318,8 +325,6 @@ export interface Store {
    * still waiting (same agent, type and task).
    */
   queueAgentCommand(input: QueueAgentCommandInput): Promise<void>;
-  /** Take the agent's queued commands, oldest first: each is returned by exactly one call. */
-  takeAgentCommands(agentId: string): Promise<AgentCommand[]>;
   /** Drop every command queued for the agent (it left). */
   clearAgentCommands(agentId: string): Promise<void>;
   /** Save a dependency's state (replacing the previous one); returns it with its new version. */

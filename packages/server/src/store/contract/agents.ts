@@ -26,6 +26,18 @@ function queueCommand(store: Store, agentId: string, command: AgentCommand, keep
   return store.queueAgentCommand({ agentId, command, keep, maxAgeMs: DAY });
 }
 
+/** Take the agent's queued commands the way its heartbeat does. */
+async function take(store: Store, agentId: string): Promise<AgentCommand[]> {
+  const [commands] = await store.recordAgentHeartbeats([{ agentId }]);
+  if (!commands) throw new Error(`agent ${agentId} not found`);
+  return commands;
+}
+
+/** Register agents with these ids (commands are taken by heartbeats, which need the agent). */
+async function registered(store: Store, ...ids: string[]): Promise<void> {
+  for (const id of ids) await store.registerAgent(newAgent(id));
+}
+
 export function agentsContract(h: () => Harness): void {
   describe('agents', () => {
     it('registers an idle agent and reads it back by id and by token hash', async () => {
@@ -102,13 +114,13 @@ export function agentsContract(h: () => Harness): void {
       const { store, clock } = h();
       await store.registerAgent(newAgent('agt_1'));
       clock.advance(100);
-      await store.recordAgentHeartbeat({
-        agentId: 'agt_1',
-        status: 'running',
-        metrics: { rssBytes: 1000, cpuPercent: 5 },
-      });
+      expect(
+        await store.recordAgentHeartbeats([
+          { agentId: 'agt_1', status: 'running', metrics: { rssBytes: 1000, cpuPercent: 5 } },
+        ]),
+      ).toEqual([[]]);
       clock.advance(100);
-      await store.recordAgentHeartbeat({ agentId: 'agt_1' });
+      expect(await store.recordAgentHeartbeats([{ agentId: 'agt_1' }])).toEqual([[]]);
       clock.advance(100);
       await store.recordPoll({ agentId: 'agt_1', types: ['work', 'other'] });
       expect(await store.getAgent('agt_1')).toMatchObject({
@@ -120,7 +132,7 @@ export function agentsContract(h: () => Harness): void {
       });
       await store.setAgentStatus('agt_1', 'stalled');
       expect((await store.getAgent('agt_1'))!.status).toBe('stalled');
-      await expectCode(store.recordAgentHeartbeat({ agentId: 'agt_nope' }), 'not_found');
+      expect(await store.recordAgentHeartbeats([{ agentId: 'agt_nope' }])).toEqual([null]);
       await expectCode(store.recordPoll({ agentId: 'agt_nope', types: [] }), 'not_found');
       await expectCode(store.setAgentStatus('agt_nope', 'idle'), 'not_found');
     });
@@ -137,7 +149,8 @@ export function agentsContract(h: () => Harness): void {
       const { store } = h();
       const agentId = uniqueId('agt');
       const other = uniqueId('agt');
-      expect(await store.takeAgentCommands(agentId)).toEqual([]);
+      await registered(store, agentId, other);
+      expect(await take(store, agentId)).toEqual([]);
       await queueCommand(store, agentId, { type: 'wake', reason: 'stalled' });
       await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
       // The same command about the same task waits once; about another task, or without a task, again.
@@ -145,10 +158,7 @@ export function agentsContract(h: () => Harness): void {
       await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_2' });
       await queueCommand(store, agentId, { type: 'wake' });
       await queueCommand(store, other, { type: 'terminate' });
-      const [first, second] = await Promise.all([
-        store.takeAgentCommands(agentId),
-        store.takeAgentCommands(agentId),
-      ]);
+      const [first, second] = await Promise.all([take(store, agentId), take(store, agentId)]);
       const taken = [...first!, ...second!];
       expect(first!.length === 0 || second!.length === 0).toBe(true);
       expect(taken).toEqual([
@@ -157,23 +167,53 @@ export function agentsContract(h: () => Harness): void {
         { type: 'cancel', taskId: 'tsk_2' },
         { type: 'wake' },
       ]);
-      expect(await store.takeAgentCommands(agentId)).toEqual([]);
+      expect(await take(store, agentId)).toEqual([]);
       // Taken, the same command may be queued again.
       await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
-      expect(await store.takeAgentCommands(agentId)).toEqual([{ type: 'cancel', taskId: 'tsk_1' }]);
-      expect(await store.takeAgentCommands(other)).toEqual([{ type: 'terminate' }]);
+      expect(await take(store, agentId)).toEqual([{ type: 'cancel', taskId: 'tsk_1' }]);
+      expect(await take(store, other)).toEqual([{ type: 'terminate' }]);
+    });
+
+    it('records the heartbeats of several agents in one call, each taking its own commands', async () => {
+      const { store, clock } = h();
+      const [a, b, quiet] = [uniqueId('agt'), uniqueId('agt'), uniqueId('agt')];
+      await registered(store, a, b, quiet);
+      await queueCommand(store, a, { type: 'wake' });
+      await queueCommand(store, b, { type: 'checkpoint' });
+      await queueCommand(store, a, { type: 'terminate' });
+      clock.advance(50);
+      const results = await store.recordAgentHeartbeats([
+        { agentId: a, status: 'running' },
+        { agentId: 'agt_nobody' },
+        { agentId: quiet },
+        { agentId: b, metrics: { rssBytes: 7 } },
+        { agentId: a, status: 'stalled' }, // named twice: the commands go with the first, the status is the last
+      ]);
+      expect(results).toEqual([
+        [{ type: 'wake' }, { type: 'terminate' }],
+        null,
+        [],
+        [{ type: 'checkpoint' }],
+        [],
+      ]);
+      expect(await store.getAgent(a)).toMatchObject({ status: 'stalled', lastHeartbeatAt: T0 + 50 });
+      expect(await store.getAgent(b)).toMatchObject({ status: 'idle', metrics: { rssBytes: 7 } });
+      expect(await store.getAgent(quiet)).toMatchObject({ lastHeartbeatAt: T0 + 50 });
+      expect(await store.recordAgentHeartbeats([{ agentId: a }, { agentId: b }])).toEqual([[], []]);
+      expect(await store.recordAgentHeartbeats([])).toEqual([]);
     });
 
     it('keeps the newest commands of an agent up to the bound, and drops them all on clear', async () => {
       const { store } = h();
       const agentId = uniqueId('agt');
+      await registered(store, agentId);
       for (let i = 0; i < 5; i++) {
         await queueCommand(store, agentId, { type: 'wake', reason: `r${i}` }, 3);
       }
-      expect((await store.takeAgentCommands(agentId)).map((c) => c.reason)).toEqual(['r2', 'r3', 'r4']);
+      expect((await take(store, agentId)).map((c) => c.reason)).toEqual(['r2', 'r3', 'r4']);
       await queueCommand(store, agentId, { type: 'checkpoint' }, 3);
       await store.clearAgentCommands(agentId);
-      expect(await store.takeAgentCommands(agentId)).toEqual([]);
+      expect(await take(store, agentId)).toEqual([]);
     });
 
     it('saves dependency states, one version above the last, and lists them by name', async () => {
@@ -215,6 +255,7 @@ export function agentsContract(h: () => Harness): void {
       const { store, clock } = h();
       const gone = uniqueId('agt');
       const alive = uniqueId('agt');
+      await registered(store, gone, alive);
       const queue = (agentId: string, type: AgentCommand['type']) => queueCommand(store, agentId, { type });
       await queue(gone, 'wake');
       await queue(alive, 'wake');
@@ -222,8 +263,8 @@ export function agentsContract(h: () => Harness): void {
       await queue(alive, 'checkpoint'); // a day old exactly: nothing goes yet
       clock.advance(1);
       await queue(alive, 'terminate'); // now both wakes go, whoever they were for
-      expect(await store.takeAgentCommands(gone)).toEqual([]);
-      expect(await store.takeAgentCommands(alive)).toEqual([{ type: 'checkpoint' }, { type: 'terminate' }]);
+      expect(await take(store, gone)).toEqual([]);
+      expect(await take(store, alive)).toEqual([{ type: 'checkpoint' }, { type: 'terminate' }]);
     });
   });
 }

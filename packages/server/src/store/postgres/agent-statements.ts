@@ -37,14 +37,26 @@ export const AGENT_SQL = {
     ORDER BY a.seq`,
 
   /**
-   * An agent-level heartbeat; status and metrics only when given (not null).
-   * Params: $1 now, $2 id, $3 status, $4 metrics (jsonb).
+   * Agent-level heartbeats: each agent's heartbeat time, status and metrics (each only when given),
+   * and its queued commands taken. One row per agent found (seq and command null), then one per
+   * command taken. Params: $1 now, $2 jsonb array of {id, status, metrics} (one entry per agent).
    */
-  recordAgentHeartbeat: `
-    WITH ${CLOCK_CTE}
-    UPDATE agents SET last_heartbeat_at = clock.now, status = COALESCE($3, status),
-      metrics = COALESCE($4::jsonb, metrics)
-    FROM clock WHERE id = $2`,
+  recordAgentHeartbeats: `
+    WITH ${CLOCK_CTE},
+    input AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS i(id text, status text, metrics jsonb)),
+    beat AS (
+      UPDATE agents a SET last_heartbeat_at = clock.now, status = COALESCE(i.status, a.status),
+        metrics = COALESCE(i.metrics, a.metrics)
+      FROM input i, clock WHERE a.id = i.id
+      RETURNING a.id
+    ),
+    taken AS (
+      DELETE FROM agent_commands c USING beat b WHERE c.agent_id = b.id
+      RETURNING c.agent_id, c.seq, c.command
+    )
+    SELECT id AS agent_id, NULL::bigint AS seq, NULL::jsonb AS command FROM beat
+    UNION ALL
+    SELECT agent_id, seq, command FROM taken`,
 
   /** The agent asked for work. Params: $1 now, $2 id, $3 types (jsonb). */
   recordPoll: `
@@ -76,7 +88,6 @@ export const AGENT_SQL = {
        OR c.created_at < clock.now - $4::bigint`,
 
   /** Take (delete) the agent's commands; callers order them by seq. Params: $1 agentId. */
-  takeAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1 RETURNING seq, command',
 
   /** Params: $1 agentId. */
   clearAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1',

@@ -1,11 +1,12 @@
 /** Agent operations on PostgreSQL (lease shards: `postgres-shards.ts`). */
 import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
+import { handOutCommands } from '../agent-heartbeats.js';
 import { type DependencyRow, toDependency } from '../dependency-row.js';
 import type { AgentHeartbeatInput, DependencyRecord, NewAgent, QueueAgentCommandInput } from '../store.js';
 import { AGENT_SQL } from './agent-statements.js';
 import type { PgContext } from './postgres-context.js';
-import { type AgentRow, jsonParam, toAgent } from './row-mapping.js';
+import { type AgentRow, toAgent } from './row-mapping.js';
 
 export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Agent> {
   const [row] = await ctx.rows<AgentRow>('insertAgent', AGENT_SQL.insertAgent, [
@@ -49,14 +50,37 @@ function requireChanged(changes: number, agentId: string): void {
   if (changes === 0) throw new NotFoundError('agent', agentId);
 }
 
-export async function recordAgentHeartbeat(ctx: PgContext, input: AgentHeartbeatInput): Promise<void> {
-  const changes = await ctx.changes('recordAgentHeartbeat', AGENT_SQL.recordAgentHeartbeat, [
-    ctx.now(),
-    input.agentId,
-    input.status ?? null,
-    jsonParam(input.metrics),
-  ]);
-  requireChanged(changes, input.agentId);
+export async function recordAgentHeartbeats(
+  ctx: PgContext,
+  inputs: readonly AgentHeartbeatInput[],
+): Promise<(AgentCommand[] | null)[]> {
+  if (inputs.length === 0) return [];
+  // One entry per agent, the last status and metrics given for it (an UPDATE applies one per row).
+  const last = new Map<string, AgentHeartbeatInput>();
+  for (const input of inputs) last.set(input.agentId, input);
+  const entries = [...last.values()].map((i) => ({
+    id: i.agentId,
+    status: i.status ?? null,
+    metrics: i.metrics ?? null,
+  }));
+  const rows = await ctx.rows<{ agent_id: string; seq: number | null; command: AgentCommand | null }>(
+    'recordAgentHeartbeats',
+    AGENT_SQL.recordAgentHeartbeats,
+    [ctx.now(), JSON.stringify(entries)],
+  );
+  const found = new Set<string>();
+  const taken = new Map<string, { seq: number; command: AgentCommand }[]>();
+  for (const r of rows) {
+    if (r.seq === null || r.command === null) found.add(r.agent_id);
+    else {
+      const list = taken.get(r.agent_id);
+      if (list === undefined) taken.set(r.agent_id, [{ seq: r.seq, command: r.command }]);
+      else list.push({ seq: r.seq, command: r.command });
+    }
+  }
+  return handOutCommands(inputs, found, (agentId) =>
+    (taken.get(agentId) ?? []).sort((a, b) => a.seq - b.seq).map((c) => c.command),
+  );
 }
 
 export async function recordPoll(ctx: PgContext, input: { agentId: string; types: string[] }): Promise<void> {
@@ -87,15 +111,6 @@ export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommand
     Math.max(1, Math.floor(input.keep)),
     input.maxAgeMs,
   ]);
-}
-
-export async function takeAgentCommands(ctx: PgContext, agentId: string): Promise<AgentCommand[]> {
-  const rows = await ctx.rows<{ seq: number; command: AgentCommand }>(
-    'takeAgentCommands',
-    AGENT_SQL.takeAgentCommands,
-    [agentId],
-  );
-  return rows.sort((a, b) => a.seq - b.seq).map((r) => r.command);
 }
 
 export async function clearAgentCommands(ctx: PgContext, agentId: string): Promise<void> {

@@ -29,7 +29,7 @@ const PREPARED = new Set([
   'setResultRef',
   'selectHeads',
   'selectShardLeases',
-  'takeAgentCommands',
+  'recordAgentHeartbeats',
   'listDependencies',
 ]);
 

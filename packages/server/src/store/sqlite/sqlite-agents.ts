@@ -1,6 +1,7 @@
 /** Agent operations: register, look up, list, and the agent-level writes. */
 import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
+import { handOutCommands } from '../agent-heartbeats.js';
 import { type DependencyRow, toDependency } from '../dependency-row.js';
 import type { AgentHeartbeatInput, DependencyRecord, NewAgent, QueueAgentCommandInput } from '../store.js';
 import { type AgentRow, jsonText, toAgent } from './row-mapping.js';
@@ -56,14 +57,25 @@ function requireChanged(changes: number, agentId: string): void {
   if (changes === 0) throw new NotFoundError('agent', agentId);
 }
 
-export function recordAgentHeartbeat(ctx: SqliteContext, input: AgentHeartbeatInput): void {
-  const { changes } = ctx.agents.recordAgentHeartbeat.run({
-    id: input.agentId,
-    now: ctx.clock.now(),
-    status: input.status ?? null,
-    metrics: jsonText(input.metrics),
+export function recordAgentHeartbeats(
+  ctx: SqliteContext,
+  inputs: readonly AgentHeartbeatInput[],
+): (AgentCommand[] | null)[] {
+  const found = new Set<string>();
+  for (const input of inputs) {
+    const { changes } = ctx.agents.recordAgentHeartbeat.run({
+      id: input.agentId,
+      now: ctx.clock.now(),
+      status: input.status ?? null,
+      metrics: jsonText(input.metrics),
+    });
+    if (changes > 0) found.add(input.agentId);
+  }
+  return handOutCommands(inputs, found, (agentId) => {
+    const rows = ctx.agents.selectAgentCommands.all({ agentId }) as { command: string }[];
+    if (rows.length > 0) ctx.agents.clearAgentCommands.run({ agentId });
+    return rows.map((r) => JSON.parse(r.command) as AgentCommand);
   });
-  requireChanged(changes, input.agentId);
 }
 
 export function recordPoll(ctx: SqliteContext, input: { agentId: string; types: string[] }): void {
@@ -94,12 +106,6 @@ export function queueAgentCommand(ctx: SqliteContext, input: QueueAgentCommandIn
     now: ctx.clock.now(),
     maxAgeMs: input.maxAgeMs,
   });
-}
-
-export function takeAgentCommands(ctx: SqliteContext, agentId: string): AgentCommand[] {
-  const rows = ctx.agents.selectAgentCommands.all({ agentId }) as { command: string }[];
-  if (rows.length > 0) ctx.agents.clearAgentCommands.run({ agentId });
-  return rows.map((r) => JSON.parse(r.command) as AgentCommand);
 }
 
 export function clearAgentCommands(ctx: SqliteContext, agentId: string): void {
