@@ -5,7 +5,7 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/server/dist/bench/main.js [--only throughput,latency,detection,enqueue,failover]
+ *   node packages/server/dist/bench/main.js [--only throughput,latency,detection,enqueue,heartbeats,failover]
  *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
  *     [--cpu-prof]
  *
@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { detection } from './detection.js';
 import { enqueue } from './enqueue.js';
 import { failover } from './failover.js';
+import { heartbeats } from './heartbeats.js';
 import { latency } from './latency.js';
 import { startNoiseMeter } from './proc.js';
 import { type BenchReport, environment, formatTable, withVerdicts, writeReport } from './report.js';
@@ -26,7 +27,14 @@ import { throughput } from './throughput.js';
 import type { Workload, WorkloadContext, WorkloadResult } from './workload.js';
 
 /** In the order they run. */
-const WORKLOADS: Record<string, Workload> = { throughput, latency, detection, enqueue, failover };
+const WORKLOADS: Record<string, Workload> = {
+  throughput,
+  latency,
+  detection,
+  enqueue,
+  heartbeats,
+  failover,
+};
 
 const HELP = `Usage: npm run bench -- [options]
 
