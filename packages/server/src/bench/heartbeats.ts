@@ -1,20 +1,23 @@
 /**
- * Agent heartbeats: how many agent-level heartbeats (`POST /v1/agents/{id}/heartbeat`, the watchdog's
- * "I am alive" of every agent) one coordinator absorbs, and what each costs it and the database.
- * 500 registered agents; 24 requests in flight, each the heartbeat of the next agent in turn. The
- * coordinator's CPU per heartbeat gives the fleet one core watches: agents beating every 5 s.
+ * Agent heartbeats: how many heartbeats (`POST /v1/agents/{id}/heartbeat`, what every SDK worker sends
+ * every 5 s) one coordinator absorbs, and what each costs it and the database. 500 registered agents,
+ * each running 2 tasks; every heartbeat carries the agent's status and both tasks' beats (lease
+ * renewals with a moving progress). 24 requests in flight, each the heartbeat of the next agent in
+ * turn. The coordinator's CPU per heartbeat gives the fleet one core watches.
  */
-import type { RegisterAgentResponse } from '@rouse/protocol';
+import type { ClaimResponse, RegisterAgentResponse, TaskBeat } from '@rouse/protocol';
 import { startCoordinator } from './coordinator-process.js';
 import { HttpClient } from './http-client.js';
 import { cpuTimeMs } from './proc.js';
 import { monotonicUs, type ProfileWindow } from './profile-summary.js';
 import { round, roundSummary, summarize } from './stats.js';
-import { runConcurrent } from './tasks.js';
+import { createBatched, runConcurrent } from './tasks.js';
 import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult } from './workload.js';
 
 const AGENTS = 500;
+const TASKS_PER_AGENT = 2;
 const IN_FLIGHT = 24;
+const TYPE = 'bench.heartbeats';
 /** The heartbeat interval a fleet is sized for (the SDK's default). */
 const INTERVAL_S = 5;
 
@@ -26,20 +29,38 @@ export async function heartbeats(ctx: WorkloadContext): Promise<WorkloadResult> 
   const windows: Record<string, ProfileWindow> = {};
   const coord = await startCoordinator({ store: ctx.store, cpuProfileDir: ctx.cpuProfileDir });
   const http = new HttpClient({ url: coord.url, token: coord.agentToken, maxSockets: IN_FLIGHT });
+  const admin = new HttpClient({ url: coord.url, token: coord.adminToken, maxSockets: 2 });
   try {
-    ctx.log(`heartbeats: registering ${AGENTS} agents`);
-    const agents: { path: string; token: string }[] = [];
+    ctx.log(`heartbeats: ${AGENTS} agents, each running ${TASKS_PER_AGENT} tasks`);
+    await createBatched(admin, AGENTS * TASKS_PER_AGENT, 1000, 2, () => ({
+      type: TYPE,
+      payload: {},
+      timing: { heartbeatIntervalMs: 60_000 }, // no lease runs out while the bench sets up
+    }));
+    const agents: { path: string; token: string; tasks: TaskBeat[] }[] = [];
     await runConcurrent(AGENTS, 8, async (i) => {
       const reg = await http.post<RegisterAgentResponse>('/v1/agents', {
         agentType: 'bench-heartbeats',
         name: `bench-${i}`,
-        taskTypes: ['bench.heartbeats'],
+        taskTypes: [TYPE],
       });
-      agents[i] = { path: `/v1/agents/${reg.agent.id}/heartbeat`, token: reg.token };
+      const claimed = await http.post<ClaimResponse>(
+        `/v1/agents/${reg.agent.id}/claim`,
+        { types: [TYPE], max: TASKS_PER_AGENT, waitMs: 0, start: true },
+        { token: reg.token },
+      );
+      agents[i] = {
+        path: `/v1/agents/${reg.agent.id}/heartbeat`,
+        token: reg.token,
+        tasks: claimed.tasks.map((t) => ({ taskId: t.id, version: t.version })),
+      };
     });
+    details.tasksHeld = agents.reduce((n, a) => n + a.tasks.length, 0);
     const beat = (i: number) => {
       const a = agents[i % AGENTS]!;
-      return http.post(a.path, { status: 'idle' }, { token: a.token, parse: false });
+      const progress = (Math.floor(i / AGENTS) % 100) / 100;
+      const tasks = a.tasks.map((t) => ({ ...t, progress }));
+      return http.post(a.path, { status: 'running', tasks }, { token: a.token, parse: false });
     };
     await runConcurrent(AGENTS, IN_FLIGHT, async (i) => {
       await beat(i);
@@ -74,7 +95,7 @@ export async function heartbeats(ctx: WorkloadContext): Promise<WorkloadResult> 
 
     metrics.push({
       workload: 'heartbeats',
-      metric: `agent heartbeats, ${AGENTS} agents, ${IN_FLIGHT} in flight`,
+      metric: `agent heartbeats, ${AGENTS} agents × ${TASKS_PER_AGENT} tasks, ${IN_FLIGHT} in flight`,
       value: perS,
       unit: 'beats/s',
     });
@@ -100,6 +121,7 @@ export async function heartbeats(ctx: WorkloadContext): Promise<WorkloadResult> 
     });
   } finally {
     http.close();
+    admin.close();
     const { cpuProfile } = await coord.stop();
     attachProfile(ctx, details, cpuProfile, windows);
   }

@@ -1,5 +1,6 @@
 /**
- * Task heartbeats, batched (DESIGN.md §3, §5): one store write renews every lease in the batch; each
+ * Task heartbeats, batched (DESIGN.md §3, §5): the beats of every request of one event-loop turn go
+ * to the store as one write that renews every lease in it (write-batcher.ts); each
  * accepted beat moves the in-memory lease deadline; progress changes restart the stall clock and go
  * out as `task.progress`. A beat for a task that was cancelled answers `cancelled` and queues a
  * `cancel` command, so the holder's AbortSignal fires with the right reason.
@@ -13,16 +14,19 @@ export async function recordBeats(
   beats: readonly TaskBeat[],
 ): Promise<WriteOutcome[]> {
   const { writeBackGraceMs } = ctx.options;
-  const outcomes = await ctx.store.recordHeartbeats(
-    beats.map((b) => ({
-      taskId: b.taskId,
-      agentId,
-      version: b.version,
-      progress: b.progress,
-      phase: b.phase,
-      executionDone: b.executionDone,
-      writeBackGraceMs,
-    })),
+  // Written with every other task heartbeat of this turn (other agents' included): one statement.
+  const outcomes = await Promise.all(
+    beats.map((b) =>
+      ctx.writes.taskHeartbeat({
+        taskId: b.taskId,
+        agentId,
+        version: b.version,
+        progress: b.progress,
+        phase: b.phase,
+        executionDone: b.executionDone,
+        writeBackGraceMs,
+      }),
+    ),
   );
   const now = ctx.clock.now();
   const out: WriteOutcome[] = new Array(beats.length);

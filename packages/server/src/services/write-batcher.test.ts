@@ -3,7 +3,7 @@ import { RouseError, UnavailableError } from '../core/errors.js';
 import type { CreatedTask, NewTask, Store } from '../store/store.js';
 import { createWriteBatcher } from './write-batcher.js';
 
-type Creates = Pick<Store, 'createTasks' | 'completeTasks' | 'recordAgentHeartbeats'>;
+type Creates = Pick<Store, 'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats'>;
 
 function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; calls: string[][] } {
   const calls: string[][] = [];
@@ -16,6 +16,13 @@ function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; 
     },
     async completeTasks() {
       return [];
+    },
+    async recordHeartbeats(beats) {
+      calls.push(beats.map((b) => `task:${b.taskId}`));
+      return beats.map((b) => ({
+        ok: true,
+        value: { taskId: b.taskId, leaseExpiresAt: b.version, progressed: false, status: 'running' },
+      }));
     },
     async recordAgentHeartbeats(inputs) {
       calls.push(inputs.map((i) => `beat:${i.agentId}`));
@@ -65,5 +72,18 @@ describe('write batcher', () => {
     );
     expect(calls).toEqual([['beat:agt_a', 'beat:agt_gone', 'beat:agt_b']]);
     expect(results).toEqual([[{ type: 'wake', reason: 'agt_a' }], null, [{ type: 'wake', reason: 'agt_b' }]]);
+  });
+
+  it('writes the task heartbeats of one turn, from several requests, in one store call', async () => {
+    const { store, calls } = fakeStore(() => null);
+    const w = createWriteBatcher(store);
+    const beat = (taskId: string, version: number) =>
+      w.taskHeartbeat({ taskId, agentId: 'agt_a', version, writeBackGraceMs: 0 });
+    const [first, second] = await Promise.all([
+      Promise.all([beat('tsk_1', 1), beat('tsk_2', 2)]),
+      Promise.all([beat('tsk_3', 3)]),
+    ]);
+    expect(calls).toEqual([['task:tsk_1', 'task:tsk_2', 'task:tsk_3']]);
+    expect([...first, ...second].map((o) => (o.ok ? o.value.leaseExpiresAt : null))).toEqual([1, 2, 3]);
   });
 });

@@ -13,6 +13,8 @@ import type {
   AgentHeartbeatInput,
   CompleteInput,
   CreatedTask,
+  HeartbeatAccepted,
+  HeartbeatInput,
   NewTask,
   Outcome,
   Store,
@@ -76,6 +78,8 @@ export interface WriteBatcher {
   createTask(task: NewTask): Promise<CreatedTask>;
   /** One completion, written in a batch with the other completions of this turn. */
   completeTask(item: CompleteInput): Promise<Outcome<Transitioned>>;
+  /** One task heartbeat (a lease renewal), written with the other task heartbeats of this turn. */
+  taskHeartbeat(beat: HeartbeatInput): Promise<Outcome<HeartbeatAccepted>>;
   /**
    * One agent's heartbeat, written with the other agents' of this turn; resolves to the commands it
    * took, or null when the agent does not exist.
@@ -84,11 +88,14 @@ export interface WriteBatcher {
 }
 
 export function createWriteBatcher(
-  store: Pick<Store, 'createTasks' | 'completeTasks' | 'recordAgentHeartbeats'>,
+  store: Pick<Store, 'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats'>,
 ): WriteBatcher {
   const creates = new Coalescer<NewTask, CreatedTask>((tasks) => store.createTasks(tasks));
   const completes = new Coalescer<CompleteInput, Outcome<Transitioned>>((items) =>
     store.completeTasks(items),
+  );
+  const taskBeats = new Coalescer<HeartbeatInput, Outcome<HeartbeatAccepted>>((beats) =>
+    store.recordHeartbeats(beats),
   );
   const agentBeats = new Coalescer<AgentHeartbeatInput, AgentCommand[] | null>((inputs) =>
     store.recordAgentHeartbeats(inputs),
@@ -96,6 +103,7 @@ export function createWriteBatcher(
   return {
     createTask: (task) => creates.submit(task),
     completeTask: (item) => completes.submit(item),
+    taskHeartbeat: (beat) => taskBeats.submit(beat),
     agentHeartbeat: (input) => agentBeats.submit(input),
   };
 }
