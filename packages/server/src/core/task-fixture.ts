@@ -1,47 +1,24 @@
-/** A whole `Task` for unit tests: a fresh created task of type `codex`, 10 s old at `now`, with `over` applied. */
+/**
+ * A whole `Task` for unit tests: a fresh `created` task of type `codex`, 10 s old at `now`, nobody
+ * holding it, with `over` applied (built on the SDK's `mockTask`, the one complete task literal).
+ */
 import type { Task } from '@rouse/protocol';
+import { mockTask } from '@rouse/sdk/testing';
 
 export function taskFixture(now: number, over: Partial<Task> = {}): Task {
-  return {
+  return mockTask({
     id: 'tsk_1',
     type: 'codex',
     status: 'created',
-    payload: null,
     attempt: 0,
-    maxAttempts: 4,
     version: 0,
     agentId: null,
-    priority: 0,
-    resumable: false,
-    requires: [],
-    labels: {},
-    idempotencyKey: null,
-    timing: {
-      heartbeatIntervalMs: 5000,
-      heartbeatTimeoutMs: 15000,
-      claimTimeoutMs: 30000,
-      executionTimeoutMs: null,
-      attemptDeadlineMs: null,
-      stallTimeoutMs: 300000,
-    },
-    progress: null,
-    phase: null,
-    executionDone: false,
-    checkpoint: null,
-    session: null,
-    result: null,
-    resultRef: null,
-    error: null,
     createdAt: now - 10_000,
     runAt: now - 10_000,
     claimedAt: null,
     startedAt: null,
-    lastHeartbeatAt: null,
     progressChangedAt: null,
     leaseExpiresAt: null,
-    nextAttemptAt: null,
-    finishedAt: null,
-    final: false,
     ...over,
-  };
+  });
 }
