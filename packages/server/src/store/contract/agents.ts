@@ -251,6 +251,23 @@ export function agentsContract(h: () => Harness): void {
       );
     });
 
+    it('accepts NUL characters in agent labels and dependency messages', async () => {
+      const { store } = h();
+      const kept = (s: string) => (store.kind === 'postgres' ? s.replaceAll('\0', '\uFFFD') : s);
+      const id = uniqueId('agt');
+      const agent = await store.registerAgent(newAgent(id, { labels: { zone: 'a\0' } }));
+      expect(agent.labels).toEqual({ zone: kept('a\0') });
+      const saved = await store.saveDependency({
+        name: uniqueId('dep'),
+        state: 'down',
+        until: null,
+        since: T0,
+        reportedBy: `agent:${id}`,
+        message: 'conn\0refused',
+      });
+      expect(saved.message).toBe(kept('conn\0refused'));
+    });
+
     it("drops any agent's commands nobody took for longer than maxAgeMs when another is queued", async () => {
       const { store, clock } = h();
       const gone = uniqueId('agt');

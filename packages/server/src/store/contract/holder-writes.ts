@@ -5,6 +5,33 @@ import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, TIMING, writer } from 
 
 export function holderWritesContract(h: () => Harness): void {
   describe('holder writes', () => {
+    it('accepts NUL characters in everything written (PostgreSQL keeps U+FFFD in their place)', async () => {
+      const { store } = h();
+      // SQLite keeps what it is given; PostgreSQL's text and jsonb cannot hold U+0000.
+      const kept = (s: string) => (store.kind === 'postgres' ? s.replaceAll('\0', '\uFFFD') : s);
+      const running = await h().running({ payload: { s: 'pay\0load', 'k\0': 1 }, labels: { team: 'a\0b' } });
+      expect(running.payload).toEqual({ s: kept('pay\0load'), [kept('k\0')]: 1 });
+      expect(running.labels).toEqual({ team: kept('a\0b') });
+      const [beat] = await store.recordHeartbeats([
+        { ...writer(running), progress: 0.5, phase: 'ph\0ase', writeBackGraceMs: GRACE_MS },
+      ]);
+      expect(beat!.ok).toBe(true);
+      await store.saveCheckpoint({ ...writer(running), state: { at: 'st\0ate' }, session: 'se\0ssion' });
+      const failed = await store.failTask({
+        ...writer(running),
+        error: { code: 'tool_crash', message: 'exit\0ed', retryable: true },
+        backoff: BACKOFF,
+      });
+      expect(failed.task.error).toMatchObject({ message: kept('exit\0ed') });
+      expect(failed.task).toMatchObject({ phase: kept('ph\0ase') });
+      expect(failed.task.checkpoint).toEqual({ at: kept('st\0ate') });
+      expect(failed.task.session).toEqual(kept('se\0ssion'));
+      h().clock.advance(BACKOFF.capMs);
+      const again = await h().claimTask(failed.task, 'agt_a', true);
+      const [done] = await store.completeTasks([{ ...writer(again), result: { out: 're\0sult' } }]);
+      expect(done!.ok && done!.value.task.result).toEqual({ out: kept('re\0sult') });
+    });
+
     it('starts a claimed task with a heartbeat lease', async () => {
       const claimed = await h().held(false);
       h().clock.advance(100);

@@ -6,7 +6,7 @@ import { type DependencyRow, toDependency } from '../dependency-row.js';
 import type { AgentHeartbeatInput, DependencyRecord, NewAgent, QueueAgentCommandInput } from '../store.js';
 import { AGENT_SQL } from './agent-statements.js';
 import type { PgContext } from './postgres-context.js';
-import { type AgentRow, toAgent } from './row-mapping.js';
+import { type AgentRow, pgJson, pgText, toAgent } from './row-mapping.js';
 
 export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Agent> {
   const [row] = await ctx.rows<AgentRow>('insertAgent', AGENT_SQL.insertAgent, [
@@ -16,8 +16,8 @@ export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Ag
     agent.name,
     agent.host,
     agent.pid,
-    JSON.stringify(agent.taskTypes),
-    JSON.stringify(agent.labels),
+    pgJson(agent.taskTypes),
+    pgJson(agent.labels),
     agent.tokenHash,
   ]);
   return toAgent({ ...row!, current_task_ids: [] });
@@ -66,7 +66,7 @@ export async function recordAgentHeartbeats(
   const rows = await ctx.rows<{ agent_id: string; seq: number | null; command: AgentCommand | null }>(
     'recordAgentHeartbeats',
     AGENT_SQL.recordAgentHeartbeats,
-    [ctx.now(), JSON.stringify(entries)],
+    [ctx.now(), pgJson(entries)],
   );
   const found = new Set<string>();
   const taken = new Map<string, { seq: number; command: AgentCommand }[]>();
@@ -87,7 +87,7 @@ export async function recordPoll(ctx: PgContext, input: { agentId: string; types
   const changes = await ctx.changes('recordPoll', AGENT_SQL.recordPoll, [
     ctx.now(),
     input.agentId,
-    JSON.stringify(input.types),
+    pgJson(input.types),
   ]);
   requireChanged(changes, input.agentId);
 }
@@ -103,7 +103,7 @@ export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommand
     agentId,
     command.type,
     command.taskId ?? null,
-    JSON.stringify(command),
+    pgJson(command),
   ]);
   await ctx.changes('trimAgentCommands', AGENT_SQL.trimAgentCommands, [
     ctx.now(),
@@ -126,8 +126,8 @@ export async function saveDependency(
     d.state,
     d.until,
     d.since,
-    d.reportedBy,
-    d.message,
+    pgText(d.reportedBy),
+    pgText(d.message),
   ]);
   return toDependency(row!);
 }

@@ -12,7 +12,7 @@ import type { CreatedTask, ExpireInput, ExpiryReason, NewTask, Transitioned } fr
 import { agentActor } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import { type PgContext, transitioned } from './postgres-context.js';
-import { type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
+import { pgJson, type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
 import { TASK_SQL } from './task-statements.js';
 
 /** Who creates tasks in the history (the API does not tell the store who asked). */
@@ -93,11 +93,7 @@ async function createOnce(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask
   const rows =
     batch.length === 0
       ? []
-      : await ctx.rows<TaskRow>('insertTasks', TASK_SQL.insertTasks, [
-          ctx.now(),
-          JSON.stringify(batch),
-          CREATOR,
-        ]);
+      : await ctx.rows<TaskRow>('insertTasks', TASK_SQL.insertTasks, [ctx.now(), pgJson(batch), CREATOR]);
   const inserted = new Map(rows.map((r) => [r.id, r]));
   return plan.map((p) => {
     if (p.kind === 'existing') return { task: toTask(p.row), deduplicated: true };
@@ -196,7 +192,7 @@ export async function releaseAgentTasks(
   const rows = await ctx.rows<WrittenRow>('releaseAgentTasks', ADMIN_SQL.releaseAgentTasks, [
     ctx.now(),
     input.agentId,
-    JSON.stringify(error),
+    pgJson(error),
     input.reason,
     agentActor(input.agentId),
   ]);

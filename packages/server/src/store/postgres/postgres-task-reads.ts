@@ -6,7 +6,7 @@ import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
 import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery, TransitionRef } from '../store.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import type { PgContext } from './postgres-context.js';
-import { type EventRow, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
+import { type EventRow, pgJson, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
 import { TASK_SQL } from './task-statements.js';
 
 const DEFAULT_LIST_LIMIT = 100;
@@ -22,7 +22,7 @@ export async function listTasks(
 ): Promise<{ tasks: Task[]; nextCursor: string | null }> {
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isInteger(limit) || limit < 1) throw new ValidationError('limit', 'must be an integer >= 1');
-  const labels = query.labels && Object.keys(query.labels).length > 0 ? JSON.stringify(query.labels) : null;
+  const labels = query.labels && Object.keys(query.labels).length > 0 ? pgJson(query.labels) : null;
   const params = [
     query.cursor ? decodeCursor(query.cursor) : null,
     query.type ?? null,

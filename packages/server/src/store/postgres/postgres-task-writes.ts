@@ -22,6 +22,8 @@ import { type PgContext, rounds, transitioned } from './postgres-context.js';
 import {
   EVENT_COUNT_COLUMN,
   jsonParam,
+  pgJson,
+  pgText,
   TASK_COLUMN_COUNT,
   type TaskRow,
   toHead,
@@ -137,7 +139,7 @@ export async function recordHeartbeats(
     }));
     const rows = await ctx.rows<BeatRow>('recordHeartbeats', TASK_SQL.recordHeartbeats, [
       ctx.now(),
-      JSON.stringify(items),
+      pgJson(items),
     ]);
     for (const r of rows) {
       out[r.i] = {
@@ -174,8 +176,7 @@ export async function saveCheckpoint(ctx: PgContext, input: SaveCheckpointInput)
 }
 
 export async function appendLogs(ctx: PgContext, input: AppendLogsInput): Promise<LogAppendResult> {
-  // PostgreSQL text cannot hold NUL; a log line is kept with a replacement character instead.
-  const texts = input.lines.map((l) => (l.text.includes('\0') ? l.text.replaceAll('\0', '\uFFFD') : l.text));
+  const texts = input.lines.map((l) => pgText(l.text));
   const [r] = await ctx.rows<{ held: number; accepted: number; total: number }>(
     'appendLogs',
     TASK_SQL.appendLogs,
@@ -199,7 +200,7 @@ export async function setResultRef(ctx: PgContext, input: SetResultRefInput): Pr
     input.taskId,
     input.version,
     input.agentId,
-    JSON.stringify(input.resultRef),
+    pgJson(input.resultRef),
   ]);
   if (changes === 0) throw await ctx.refused(held(input));
 }
@@ -324,7 +325,7 @@ export async function failTask(ctx: PgContext, input: FailInput): Promise<Transi
     input.backoff.baseMs,
     input.backoff.capMs,
     input.backoff.jitter,
-    JSON.stringify(input.error),
+    pgJson(input.error),
     agentActor(input.agentId),
   ]);
   if (row !== undefined) return transitioned(row);

@@ -106,7 +106,33 @@ export interface ShardRow {
 
 /** A value → JSON text for a jsonb parameter; undefined and null → SQL NULL. */
 export function jsonParam(value: unknown): string | null {
-  return value === undefined || value === null ? null : JSON.stringify(value);
+  return value === undefined || value === null ? null : pgJson(value);
+}
+
+/**
+ * PostgreSQL's text and jsonb cannot hold the NUL character (U+0000), which SQLite and JSON can: it
+ * is stored as U+FFFD instead, so that nothing an agent or user sends is refused for it — above all
+ * not a heartbeat, a failure or a result, whose refusal would cost the attempt. (Logs do the same.)
+ */
+const NUL = '\0';
+const REPLACEMENT = '\uFFFD';
+
+/** `value` as JSON text for a jsonb parameter, NUL characters in its strings and keys replaced. */
+export function pgJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'string') return v.includes(NUL) ? v.replaceAll(NUL, REPLACEMENT) : v;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const keys = Object.keys(v);
+    if (!keys.some((k) => k.includes(NUL))) return v;
+    return Object.fromEntries(
+      keys.map((k) => [k.replaceAll(NUL, REPLACEMENT), (v as Record<string, unknown>)[k]]),
+    );
+  });
+}
+
+/** A text parameter with NUL characters replaced (see `pgJson`). */
+export function pgText<T extends string | null>(text: T): T {
+  return (text?.includes(NUL) ? text.replaceAll(NUL, REPLACEMENT) : text) as T;
 }
 
 export function toTask(r: TaskRow): Task {
