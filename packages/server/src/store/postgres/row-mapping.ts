@@ -119,15 +119,20 @@ const REPLACEMENT = '\uFFFD';
 
 /** `value` as JSON text for a jsonb parameter, NUL characters in its strings and keys replaced. */
 export function pgJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'string') return v.includes(NUL) ? v.replaceAll(NUL, REPLACEMENT) : v;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const keys = Object.keys(v);
-    if (!keys.some((k) => k.includes(NUL))) return v;
-    return Object.fromEntries(
-      keys.map((k) => [k.replaceAll(NUL, REPLACEMENT), (v as Record<string, unknown>)[k]]),
-    );
-  });
+  // The common case stays on JSON.stringify's fast path (a replacer function leaves it): only text
+  // that has an escaped NUL in it (or the escaped backslash before a literal "u0000") is redone.
+  const text = JSON.stringify(value);
+  return text.includes('\\u0000') ? JSON.stringify(value, withoutNul) : text;
+}
+
+function withoutNul(_key: string, v: unknown): unknown {
+  if (typeof v === 'string') return v.includes(NUL) ? v.replaceAll(NUL, REPLACEMENT) : v;
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  const keys = Object.keys(v);
+  if (!keys.some((k) => k.includes(NUL))) return v;
+  return Object.fromEntries(
+    keys.map((k) => [k.replaceAll(NUL, REPLACEMENT), (v as Record<string, unknown>)[k]]),
+  );
 }
 
 /** A text parameter with NUL characters replaced (see `pgJson`). */
