@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/ports.js';
 import { databaseUrl, type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { tempDir } from '../harness/temp-dir.js';
-import { runCli, spawnCli, waitForExit } from './run-cli.js';
+import { bannerOf, runCli } from './run-cli.js';
 
 const schemas: FreshSchema[] = [];
 afterAll(async () => {
@@ -198,33 +198,3 @@ describe('rouse migrate', () => {
     }
   });
 });
-
-/** What `rouse serve` printed up to the end of its banner; then it is stopped with SIGTERM. */
-async function bannerOf(
-  args: string[],
-  options: { cwd: string; env: Record<string, string> },
-): Promise<string> {
-  const child = spawnCli(args, options);
-  let out = '';
-  const shown = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
-    const take = (d: Buffer) => {
-      out += d;
-      if (out.includes('Press Ctrl-C to stop.')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stderr?.on('data', take);
-    child.stdout?.on('data', take);
-  });
-  try {
-    await shown;
-    // the warning, if any, is written right after the banner, in the same turn
-    await new Promise((r) => setTimeout(r, 100));
-  } finally {
-    child.kill('SIGTERM');
-    await waitForExit(child);
-  }
-  return out;
-}

@@ -71,3 +71,33 @@ export function waitForExit(child: ChildProcess, timeoutMs = 10_000): Promise<nu
     });
   });
 }
+
+/** What `rouse serve` printed up to the end of its banner; then it is stopped with SIGTERM. */
+export async function bannerOf(
+  args: string[],
+  options: { cwd: string; env: Record<string, string> },
+): Promise<string> {
+  const child = spawnCli(args, options);
+  let out = '';
+  const shown = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
+    const take = (d: Buffer) => {
+      out += d;
+      if (out.includes('Press Ctrl-C to stop.')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stderr?.on('data', take);
+    child.stdout?.on('data', take);
+  });
+  try {
+    await shown;
+    // the warning, if any, is written right after the banner, in the same turn
+    await new Promise((r) => setTimeout(r, 100));
+  } finally {
+    child.kill('SIGTERM');
+    await waitForExit(child);
+  }
+  return out;
+}

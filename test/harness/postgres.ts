@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.js';
+import { type EmbeddedOptions, type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.js';
 
 /** The shared server's URL; throws (failing the test) when there is none. */
 export function databaseUrl(): string {
@@ -86,10 +86,10 @@ export interface PrivatePostgres extends EmbeddedServer {
  * A PostgreSQL server of the test's own (about a second to start), for tests that stop and restart
  * it. Ignores DATABASE_URL: a shared server must not be stopped.
  */
-export async function privatePostgres(): Promise<PrivatePostgres> {
+export async function privatePostgres(options: EmbeddedOptions = {}): Promise<PrivatePostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'rouse-pg-private-'));
   chmodSync(dir, 0o755);
-  const server = await startEmbeddedPostgres(join(dir, 'data'));
+  const server = await startEmbeddedPostgres(join(dir, 'data'), options);
   return {
     ...server,
     async destroy() {

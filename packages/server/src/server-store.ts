@@ -129,6 +129,8 @@ export function explainStoreOpenFailure(err: unknown, config: StoreConfig | unde
     return `cannot reach ${at} (${code}): is PostgreSQL running there, and are the host and port in --store right?`;
   if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || /timeout/i.test(said))
     return `${at} did not answer in time (${code || said}): check the host and port in --store, the network, or raise --connect-timeout`;
+  if (code.startsWith('28') && /no encryption/i.test(said))
+    return `${at} takes only TLS connections (${code}: ${said}): pass --pg-ssl, or --pg-ssl-ca <file> for a private CA`;
   if (code.startsWith('28'))
     return `${at} refused user "${user}" (${code}: ${said}): check the user and password in --store`;
   if (code === '3D000')
