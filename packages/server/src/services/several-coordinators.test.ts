@@ -146,6 +146,38 @@ describe('several coordinators on one store', () => {
     expect(a.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
   });
 
+  it('two coordinators started at once under one id: one runs, the other is refused', async () => {
+    await setup();
+    const [a, b] = [
+      unstarted({ coordinatorId: 'same', shardLeaseTtlMs: 3000 }),
+      unstarted({ coordinatorId: 'same', shardLeaseTtlMs: 3000 }),
+    ];
+    const starts = Promise.allSettled([a.start(), b.start()]);
+    await advance(3500);
+    const results = await starts;
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const running = results[0]!.status === 'fulfilled' ? a : b;
+    expect(running.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+  });
+
+  it('a coordinator whose id was taken over while it was cut off holds nothing, and its stop frees nothing', async () => {
+    await setup();
+    const cut = cuttable(shared);
+    const old = await coordinator({ store: cut.store, coordinatorId: 'fixed', shardLeaseTtlMs: 3000 });
+    cut.cut = true; // partitioned: it cannot renew, its presence and shards lapse
+    const successor = unstarted({ coordinatorId: 'fixed', shardLeaseTtlMs: 3000 });
+    const starting = successor.start();
+    await advance(4000);
+    await starting;
+    cut.cut = false; // back: its next renewal finds the id taken
+    await advance(1500);
+    expect(old.stats().shards.ids).toEqual([]);
+    expect(successor.stats().shards.ids).toHaveLength(LEASE_SHARD_COUNT);
+    await old.stop();
+    expect((await shared.listShardLeases()).every((l) => l.expiresAt > clock.now())).toBe(true);
+    expect((await shared.listCoordinators()).map((c) => c.id)).toEqual(['fixed']);
+  });
+
   it('a coordinator restarted under the id of one that died waits for its presence to lapse, then takes over', async () => {
     await setup();
     const cut = cuttable(shared);

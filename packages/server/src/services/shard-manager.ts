@@ -84,8 +84,10 @@ export function fairShare(ownerId: string, liveIds: readonly string[], shardCoun
   return Math.floor(shardCount / ids.length) + (rank < shardCount % ids.length ? 1 : 0);
 }
 
-/** How long past a same-id presence's expiry `refuseTwin` looks again (a renewal in flight lands). */
+/** How long past a same-id presence's expiry `claimId` tries again (a renewal in flight lands). */
 const TWIN_MARGIN_MS = 250;
+
+const isConflict = (err: unknown): err is RouseError => err instanceof RouseError && err.code === 'conflict';
 
 export function newCoordinatorId(): string {
   return `crd_${randomBytes(8).toString('hex')}`;
@@ -106,16 +108,20 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
   let stopped = false;
   let failing = false;
   let inFlight: Promise<void> | null = null;
-  /** Past `refuseTwin`: what is under `ownerId` in the store is this coordinator's to release. */
+  /** Past `claimId`: what is under `ownerId` in the store is this coordinator's to release. */
   let announced = false;
+  /** Another live instance holds `ownerId` (found at a renewal): this one holds no shards meanwhile. */
+  let displaced = false;
+  const instance = randomBytes(8).toString('hex');
+
+  /** This process's presence under `ownerId` (a conflict: another live instance holds the id). */
+  function announce(): Promise<CoordinatorPresence[]> {
+    return store.announceCoordinator({ ownerId, ttlMs, instance, listening: deps.listening?.() ?? false });
+  }
 
   /** Announce, take or renew up to the share, release any excess (highest shards first). */
   async function balanceOnce(): Promise<ShardLease[]> {
-    const present: CoordinatorPresence[] = await store.announceCoordinator({
-      ownerId,
-      ttlMs,
-      listening: deps.listening?.() ?? false,
-    });
+    const present: CoordinatorPresence[] = await announce();
     othersListening = present.some((c) => c.id !== ownerId && c.listening);
     const want = fairShare(
       ownerId,
@@ -150,12 +156,15 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
     try {
       leases = await balanceOnce();
     } catch (err) {
+      if (isConflict(err)) return becomeDisplaced(err);
       if (!failing) logger.warn({ err }, 'could not renew lease shards; retrying');
       failing = true;
       return;
     }
     if (failing) logger.info('lease shards renewed again');
     failing = false;
+    if (displaced) logger.warn({ ownerId }, 'this id is ours again: taking lease shards');
+    displaced = false;
     if (stopped) return;
     const next = new Set(leases.map((l) => l.shard));
     const gained = [...next].filter((s) => !heldIds.has(s)).sort((a, b) => a - b);
@@ -167,9 +176,13 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
       { ownerId, held: next.size, gained: gained.length, lost: lost.length, live, share },
       'lease shards changed',
     );
+    await notify({ gained, lost });
+  }
+
+  async function notify(change: ShardChange): Promise<void> {
     for (const listener of listeners) {
       try {
-        await listener({ gained, lost });
+        await listener(change);
       } catch (err) {
         logger.error({ err }, 'a lease shard listener failed');
       }
@@ -177,28 +190,47 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
   }
 
   /**
-   * Two processes started with the same id would both hold every shard (each renewal is "mine")
-   * and each believe the other absent. A live presence under this id is either a predecessor that
-   * died (it lapses within its TTL; this start waits for that) or a twin that keeps renewing it
-   * (refused). Random ids never meet one.
+   * Two processes under one id would both hold every shard (each renewal is "mine") and each believe
+   * the other absent, so the store keeps one instance per id (`announceCoordinator`'s `instance`).
+   * A live presence under this id is either a predecessor that died (it lapses within its TTL: this
+   * start waits for that once) or another live process (refused). Random ids never meet one.
    */
-  async function refuseTwin(): Promise<void> {
-    const before = (await store.listCoordinators()).find((c) => c.id === ownerId);
-    if (before === undefined) return;
-    const waitMs = Math.max(0, before.expiresAt - clock.now()) + TWIN_MARGIN_MS;
-    logger.info(
-      { ownerId, waitMs },
-      'a coordinator with this id was live moments ago; waiting for its presence to lapse',
-    );
-    await new Promise<void>((resolve) => clock.setTimer(waitMs, resolve));
-    const after = (await store.listCoordinators()).find((c) => c.id === ownerId);
-    if (after !== undefined && after.lastSeenAt > before.lastSeenAt) {
-      throw new RouseError(
-        'conflict',
-        `another live coordinator goes by the id "${ownerId}" (it renewed its presence while this one waited): give each coordinator its own --coordinator-id, or leave it out for a random one`,
-        { coordinatorId: ownerId },
-      );
+  async function claimId(): Promise<void> {
+    for (let waited = false; ; waited = true) {
+      try {
+        await announce();
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        if (waited) {
+          throw new RouseError(
+            'conflict',
+            `another live coordinator goes by the id "${ownerId}" (it renewed its presence while this one waited): give each coordinator its own --coordinator-id, or leave it out for a random one`,
+            { coordinatorId: ownerId },
+          );
+        }
+        const waitMs = Math.max(0, Number(err.details.expiresAt) - clock.now()) + TWIN_MARGIN_MS;
+        logger.info(
+          { ownerId, waitMs },
+          'a coordinator with this id was live moments ago; waiting for its presence to lapse',
+        );
+        await new Promise<void>((resolve) => clock.setTimer(waitMs, resolve));
+      }
     }
+  }
+
+  /** Another process took this id over (this one's presence had lapsed): hold nothing until it is gone. */
+  async function becomeDisplaced(err: RouseError): Promise<void> {
+    if (!displaced)
+      logger.error(
+        { err, ownerId },
+        'another live coordinator goes by this id: holding no lease shards until it is gone',
+      );
+    displaced = true;
+    const lost = [...heldIds].sort((a, b) => a - b);
+    current = [];
+    heldIds = new Set();
+    if (lost.length > 0) await notify({ gained: [], lost });
   }
 
   function renew(): Promise<void> {
@@ -223,7 +255,7 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
     balance: () => ({ live, share }),
     othersListening: () => othersListening,
     async start() {
-      if (deps.ownerId !== undefined) await refuseTwin();
+      await claimId();
       announced = true;
       await renew();
       schedule();
@@ -235,7 +267,8 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
       await inFlight;
       heldIds = new Set();
       current = [];
-      if (!announced) return; // refused as a twin: what goes by this id is the other one's
+      // Refused or displaced: what goes by this id in the store is the other process's.
+      if (!announced || displaced) return;
       try {
         await store.releaseShardLeases(ownerId);
       } catch (err) {

@@ -29,6 +29,12 @@ export interface CoordinatorPresence {
 export interface AnnounceCoordinatorInput {
   ownerId: string;
   ttlMs: number;
+  /**
+   * This process's own random token. A live presence under `ownerId` that another instance wrote is
+   * then not taken over: the announcement fails with `conflict` (details: `expiresAt`, when that
+   * presence lapses unless renewed). Without it, the presence is simply written.
+   */
+  instance?: string;
   /** It has clients on its live event stream (see `CoordinatorPresence.listening`). @default false */
   listening?: boolean;
 }

@@ -3,7 +3,7 @@
  * held by one coordinator under a renewable lease in the store (DESIGN.md §6). A task's shard is fixed
  * at creation and stored with it, so a shard's overdue leases are one indexed query.
  */
-import { ValidationError } from '../core/errors.js';
+import { RouseError, ValidationError } from '../core/errors.js';
 import type { CoordinatorPresence } from './store.js';
 
 /** Fixed for the life of a database: changing it would move tasks between shards. */
@@ -34,6 +34,15 @@ export const toPresence = (r: CoordinatorRow): CoordinatorPresence => ({
   expiresAt: r.expires_at,
   listening: Boolean(r.listening),
 });
+
+/** A live presence under `ownerId` belongs to another instance (`announceCoordinator` with `instance`). */
+export function presenceConflict(ownerId: string, expiresAt: number): RouseError {
+  return new RouseError(
+    'conflict',
+    `another live coordinator goes by the id "${ownerId}": give each coordinator its own id, or leave it out for a random one`,
+    { coordinatorId: ownerId, expiresAt },
+  );
+}
 
 /** Input checks of the shard-lease operations, the same for every backend. */
 export function checkOwner(ownerId: unknown): void {

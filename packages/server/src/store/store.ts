@@ -362,7 +362,8 @@ export interface Store {
    * Record `ownerId` as a live coordinator until now + `ttlMs` (store clock; call it with each shard
    * renewal, with the shard TTL, so presence and shards lapse together) and return every live one —
    * presence not expired, the caller included — ordered by id: they share the shards. Presences that
-   * expired are forgotten.
+   * expired are forgotten. With `instance`, a live presence under `ownerId` written by another
+   * instance is left alone and the call fails with `conflict` (see `AnnounceCoordinatorInput`).
    */
   announceCoordinator(input: AnnounceCoordinatorInput): Promise<CoordinatorPresence[]>;
   /** The live coordinators (presence not expired), ordered by id. Reads only. */

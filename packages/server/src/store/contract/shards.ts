@@ -177,6 +177,40 @@ export function shardsContract(h: () => Harness): void {
   });
 
   describe('coordinator presence', () => {
+    it('keeps one instance per id: another live instance is refused until the presence lapses', async () => {
+      const { store, clock } = h();
+      await store.announceCoordinator({ ownerId: 'x', ttlMs: TTL, instance: 'first' });
+      clock.advance(100);
+      const refused = await store.announceCoordinator({ ownerId: 'x', ttlMs: TTL, instance: 'second' }).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(refused).toMatchObject({
+        code: 'conflict',
+        details: { coordinatorId: 'x', expiresAt: T0 + TTL },
+      });
+      // The first renews as before, and nothing of the second was written.
+      expect(await store.announceCoordinator({ ownerId: 'x', ttlMs: TTL, instance: 'first' })).toEqual([
+        { id: 'x', lastSeenAt: T0 + 100, expiresAt: T0 + 100 + TTL, listening: false },
+      ]);
+      // Lapsed (the first stopped renewing): the second takes the id, and now the first is refused.
+      clock.set(T0 + 100 + TTL);
+      expect(
+        (await store.announceCoordinator({ ownerId: 'x', ttlMs: TTL, instance: 'second' })).map((c) => c.id),
+      ).toEqual(['x']);
+      await expect(
+        store.announceCoordinator({ ownerId: 'x', ttlMs: TTL, instance: 'first' }),
+      ).rejects.toMatchObject({ code: 'conflict' });
+      // Other ids are not concerned; an announcement without an instance writes as it always did.
+      expect(
+        (await store.announceCoordinator({ ownerId: 'y', ttlMs: TTL, instance: 'first' })).map((c) => c.id),
+      ).toEqual(['x', 'y']);
+      expect((await store.announceCoordinator({ ownerId: 'x', ttlMs: TTL })).map((c) => c.id)).toEqual([
+        'x',
+        'y',
+      ]);
+    });
+
     it('announces, lists the live ones by id, forgets lapsed ones, and withdraws on a full release', async () => {
       const { store, clock } = h();
       expect(await store.listCoordinators()).toEqual([]);

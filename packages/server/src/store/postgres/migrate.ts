@@ -32,6 +32,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0005_agent_commands',
   '0006_dependencies',
   '0007_coordinator_listening',
+  '0008_coordinator_instance',
 ]);
 
 export interface PostgresMigrationStatus {

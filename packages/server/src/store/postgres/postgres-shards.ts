@@ -5,6 +5,7 @@ import {
   checkOwner,
   checkShardList,
   checkTtl,
+  presenceConflict,
   toPresence,
 } from '../lease-shards.js';
 import type { AnnounceCoordinatorInput, CoordinatorPresence, ShardLease } from '../store.js';
@@ -52,12 +53,13 @@ export async function announceCoordinator(
 ): Promise<CoordinatorPresence[]> {
   checkOwner(input.ownerId);
   checkTtl(input.ttlMs);
-  const rows = await ctx.rows<CoordinatorRow>('announceCoordinator', SHARD_SQL.announceCoordinator, [
-    ctx.now(),
-    input.ownerId,
-    input.ttlMs,
-    input.listening === true,
-  ]);
+  const rows = await ctx.rows<CoordinatorRow & { mine: boolean }>(
+    'announceCoordinator',
+    SHARD_SQL.announceCoordinator,
+    [ctx.now(), input.ownerId, input.ttlMs, input.listening === true, input.instance ?? null],
+  );
+  const held = rows.find((r) => r.id === input.ownerId && !r.mine);
+  if (held !== undefined) throw presenceConflict(input.ownerId, held.expires_at);
   return rows.map(toPresence);
 }
 

@@ -56,22 +56,25 @@ export const SHARD_SQL = {
 
   /**
    * Record $2 live until now + $3, forget expired presences, and return the live ones by id (the
-   * caller's new row included). Params: $1 now, $2 ownerId, $3 ttlMs.
+   * caller's new row, `mine`, included). A live row of $2 that another instance wrote (a non-null $5
+   * that differs) is left alone: no row is then `mine`, and that row is returned instead.
+   * Params: $1 now, $2 ownerId, $3 ttlMs, $4 listening, $5 instance (null: take over any).
    */
   announceCoordinator: `
     WITH ${CLOCK_CTE},
     gone AS (DELETE FROM coordinators c USING clock WHERE c.expires_at <= clock.now AND c.id <> $2),
     me AS (
-      INSERT INTO coordinators AS c (id, last_seen_at, expires_at, listening)
-      SELECT $2, clock.now, clock.now + $3::bigint, $4::boolean FROM clock
+      INSERT INTO coordinators AS c (id, last_seen_at, expires_at, listening, instance)
+      SELECT $2, clock.now, clock.now + $3::bigint, $4::boolean, $5::text FROM clock
       ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, expires_at = EXCLUDED.expires_at,
-        listening = EXCLUDED.listening
+        listening = EXCLUDED.listening, instance = EXCLUDED.instance
+      WHERE $5::text IS NULL OR c.instance IS NOT DISTINCT FROM $5::text OR c.expires_at <= EXCLUDED.last_seen_at
       RETURNING c.id, c.last_seen_at, c.expires_at, c.listening
     )
-    SELECT id, last_seen_at, expires_at, listening FROM me
+    SELECT id, last_seen_at, expires_at, listening, true AS mine FROM me
     UNION ALL
-    SELECT c.id, c.last_seen_at, c.expires_at, c.listening FROM coordinators c CROSS JOIN clock
-    WHERE c.expires_at > clock.now AND c.id <> $2
+    SELECT c.id, c.last_seen_at, c.expires_at, c.listening, false AS mine FROM coordinators c CROSS JOIN clock
+    WHERE c.expires_at > clock.now AND (c.id <> $2 OR NOT EXISTS (SELECT 1 FROM me))
     ORDER BY id`,
 
   /** Live coordinators by id. Params: $1 now. */

@@ -27,6 +27,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0005_agent_commands',
   '0006_dependencies',
   '0007_coordinator_listening',
+  '0008_coordinator_instance',
 ]);
 
 const CREATE_LEDGER = `

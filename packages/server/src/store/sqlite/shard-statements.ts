@@ -37,9 +37,13 @@ export const SHARD_SQL = {
 
   /** Record @id live until @expiresAt. Params: @id, @now, @expiresAt. */
   upsertCoordinator: `
-    INSERT INTO coordinators (id, last_seen_at, expires_at, listening) VALUES (@id, @now, @expiresAt, @listening)
+    INSERT INTO coordinators (id, last_seen_at, expires_at, listening, instance)
+    VALUES (@id, @now, @expiresAt, @listening, @instance)
     ON CONFLICT (id) DO UPDATE SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at,
-      listening = excluded.listening`,
+      listening = excluded.listening, instance = excluded.instance`,
+
+  /** Who wrote @id's presence, and until when it is live. Params: @id. */
+  selectCoordinatorInstance: 'SELECT instance, expires_at FROM coordinators WHERE id = @id',
 
   /** Forget coordinators whose presence expired. Params: @now. */
   deleteExpiredCoordinators: 'DELETE FROM coordinators WHERE expires_at <= @now',

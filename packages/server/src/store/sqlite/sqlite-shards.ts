@@ -10,6 +10,7 @@ import {
   checkOwner,
   checkShardList,
   checkTtl,
+  presenceConflict,
   toPresence,
 } from '../lease-shards.js';
 import type { AnnounceCoordinatorInput, CoordinatorPresence, ShardLease } from '../store.js';
@@ -80,11 +81,20 @@ export function announceCoordinator(
   checkTtl(input.ttlMs);
   const now = ctx.clock.now();
   ctx.shards.deleteExpiredCoordinators.run({ now });
+  if (input.instance !== undefined) {
+    const held = ctx.shards.selectCoordinatorInstance.get({ id: input.ownerId }) as
+      | { instance: string | null; expires_at: number }
+      | undefined;
+    // Expired rows were just deleted: one still here is live.
+    if (held !== undefined && held.instance !== input.instance)
+      throw presenceConflict(input.ownerId, held.expires_at);
+  }
   ctx.shards.upsertCoordinator.run({
     id: input.ownerId,
     now,
     expiresAt: now + input.ttlMs,
     listening: input.listening === true ? 1 : 0,
+    instance: input.instance ?? null,
   });
   return listCoordinators(ctx);
 }
