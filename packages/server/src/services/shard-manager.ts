@@ -48,9 +48,8 @@ export interface ShardManager {
   /** At the last renewal, another live coordinator had clients on its live event stream. */
   othersListening(): boolean;
   /**
-   * First acquisition (awaited), then one renewal every `renewIntervalMs`. With an id given in the
-   * options, first makes sure no other live coordinator goes by it (see `refuseTwin`): throws
-   * `conflict` if one does.
+   * Claims the id (`claimId`: throws `conflict` when another live process goes by it), then the first
+   * acquisition (awaited), then one renewal every `renewIntervalMs`.
    */
   start(): Promise<void>;
   /** Stop renewing, withdraw, and release every shard so the survivors take them at their next renewal. */
