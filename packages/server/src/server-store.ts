@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import type { Clock } from './core/clock.js';
 import { RouseError, ValidationError } from './core/errors.js';
+import { isConnectionFailure } from './store/postgres/postgres-errors.js';
 import { createSqliteStore } from './store/sqlite/sqlite-store.js';
 import type { Store } from './store/store.js';
 
@@ -151,21 +152,12 @@ export function explainStoreOpenFailure(err: unknown, config: StoreConfig | unde
  */
 export function isPassingStoreOpenFailure(err: unknown): boolean {
   const { code, said } = driverFailure(err);
-  if (PASSING_NETWORK_CODES.has(code)) return true;
-  if (code.startsWith('08') || code.startsWith('57P0') || code === '53300') return true;
-  return code === '' && /timeout|connection terminated/i.test(said);
+  // A name that does not resolve is more often a typo than a late DNS entry.
+  if (code === 'ENOTFOUND') return false;
+  return (
+    isConnectionFailure(code, said) || code.startsWith('08') || code.startsWith('57P0') || code === '53300'
+  );
 }
-
-/** ENOTFOUND is left out: a name that does not resolve is more often a typo than a late DNS entry. */
-const PASSING_NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
 
 /** Open (and by default migrate) the store. `clock` is SQLite's; PostgreSQL uses the database's. */
 export async function openStore(config: ResolvedStoreConfig, clock: Clock): Promise<Store> {

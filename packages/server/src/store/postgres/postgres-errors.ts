@@ -29,6 +29,11 @@ const NETWORK_MESSAGES = [
   /query read timeout/i,
 ];
 
+/** A failure of the connection itself (refused, reset, timed out, closed), by errno code or message. */
+export function isConnectionFailure(code: string, message: string): boolean {
+  return NETWORK_CODES.has(code) || NETWORK_MESSAGES.some((re) => re.test(message));
+}
+
 /**
  * SQLSTATEs meaning "the database cannot serve this right now": connection exceptions (08), server
  * shutting down or starting (57P0x), statement_timeout / cancel (57014), out of resources (53),
@@ -95,7 +100,7 @@ export function toStoreError(err: unknown, closed = false): unknown {
     }
     return err;
   }
-  if (NETWORK_CODES.has(code) || NETWORK_MESSAGES.some((re) => re.test(message))) {
+  if (isConnectionFailure(code, message)) {
     return new UnavailableError(
       `the PostgreSQL database is unreachable (${code || message}); retry shortly`,
       { cause: code || message },
