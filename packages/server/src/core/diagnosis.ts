@@ -55,7 +55,22 @@ export interface DiagnosisInput {
 /** Agents in these states do not take work. */
 export const INACTIVE_AGENT_STATUSES: readonly AgentStatus[] = ['left', 'terminated', 'lost', 'terminating'];
 /** A running task is "late" when its last heartbeat is older than this many intervals. */
-export const HEARTBEAT_LATE_FACTOR = 1.5;
+const HEARTBEAT_LATE_FACTOR = 1.5;
+
+/**
+ * A running task's last sign of life (its last heartbeat, else its start, else its claim) and, when
+ * that is older than `HEARTBEAT_LATE_FACTOR` intervals, by how much the next heartbeat is late (else
+ * null): the `heartbeat_late` rule, shared with the CLI's task list.
+ */
+export function heartbeatLateness(
+  task: Pick<Task, 'lastHeartbeatAt' | 'startedAt' | 'claimedAt' | 'timing'>,
+  now: number,
+): { lastBeat: number; lateByMs: number | null } {
+  const lastBeat = task.lastHeartbeatAt ?? task.startedAt ?? task.claimedAt ?? now;
+  const { heartbeatIntervalMs } = task.timing;
+  const late = now - lastBeat > heartbeatIntervalMs * HEARTBEAT_LATE_FACTOR;
+  return { lastBeat, lateByMs: late ? now - lastBeat - heartbeatIntervalMs : null };
+}
 
 /** Whether a dependency blocks dispatch at `now` (down or rate-limited, and not yet past `until`). */
 export function isDependencyUnavailable(dep: DependencyView, now: number): boolean {
@@ -159,13 +174,13 @@ function runningReasons(input: DiagnosisInput): DiagnosisReason[] {
   }
   const out: DiagnosisReason[] = [];
   const { heartbeatIntervalMs, heartbeatTimeoutMs, stallTimeoutMs } = task.timing;
-  const lastBeat = task.lastHeartbeatAt ?? task.startedAt ?? task.claimedAt ?? now;
-  if (now - lastBeat > heartbeatIntervalMs * HEARTBEAT_LATE_FACTOR) {
+  const { lastBeat, lateByMs } = heartbeatLateness(task, now);
+  if (lateByMs !== null) {
     out.push(
       reason('heartbeat_late', lastBeat + heartbeatIntervalMs, {
         agentId: task.agentId,
         lastHeartbeatAt: task.lastHeartbeatAt,
-        lateByMs: now - lastBeat - heartbeatIntervalMs,
+        lateByMs,
         heartbeatIntervalMs,
         heartbeatTimeoutMs,
         leaseExpiresAt: task.leaseExpiresAt,

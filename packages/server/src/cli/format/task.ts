@@ -1,6 +1,6 @@
 /** Shared human renderings of tasks and agents. */
 import type { Agent, Task } from '@rouse/protocol';
-import { HEARTBEAT_LATE_FACTOR } from '../../core/diagnosis.js';
+import { heartbeatLateness } from '../../core/diagnosis.js';
 import { formatDuration, formatRelative } from './time.js';
 
 /** "2/4" */
@@ -35,11 +35,9 @@ export function taskNote(task: Task, now: number): string {
       return `claimed ${formatRelative(task.claimedAt, now)}, not started`;
     case 'running': {
       if (task.executionDone) return 'execution done, awaiting write-back';
-      // Late as `rouse why` says it: past 1.5 intervals since the last sign of life.
-      const { heartbeatIntervalMs } = task.timing;
-      const lastBeat = task.lastHeartbeatAt ?? task.startedAt ?? task.claimedAt ?? now;
-      if (now - lastBeat > heartbeatIntervalMs * HEARTBEAT_LATE_FACTOR)
-        return `heartbeat late by ${formatDuration(now - lastBeat - heartbeatIntervalMs)}`;
+      // Late as `rouse why` says it.
+      const { lastBeat, lateByMs } = heartbeatLateness(task, now);
+      if (lateByMs !== null) return `heartbeat late by ${formatDuration(lateByMs)}`;
       return task.lastHeartbeatAt
         ? `heartbeat ${formatRelative(task.lastHeartbeatAt, now)}`
         : `started ${formatRelative(lastBeat, now)}`;

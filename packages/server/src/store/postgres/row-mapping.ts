@@ -126,13 +126,11 @@ export function pgJson(value: unknown): string {
 }
 
 function withoutNul(_key: string, v: unknown): unknown {
-  if (typeof v === 'string') return v.includes(NUL) ? v.replaceAll(NUL, REPLACEMENT) : v;
+  if (typeof v === 'string') return pgText(v);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
   const keys = Object.keys(v);
   if (!keys.some((k) => k.includes(NUL))) return v;
-  return Object.fromEntries(
-    keys.map((k) => [k.replaceAll(NUL, REPLACEMENT), (v as Record<string, unknown>)[k]]),
-  );
+  return Object.fromEntries(keys.map((k) => [pgText(k), (v as Record<string, unknown>)[k]]));
 }
 
 /** A text parameter with NUL characters replaced (see `pgJson`). */
