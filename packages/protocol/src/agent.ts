@@ -1,93 +1,115 @@
 /**
- * Agent wire types (PROTOCOL.md "Agents").
+ * Agent wire types (PROTOCOL.md "Agents", "The watchdog").
  *
- * An agent is a registered process that claims tasks and/or reports heartbeats. Its `agentType`
- * selects its policy. Agent-level heartbeats carry the heartbeats of every task it holds, so one
- * request per agent renews all of its leases.
+ * An agent is a slot (`agentId`) that outlives its processes: each registration under the same `key`
+ * starts a new incarnation. It claims tasks and/or reports heartbeats; its `agentType` selects its
+ * policy. Agent-level heartbeats carry the heartbeats of every task it holds, so one request per agent
+ * renews all of its leases. The agent reports what it knows of itself (`reportedStatus`); the
+ * coordinator derives `status` from that and from its detectors (`conditions`).
  */
-import type { Json, Task } from './task.js';
+import type { z } from 'zod';
+import type * as schemas from './schemas/agents.js';
+import type { Json, JsonObject, Task } from './task.js';
+import type { AgentCondition } from './watchdog.js';
 
+/** What an agent may say of itself. Anything else is the coordinator's conclusion. */
+export const REPORTED_AGENT_STATUSES = ['idle', 'running', 'error', 'terminating'] as const;
+export type ReportedAgentStatus = (typeof REPORTED_AGENT_STATUSES)[number];
+
+/**
+ * The derived status, highest precedence first: `left > terminated > lost > terminating > stalled >
+ * error > at_risk > running > idle`.
+ * - `left`: it said goodbye (DELETE); `terminated`: the watchdog ended it;
+ * - `lost`: its lease ran out (condition `heartbeat_timeout`);
+ * - `stalled`: heartbeats arrive but its progress does not move (`progress_stalled`);
+ * - `error`: it reports an error; `at_risk`: a dependency it needs is down, or it runs away with
+ *   memory or CPU (`dependency_down`, `resource_runaway`, `error_persisting`).
+ */
 export const AGENT_STATUSES = [
-  'idle',
-  'running',
-  'stalled',
-  'error',
-  'terminating',
+  'left',
   'terminated',
   'lost',
-  'left',
+  'terminating',
+  'stalled',
+  'error',
+  'at_risk',
+  'running',
+  'idle',
 ] as const;
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
-export interface AgentMetrics {
-  rssBytes?: number;
-  cpuPercent?: number;
-  loopLagMs?: number;
-  iterationMs?: number;
-}
+export type AgentMetrics = z.input<typeof schemas.metrics>;
 
 export const DEPENDENCY_STATES = ['up', 'down', 'rate_limited'] as const;
 export type DependencyState = (typeof DEPENDENCY_STATES)[number];
 
-export interface DependencyReport {
-  name: string;
-  state: DependencyState;
-  retryAfterMs?: number;
-  message?: string;
-}
+export type DependencyReport = z.input<typeof schemas.dependencyReport>;
 
 export interface Agent {
   id: string;
+  /** The slot's key given at registration, or null (every registration a new agent). */
+  key: string | null;
+  /** 1 at the first registration; grows with each re-registration under the same key. */
+  incarnation: number;
   agentType: string;
   name: string;
   host: string | null;
   pid: number | null;
   taskTypes: string[];
   labels: Record<string, string>;
+  /** Dependencies it needs (its own, and its policy's). */
+  requires: string[];
+  /** The supervisor that runs this process, if any. */
+  supervisorId: string | null;
+  /** The name of the policy that applies to it (`"*"` rules when no policy names its type). */
+  policy: string;
+  /** Derived (see {@link AGENT_STATUSES}). */
   status: AgentStatus;
+  /** What it last said of itself. */
+  reportedStatus: ReportedAgentStatus;
+  /** What it said with its status (the last error message), or null. */
+  statusMessage: string | null;
+  /** Every open condition, oldest first. */
+  conditions: AgentCondition[];
+  /** The first registration of this slot. */
   registeredAt: number;
+  /** This incarnation's registration. */
+  startedAt: number;
   lastHeartbeatAt: number | null;
+  /** When it will be `lost` unless it heartbeats; null once it left or was terminated. */
+  leaseExpiresAt: number | null;
+  /** The heartbeat interval its policy asks for. */
+  heartbeatIntervalMs: number;
   /** Last time the agent asked for work (claim). */
   lastPollAt: number | null;
   /** Task types it polled for last. */
   lastPollTypes: string[];
   metrics: AgentMetrics | null;
+  metadata: JsonObject | null;
+  /** Its own progress (monitor mode): the heartbeat's `progress`, or its policy's `progress_field`. */
+  progress: Json | null;
+  phase: string | null;
+  /** When its own progress or phase last changed (the agent stall clock). */
+  progressChangedAt: number | null;
+  /** When it left or was terminated. */
+  endedAt: number | null;
   /** Ids of the tasks it currently holds (claimed or running). */
   currentTaskIds: string[];
 }
 
-export interface RegisterAgentRequest {
-  agentType: string;
-  name?: string;
-  host?: string;
-  pid?: number;
-  taskTypes?: string[];
-  labels?: Record<string, string>;
-}
+export type RegisterAgentRequest = z.input<typeof schemas.registerAgent>;
+
 export interface RegisterAgentResponse {
   agent: Agent;
   token: string;
   heartbeatIntervalMs: number;
+  /** Same as `agent.incarnation`. */
+  incarnation: number;
 }
 
 /** A completion folded into a claim ("complete-and-claim-next"). */
-export interface ClaimCompletion {
-  taskId: string;
-  version: number;
-  result?: Json;
-}
-
-export interface ClaimRequest {
-  types: string[];
-  /** How many tasks at most. @default 1 */
-  max?: number;
-  /** Long-poll: wait up to this long for work. @default 0 */
-  waitMs?: number;
-  /** Move claimed tasks straight to `running` in the same write (saves a round trip). @default false */
-  start?: boolean;
-  /** Complete these held tasks before claiming (one request instead of two). */
-  complete?: ClaimCompletion[];
-}
+export type ClaimCompletion = NonNullable<ClaimRequest['complete']>[number];
+export type ClaimRequest = z.input<typeof schemas.claim>;
 
 export interface WriteOutcome {
   taskId: string;
@@ -102,30 +124,13 @@ export interface ClaimResponse {
   completed?: WriteOutcome[];
 }
 
-export interface TaskBeat {
-  taskId: string;
-  version: number;
-  progress?: number;
-  phase?: string;
-  executionDone?: boolean;
-}
-
-export interface AgentHeartbeatRequest {
-  status?: AgentStatus;
-  progress?: number;
-  metrics?: AgentMetrics;
-  dependencies?: DependencyReport[];
-  tasks?: TaskBeat[];
-}
+export type TaskBeat = z.input<typeof schemas.taskBeat>;
+export type AgentHeartbeatRequest = z.input<typeof schemas.agentHeartbeat>;
 
 export const COMMAND_TYPES = ['wake', 'cancel', 'checkpoint', 'restart', 'terminate'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
-export interface AgentCommand {
-  type: CommandType;
-  taskId?: string;
-  reason?: string;
-}
+export type AgentCommand = z.input<typeof schemas.agentCommand>;
 
 export interface AgentHeartbeatResponse {
   heartbeatIntervalMs: number;

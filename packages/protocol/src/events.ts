@@ -1,12 +1,24 @@
 /** Server-sent events on `GET /v1/events` (PROTOCOL.md). Each `data:` is one of these. */
 import type { Agent } from './agent.js';
 import type { Task, TaskEvent } from './task.js';
+import type { AgentCondition } from './watchdog.js';
 
 export type StreamEvent =
   | { type: 'task.created'; at: number; task: Task }
   | { type: 'task.transition'; at: number; task: Task; event: TaskEvent }
   | { type: 'task.progress'; at: number; taskId: string; progress: number | null; phase: string | null }
   | { type: 'agent.registered'; at: number; agent: Agent }
-  | { type: 'agent.status'; at: number; agent: Agent };
+  | { type: 'agent.status'; at: number; agent: Agent }
+  | {
+      type: 'agent.condition';
+      at: number;
+      agentId: string;
+      agentType: string;
+      /** `opened`, or `closed` (then `closedAt` says when and `closeReason` why). */
+      state: 'opened' | 'closed';
+      condition: AgentCondition;
+      closedAt: number | null;
+      closeReason: string | null;
+    };
 
 export type StreamEventType = StreamEvent['type'];

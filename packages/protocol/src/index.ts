@@ -2,6 +2,7 @@ export * from './agent.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './task.js';
+export * from './watchdog.js';
 
 /** Protocol version served under `/v1`. */
 export const PROTOCOL_VERSION = 1;

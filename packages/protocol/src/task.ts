@@ -8,8 +8,11 @@
  * - lease: the coordinator's promise that an agent holds a task until `leaseExpiresAt`.
  * - checkpoint / session: resume state and conversation context handed to the next attempt.
  *
- * Times are epoch milliseconds (`...At`), durations milliseconds (`...Ms`).
+ * Times are epoch milliseconds (`...At`), durations milliseconds (`...Ms`). Request types are
+ * inferred from the request schemas (`schemas/tasks.ts`), so the two cannot drift.
  */
+import type { z } from 'zod';
+import type * as schemas from './schemas/tasks.js';
 
 /** The task lifecycle states (DESIGN.md §2). */
 export const TASK_STATUSES = [
@@ -28,24 +31,7 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 export type JsonObject = { [key: string]: Json };
 
 /** Timing as given on create; every field optional (policy defaults fill the rest). */
-export interface TimingInput {
-  /** How often the agent sends heartbeats. @default 5000 */
-  heartbeatIntervalMs?: number;
-  /** Missed heartbeats tolerated before timeout: `heartbeatTimeoutMs = timeoutFactor × heartbeatIntervalMs`. @default 3 */
-  timeoutFactor?: number;
-  /** Explicit heartbeat timeout; must exceed `heartbeatIntervalMs`. */
-  heartbeatTimeoutMs?: number;
-  /** Claimed but not started for this long → timeout. @default 30000 */
-  claimTimeoutMs?: number;
-  /** The agent's own limit for one attempt. @default none */
-  executionTimeoutMs?: number;
-  /** The coordinator's hard limit for one attempt. @default 1.5 × executionTimeoutMs */
-  attemptDeadlineMs?: number;
-  /** Heartbeats arrive but progress unchanged for this long → stalled. @default 300000 */
-  stallTimeoutMs?: number;
-  /** Derive the timing from an expected duration (DESIGN.md §4). */
-  expectedDurationMs?: { min: number; max: number };
-}
+export type TimingInput = z.input<typeof schemas.timingInput>;
 
 /** Fully resolved timing, as stored and returned on every task. */
 export interface Timing {
@@ -117,27 +103,15 @@ export interface Task {
 }
 
 /** `POST /v1/tasks` body. */
-export interface CreateTaskRequest {
-  type: string;
-  payload?: Json;
-  idempotencyKey?: string;
-  priority?: number;
-  runAt?: number;
-  maxAttempts?: number;
-  resumable?: boolean;
-  requires?: string[];
-  timing?: TimingInput;
-  labels?: Record<string, string>;
-}
+export type CreateTaskRequest = z.input<typeof schemas.createTask>;
 
 export interface CreateTaskResponse {
   task: Task;
-  deduplicated?: boolean;
+  /** True when `idempotencyKey` matched an existing task (which is returned). */
+  deduplicated: boolean;
 }
 
-export interface CreateTasksBatchRequest {
-  tasks: CreateTaskRequest[];
-}
+export type CreateTasksBatchRequest = z.input<typeof schemas.createTasksBatch>;
 export interface CreateTasksBatchResponse {
   tasks: Task[];
 }
@@ -166,6 +140,7 @@ export interface TaskEvent {
 /** Diagnosis reason codes (PROTOCOL.md). */
 export const DIAGNOSIS_CODES = [
   'no_agents_for_type',
+  'agents_lost',
   'agents_busy',
   'agents_not_polling',
   'scheduled_later',
@@ -216,32 +191,12 @@ export interface LogsResponse {
 }
 
 /** Agent-side writes (holder only, `version` required). */
-export interface StartTaskRequest {
-  version: number;
-}
-export interface TaskHeartbeatRequest {
-  version: number;
-  progress?: number;
-  phase?: string;
-  executionDone?: boolean;
-}
-export interface CheckpointRequest {
-  version: number;
-  state?: Json;
-  session?: Json;
-}
-export interface AppendLogsRequest {
-  version: number;
-  lines: { stream?: string; text: string }[];
-}
-export interface CompleteTaskRequest {
-  version: number;
-  result?: Json;
-}
-export interface FailTaskRequest {
-  version: number;
-  error: { code: string; message: string; retryable?: boolean; details?: JsonObject };
-}
+export type StartTaskRequest = z.input<typeof schemas.startTask>;
+export type TaskHeartbeatRequest = z.input<typeof schemas.taskHeartbeat>;
+export type CheckpointRequest = z.input<typeof schemas.checkpoint>;
+export type AppendLogsRequest = z.input<typeof schemas.appendLogs>;
+export type CompleteTaskRequest = z.input<typeof schemas.completeTask>;
+export type FailTaskRequest = z.input<typeof schemas.failTask>;
 export interface TaskResponse {
   task: Task;
 }

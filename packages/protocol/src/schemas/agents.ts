@@ -1,0 +1,122 @@
+/**
+ * Request schemas of the agent routes (PROTOCOL.md "Agents", "The watchdog"). The wire types of these
+ * requests are inferred from them (`agent.ts`), so the two cannot drift.
+ */
+import { z } from 'zod';
+import { COMMAND_TYPES, DEPENDENCY_STATES, REPORTED_AGENT_STATUSES } from '../agent.js';
+import { json, labels, ms, name, taskId, version } from './common.js';
+
+/** An agent slot's key (`host-3/reviewer-2`): the same key and agent type → the same agent id. */
+export const agentKey = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[A-Za-z0-9_.:/@-]+$/, 'letters, digits and _ . : / @ - only');
+
+/** Free-form metadata of an agent heartbeat: a small flat-ish JSON object. */
+export const MAX_METADATA_BYTES = 2048;
+const metadata = z
+  .record(z.string().min(1).max(128), json)
+  .refine((m) => JSON.stringify(m).length <= MAX_METADATA_BYTES, {
+    message: `at most ${MAX_METADATA_BYTES} bytes as JSON`,
+  });
+
+export const registerAgent = z
+  .object({
+    agentType: name.describe('Selects the watchdog policy.'),
+    name: z.string().min(1).max(256).optional(),
+    host: z.string().min(1).max(256).optional(),
+    pid: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31)
+      .optional(),
+    taskTypes: z.array(name).max(64).optional(),
+    labels: labels.optional(),
+    key: agentKey
+      .optional()
+      .describe(
+        'Stable slot name: registering again with the same key and agentType returns the same agentId with incarnation + 1 (the previous incarnation is fenced off).',
+      ),
+    supervisorId: z.string().min(1).max(256).optional().describe('The supervisor that runs this process.'),
+    requires: z.array(name).max(32).optional().describe('Dependencies this agent needs.'),
+  })
+  .strict();
+
+export const claim = z
+  .object({
+    types: z.array(name).min(1).max(64),
+    max: z.number().int().min(1).max(1000).optional().describe('How many tasks at most. Default 1.'),
+    waitMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(60000)
+      .optional()
+      .describe('Long-poll: wait up to this long for work. Default 0.'),
+    start: z
+      .boolean()
+      .optional()
+      .describe('Move claimed tasks straight to running in the same write. Default false.'),
+    complete: z
+      .array(z.object({ taskId, version, result: json.optional() }).strict())
+      .max(1000)
+      .optional()
+      .describe('Complete these held tasks before claiming (one request instead of two).'),
+  })
+  .strict();
+
+export const metrics = z
+  .object({
+    rssBytes: z.number().min(0).optional(),
+    cpuPercent: z.number().min(0).max(100000).optional(),
+    loopLagMs: z.number().min(0).optional(),
+    iterationMs: z.number().min(0).optional().describe('Duration of the last loop iteration (monitor mode).'),
+  })
+  .strict();
+
+export const dependencyReport = z
+  .object({
+    name,
+    state: z.enum(DEPENDENCY_STATES),
+    retryAfterMs: ms.optional(),
+    message: z.string().max(1024).optional(),
+  })
+  .strict();
+
+export const taskBeat = z
+  .object({
+    taskId,
+    version,
+    progress: z.number().min(0).max(1).optional(),
+    phase: z.string().max(256).optional(),
+    executionDone: z.boolean().optional(),
+  })
+  .strict();
+
+export const agentHeartbeat = z
+  .object({
+    status: z
+      .enum(REPORTED_AGENT_STATUSES)
+      .optional()
+      .describe('What the agent knows of itself; lost, stalled, at_risk, terminated and left are derived.'),
+    statusMessage: z.string().max(1024).optional().describe('Why: the last error, with status error.'),
+    progress: z.number().min(0).max(1).optional(),
+    phase: z.string().max(256).optional(),
+    metrics: metrics.optional(),
+    metadata: metadata.optional().describe("Free-form; the policy's progress_field is read from it."),
+    dependencies: z.array(dependencyReport).max(32).optional(),
+    tasks: z.array(taskBeat).max(1000).optional(),
+  })
+  .strict();
+
+export const agentCommand = z
+  .object({
+    type: z.enum(COMMAND_TYPES),
+    taskId: z.string().max(64).optional(),
+    reason: z.string().max(1024).optional(),
+  })
+  .strict();
+
+export const dependencyReportBody = dependencyReport.omit({ name: true });

@@ -1,0 +1,29 @@
+/** Request schemas of the watchdog routes (PROTOCOL.md "The watchdog"). */
+import { z } from 'zod';
+import { AGENT_STATUSES } from '../agent.js';
+import { name } from './common.js';
+
+export const listAgentsQuery = z
+  .object({
+    status: z
+      .string()
+      .optional()
+      .refine(
+        (s) =>
+          s === undefined || s.split(',').every((x) => (AGENT_STATUSES as readonly string[]).includes(x)),
+        { message: `comma-separated list of ${AGENT_STATUSES.join(', ')}` },
+      ),
+    agentType: name.optional(),
+    taskType: name.optional(),
+  })
+  .strict();
+
+/** The largest policy file `POST /v1/policies/check` takes. */
+export const MAX_POLICY_SOURCE_BYTES = 512 * 1024;
+
+export const checkPolicies = z
+  .object({
+    source: z.string().max(MAX_POLICY_SOURCE_BYTES).describe('The policy file (YAML) to check.'),
+    file: z.string().min(1).max(1024).optional().describe('The name errors are reported under.'),
+  })
+  .strict();

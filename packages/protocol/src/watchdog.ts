@@ -1,0 +1,138 @@
+/**
+ * Watchdog wire types (PROTOCOL.md "The watchdog"): conditions the detectors open on agents, the
+ * agent diagnosis, and the policies in force.
+ *
+ * Glossary:
+ * - condition: something wrong with an agent that a detector saw, open from `since` until it clears,
+ *   with the evidence that opened it;
+ * - policy: per agent type, the heartbeat timing, stall detection, resource limits and recovery
+ *   ladder (a YAML file; durations in seconds or with units there, milliseconds on the wire).
+ */
+import type { z } from 'zod';
+import type { AgentStatus } from './agent.js';
+import type * as schemas from './schemas/watchdog.js';
+import type { JsonObject } from './task.js';
+
+/**
+ * What the detectors see (DESIGN.md §6.2):
+ * - `heartbeat_timeout`: the agent's lease ran out (it is `lost`);
+ * - `progress_stalled`: heartbeats arrive but its progress (or a held task's) has not moved for the
+ *   stall threshold;
+ * - `dependency_down`: a dependency it needs is down or rate-limited;
+ * - `resource_runaway`: memory above its limit or rising steadily, CPU pinned without progress, or an
+ *   iteration far slower than its type's baseline;
+ * - `error_persisting`: it has reported `error` for longer than its policy allows.
+ */
+export const CONDITION_KINDS = [
+  'heartbeat_timeout',
+  'progress_stalled',
+  'dependency_down',
+  'resource_runaway',
+  'error_persisting',
+] as const;
+export type ConditionKind = (typeof CONDITION_KINDS)[number];
+
+export interface AgentCondition {
+  condition: ConditionKind;
+  /** When it opened (the coordinator's clock). */
+  since: number;
+  /** The held task it is about (a task whose progress stalled), else null. */
+  taskId: string | null;
+  /** What the detector saw: times in epoch ms, durations in ms, sizes in bytes. */
+  evidence: JsonObject;
+}
+
+/** Reason codes of an agent's diagnosis: its conditions, and the plain states. */
+export const AGENT_DIAGNOSIS_CODES = [
+  ...CONDITION_KINDS,
+  'left',
+  'terminated',
+  'terminating',
+  'reported_error',
+  'never_heartbeat',
+  'in_quiet_period',
+  'healthy',
+] as const;
+export type AgentDiagnosisCode = (typeof AGENT_DIAGNOSIS_CODES)[number];
+
+export interface AgentDiagnosisReason {
+  code: AgentDiagnosisCode;
+  message: string;
+  since: number | null;
+  details: JsonObject;
+}
+
+/** `GET /v1/agents/{id}/diagnosis`: why the agent is in its status. */
+export interface AgentDiagnosis {
+  agentId: string;
+  status: AgentStatus;
+  summary: string;
+  reasons: AgentDiagnosisReason[];
+  suggestions: string[];
+  at: number;
+}
+
+/** An error in a policy file, where it is. */
+export interface PolicyError {
+  file: string;
+  /** 1-based; 0 when the error is about the whole file. */
+  line: number;
+  column: number;
+  /** Dotted path of the field (`policies.0.heartbeat.expected_interval`), or "" for the file. */
+  path: string;
+  message: string;
+}
+
+/** A policy as the coordinator applies it (durations in ms, sizes in bytes). */
+export interface PolicyView {
+  name: string;
+  agentType: string;
+  heartbeat: {
+    expectedIntervalMs: number;
+    timeoutFactor: number;
+    /** Phi-accrual suspicion over the agent's own gaps (never before `minTimeoutMs`). */
+    adaptive: boolean;
+    phiThreshold: number;
+    minTimeoutMs: number;
+  };
+  startupTimeoutMs: number;
+  quietPeriodMs: number;
+  forMs: number;
+  stallDetection: { enabled: boolean; progressField: string | null; stallThresholdMs: number };
+  resources: {
+    rssLimitBytes: number | null;
+    rssGrowthBytesPerMin: number | null;
+    rssWindowMs: number;
+    minFit: number;
+    cpuPercent: number | null;
+    cpuWindowMs: number;
+    iterationFactor: number | null;
+    maxIterationMs: number | null;
+    minBaselineSamples: number;
+  };
+  errorTimeoutMs: number | null;
+  dependencies: string[];
+  recoveryActions: JsonObject[];
+}
+
+/** `GET /v1/policies`. */
+export interface PoliciesResponse {
+  /** The file they came from, or null (built-in defaults). */
+  source: string | null;
+  loadedAt: number;
+  policies: PolicyView[];
+  /** Task timing defaults by task type (a `timing` object as on create, plus attempts and backoff). */
+  taskTypes: Record<string, JsonObject>;
+  /** The last reload that was refused (the policies above stayed in force), or null. */
+  lastError: { at: number; errors: PolicyError[] } | null;
+}
+
+export type CheckPoliciesRequest = z.input<typeof schemas.checkPolicies>;
+
+/** `POST /v1/policies/check`: a 200 whether or not the file is valid. */
+export interface CheckPoliciesResponse {
+  valid: boolean;
+  errors: PolicyError[];
+  /** The policies the file defines, when valid. */
+  policies: PolicyView[];
+}
