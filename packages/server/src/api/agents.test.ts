@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, type TestAgent, TOKENS } from './test-harness.js';
+import { createHarness, type Harness, type TestAgent, TOKENS } from '../test-support/api-harness.js';
 
 let h: Harness;
 let agent: TestAgent;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, type TestAgent, TOKENS } from './test-harness.js';
+import { createHarness, type Harness, type TestAgent, TOKENS } from '../test-support/api-harness.js';
 
 /** Every route of PROTOCOL.md with a plausible body; `:id` is a task held by `agent`. */
 const ROUTES: { method: string; url: string; body?: unknown }[] = [

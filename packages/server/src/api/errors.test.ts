@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Coordinator } from '../services/coordinator.js';
 import { buildApp } from './app.js';
-import { createHarness, type Harness, type TestAgent, TOKENS } from './test-harness.js';
+import { createHarness, type Harness, type TestAgent, TOKENS } from '../test-support/api-harness.js';
 
 let h: Harness;
 let agent: TestAgent;

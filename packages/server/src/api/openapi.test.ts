@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, TOKENS } from './test-harness.js';
+import { createHarness, type Harness, TOKENS } from '../test-support/api-harness.js';
 
 const PROTOCOL_ROUTES = [
   'post /v1/tasks',

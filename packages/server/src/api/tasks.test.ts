@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, TOKENS } from './test-harness.js';
+import { createHarness, type Harness, TOKENS } from '../test-support/api-harness.js';
 
 let h: Harness;
 beforeEach(async () => {

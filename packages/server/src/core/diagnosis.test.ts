@@ -7,7 +7,7 @@ import {
   diagnose,
   isDependencyUnavailable,
 } from './diagnosis.js';
-import { taskFixture } from './task-fixture.js';
+import { taskFixture } from '../test-support/task-fixture.js';
 
 const NOW = 1_700_000_100_000;
 

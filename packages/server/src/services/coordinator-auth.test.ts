@@ -7,7 +7,7 @@ import {
   ENROLLMENT,
   READONLY,
   TOKENS,
-} from './coordinator-fixture.js';
+} from '../test-support/coordinator-fixture.js';
 
 let f: CoordinatorFixture;
 beforeEach(async () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN, type CoordinatorFixture, createFixture } from './coordinator-fixture.js';
+import { ADMIN, type CoordinatorFixture, createFixture } from '../test-support/coordinator-fixture.js';
 
 let f: CoordinatorFixture;
 beforeEach(async () => {

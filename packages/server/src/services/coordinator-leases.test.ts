@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADMIN, type CoordinatorFixture, createFixture } from './coordinator-fixture.js';
+import { ADMIN, type CoordinatorFixture, createFixture } from '../test-support/coordinator-fixture.js';
 
 let f: CoordinatorFixture;
 afterEach(async () => {

@@ -1,6 +1,6 @@
 import { MAX_INLINE_RESULT_BYTES } from '@rouse/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN, type CoordinatorFixture, createFixture } from './coordinator-fixture.js';
+import { ADMIN, type CoordinatorFixture, createFixture } from '../test-support/coordinator-fixture.js';
 
 let f: CoordinatorFixture;
 beforeEach(async () => {

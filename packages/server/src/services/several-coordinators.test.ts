@@ -21,7 +21,7 @@ import { UnavailableError } from '../core/errors.js';
 import { LEASE_SHARD_COUNT } from '../store/lease-shards.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
-import { ADMIN, ENROLLMENT, settle, TOKENS } from './coordinator-fixture.js';
+import { ADMIN, ENROLLMENT, settle, TOKENS } from '../test-support/coordinator-fixture.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { type CoordinatorService, createCoordinator } from './create-coordinator.js';
 import { skewedClock } from './store-clock.js';

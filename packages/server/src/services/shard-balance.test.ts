@@ -11,7 +11,7 @@ import { ManualClock } from '../core/clock.js';
 import { UnavailableError } from '../core/errors.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
-import { settle } from './coordinator-fixture.js';
+import { settle } from '../test-support/coordinator-fixture.js';
 import { createShardManager, fairShare, type ShardManager } from './shard-manager.js';
 
 const TTL = 3000;

@@ -1,9 +1,10 @@
 /**
- * What several coordinators sharing a store exchange through it (DESIGN.md §6 "Leases for
- * coordinators", §8): lease shards, presence, the notices that wake claims and feed the live event
- * streams, and dependency states. Part of the Store contract (`store.ts` re-exports every type).
+ * The coordination part of the Store contract: what several coordinators sharing a store exchange
+ * through it (DESIGN.md §8) — lease shards, presence, and the notices that wake claims and feed the
+ * live event streams. Part of `Store` (`store.ts`, which re-exports every type); with SQLite one
+ * coordinator holds every shard and notices stay in the process.
  */
-import type { DependencyState } from '@rouse/protocol';
+import type { DependencyState, Task, TaskEvent } from '@rouse/protocol';
 
 /** A coordinator's hold on one lease shard (several coordinators split lease expiry by shard). */
 export interface ShardLease {
@@ -42,12 +43,13 @@ export interface AnnounceCoordinatorInput {
 /**
  * What a coordinator did that the live event streams of the other coordinators show, named only (they
  * read the rest back from the store): a history entry (a task's creation is entry 1), a progress
- * change, an agent's registration or status change.
+ * change, an agent's registration or status change, a condition opened or closed (by its seq).
  */
 export type StreamRef =
   | { kind: 'transition'; taskId: string; seq: number }
   | { kind: 'progress'; taskId: string }
-  | { kind: 'agent'; agentId: string; event: 'registered' | 'status' };
+  | { kind: 'agent'; agentId: string; event: 'registered' | 'status' }
+  | { kind: 'condition'; seq: number };
 
 export interface StreamNotice {
   origin: string;
@@ -83,4 +85,58 @@ export interface DependencyRecord {
   message: string | null;
   /** Grows with every save of this dependency: a copy keeps the newest it has seen. */
   version: number;
+}
+
+export interface CoordinationStore {
+  /**
+   * Take or renew shard leases for `ownerId`: renews the unexpired ones it holds, then takes free or
+   * expired ones (never-held, released or lapsed — its own lapsed ones too), lowest shard first, until
+   * it holds `want` below `shardCount`; all by the store clock, each until now + `ttlMs`. Renewing
+   * never goes past `want` by dropping shards: holding more is the caller's to fix
+   * (`releaseShardLeases` with a list). Returns every shard it holds after the call, in shard order.
+   * A shard taken gets `epoch + 1` (a new shard starts at 1); a renewed one keeps its epoch. The take
+   * is conditional on the row still being expired, so a shard never has two live owners.
+   */
+  acquireShardLeases(input: {
+    ownerId: string;
+    shardCount: number;
+    want: number;
+    ttlMs: number;
+  }): Promise<ShardLease[]>;
+  /**
+   * Give up shards `ownerId` holds: they expire now, so any coordinator takes them at its next
+   * `acquireShardLeases`. With `shards`, only those (balancing: a coordinator above its share hands
+   * the excess to a newcomer; shards it does not hold are left alone) and its presence stays. Without,
+   * every shard it holds and its presence too (graceful stop), so the others' shares grow at once.
+   */
+  releaseShardLeases(ownerId: string, shards?: readonly number[]): Promise<void>;
+  /** All shard leases, in shard order (for status pages and tests). */
+  listShardLeases(): Promise<ShardLease[]>;
+  /**
+   * Record `ownerId` as a live coordinator until now + `ttlMs` (store clock; call it with each shard
+   * renewal, with the shard TTL, so presence and shards lapse together) and return every live one —
+   * presence not expired, the caller included — ordered by id: they share the shards. Presences that
+   * expired are forgotten. With `instance`, a live presence under `ownerId` written by another
+   * instance is left alone and the call fails with `conflict` (see `AnnounceCoordinatorInput`).
+   */
+  announceCoordinator(input: AnnounceCoordinatorInput): Promise<CoordinatorPresence[]>;
+  /** The live coordinators (presence not expired), ordered by id. Reads only. */
+  listCoordinators(): Promise<CoordinatorPresence[]>;
+  /**
+   * Publish a notice to every coordinator sharing this store (PostgreSQL `NOTIFY`); SQLite delivers
+   * it to local subscribers only. Stores may also publish on their own after writes that make work
+   * claimable.
+   */
+  publishClaimable(notice: ClaimableNotice): Promise<void>;
+  /** Listen for notices from any coordinator; returns the unsubscribe function. */
+  onClaimable(listener: (notice: ClaimableNotice) => void): () => void;
+  /**
+   * Publish a stream notice to every coordinator sharing this store (PostgreSQL `NOTIFY` on a channel
+   * of its own, split into several when long); SQLite delivers it to local subscribers only.
+   */
+  publishStreamNotice(notice: StreamNotice): Promise<void>;
+  /** Listen for stream notices from any coordinator; returns the unsubscribe function. */
+  onStreamNotices(listener: (notice: StreamNotice) => void): () => void;
+  /** The tasks and history entries `refs` name, in their order; ones that do not exist are left out. */
+  readTransitions(refs: TransitionRef[]): Promise<{ task: Task; event: TaskEvent }[]>;
 }

@@ -9,7 +9,7 @@ import { freePort } from '../../../../../test/harness/ports.js';
 import { type FreshSchema, freshSchema, privatePostgres } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
-import { BACKOFF, newTask, T0, TIMING } from '../contract/harness.js';
+import { BACKOFF, newTask, T0, TIMING } from '../../test-support/store-contract/harness.js';
 import type { ClaimableNotice, Store } from '../store.js';
 import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
 import { pgConfig } from './postgres-context.js';

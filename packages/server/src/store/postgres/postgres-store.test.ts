@@ -1,6 +1,6 @@
 /** The Store contract suite on PostgreSQL: a fresh schema per test, the test's manual clock injected. */
 import { freshSchema } from '../../../../../test/harness/postgres.js';
-import { runStoreContract } from '../contract.js';
+import { runStoreContract } from '../../test-support/store-contract/index.js';
 import { createPostgresStore } from './postgres-store.js';
 
 runStoreContract('postgres', async (clock) => {

@@ -28,6 +28,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0006_dependencies',
   '0007_coordinator_listening',
   '0008_coordinator_instance',
+  '0009_watchdog',
 ]);
 
 const CREATE_LEDGER = `

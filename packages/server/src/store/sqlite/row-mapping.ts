@@ -3,9 +3,6 @@
  * Whole tasks are read as raw arrays (cheaper than 31-key objects on the hot path).
  */
 import type {
-  Agent,
-  AgentMetrics,
-  AgentStatus,
   Json,
   LogLine,
   ResultRef,
@@ -40,6 +37,9 @@ export interface HeadRow {
   phase: string | null;
   execution_done: number;
   log_bytes: number;
+  progress_changed_at: number | null;
+  /** JSON text. */
+  requires: string;
 }
 
 export interface EventRow {
@@ -52,22 +52,6 @@ export interface EventRow {
   actor: string;
   reason: string;
   details: string | null;
-}
-
-export interface AgentRow {
-  id: string;
-  agent_type: string;
-  name: string;
-  host: string | null;
-  pid: number | null;
-  task_types: string;
-  labels: string;
-  status: AgentStatus;
-  registered_at: number;
-  last_heartbeat_at: number | null;
-  last_poll_at: number | null;
-  last_poll_types: string;
-  metrics: string | null;
 }
 
 /** JSON text → value; SQL NULL → null. */
@@ -215,23 +199,4 @@ export function toEvent(row: EventRow): TaskEvent {
 
 export function toLogLine(row: LogLine): LogLine {
   return { seq: row.seq, at: row.at, attempt: row.attempt, stream: row.stream, text: row.text };
-}
-
-export function toAgent(row: AgentRow, currentTaskIds: string[]): Agent {
-  return {
-    id: row.id,
-    agentType: row.agent_type,
-    name: row.name,
-    host: row.host,
-    pid: row.pid,
-    taskTypes: JSON.parse(row.task_types) as string[],
-    labels: JSON.parse(row.labels) as Record<string, string>,
-    status: row.status,
-    registeredAt: row.registered_at,
-    lastHeartbeatAt: row.last_heartbeat_at,
-    lastPollAt: row.last_poll_at,
-    lastPollTypes: JSON.parse(row.last_poll_types) as string[],
-    metrics: parseJson<AgentMetrics>(row.metrics),
-    currentTaskIds,
-  };
 }

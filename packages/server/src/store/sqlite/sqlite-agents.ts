@@ -1,81 +1,148 @@
-/** Agent operations: register, look up, list, and the agent-level writes. */
-import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
+/** The SQLite AgentStore: slots and incarnations, lookups, heartbeats, polls, leaving, commands. */
+import type { Agent, AgentCommand } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
+import { heartbeatColumns } from '../agent-heartbeat-rules.js';
 import { handOutCommands } from '../agent-heartbeats.js';
-import { type DependencyRow, toDependency } from '../dependency-row.js';
-import type { AgentHeartbeatInput, DependencyRecord, NewAgent, QueueAgentCommandInput } from '../store.js';
-import { type AgentRow, jsonText, toAgent } from './row-mapping.js';
+import { type ConditionRow, toAgent, toWatch } from '../agent-row.js';
+import { shardOf } from '../lease-shards.js';
+import type {
+  AgentHeartbeatInput,
+  AgentHeartbeatResult,
+  AgentQuery,
+  ConditionRecord,
+  NewAgent,
+  QueueAgentCommandInput,
+  Registration,
+} from '../store.js';
+import { agentRow, conditionRows } from './agent-rows.js';
+import { jsonText } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
+import { closeAllConditions } from './sqlite-watchdog.js';
 
 function heldTaskIds(ctx: SqliteContext, agentId: string): string[] {
   return (ctx.agents.selectHeldTaskIds.all({ agentId }) as { id: string }[]).map((r) => r.id);
 }
 
-export function registerAgent(ctx: SqliteContext, agent: NewAgent): Agent {
-  const row = ctx.agents.insertAgent.get({
-    id: agent.id,
-    agentType: agent.agentType,
-    name: agent.name,
-    host: agent.host,
-    pid: agent.pid,
+/** The wire agent for a raw row: its open conditions and held tasks read in the same transaction. */
+function agentOf(ctx: SqliteContext, raw: Record<string, unknown>): Agent {
+  const row = agentRow(raw);
+  const conditions =
+    row.open_conditions.length === 0
+      ? []
+      : conditionRows(ctx.watchdog.agentOpenConditions.all({ agentId: row.id }) as ConditionRow[]);
+  return toAgent(row, conditions, heldTaskIds(ctx, row.id));
+}
+
+export function registerAgent(ctx: SqliteContext, agent: NewAgent): Registration {
+  const now = ctx.clock.now();
+  const params = {
+    ...agent,
     taskTypes: JSON.stringify(agent.taskTypes),
     labels: JSON.stringify(agent.labels),
-    tokenHash: agent.tokenHash,
-    registeredAt: ctx.clock.now(),
-  }) as AgentRow;
-  return toAgent(row, []);
+    requires: JSON.stringify(agent.requires),
+    now,
+    leaseExpiresAt: now + agent.startupTimeoutMs,
+  };
+  const existing =
+    agent.key === null
+      ? undefined
+      : (ctx.agents.selectAgentByKey.get({ agentType: agent.agentType, key: agent.key }) as
+          | { id: string }
+          | undefined);
+  if (existing === undefined) {
+    ctx.agents.insertAgent.run({ ...params, shard: shardOf(agent.id) });
+    return { agent: mustRead(ctx, agent.id), replacedIncarnation: null, closed: [] };
+  }
+  const closed = closeAllConditions(ctx, existing.id, 'replaced by a new incarnation', now);
+  const { replaced } = ctx.agents.reincarnateAgent.get({ ...params, id: existing.id }) as {
+    replaced: number;
+  };
+  ctx.agents.clearAgentCommands.run({ agentId: existing.id });
+  return { agent: mustRead(ctx, existing.id), replacedIncarnation: replaced, closed };
+}
+
+function mustRead(ctx: SqliteContext, id: string): Agent {
+  const agent = getAgent(ctx, id);
+  if (agent === null) throw new NotFoundError('agent', id);
+  return agent;
 }
 
 export function getAgent(ctx: SqliteContext, id: string): Agent | null {
-  const row = ctx.agents.selectAgent.get({ id }) as AgentRow | undefined;
-  return row === undefined ? null : toAgent(row, heldTaskIds(ctx, id));
+  const raw = ctx.agents.selectAgent.get({ id }) as Record<string, unknown> | undefined;
+  return raw === undefined ? null : agentOf(ctx, raw);
 }
 
 export function getAgentByTokenHash(ctx: SqliteContext, tokenHash: string): Agent | null {
-  const row = ctx.agents.selectAgentByTokenHash.get({ tokenHash }) as AgentRow | undefined;
-  return row === undefined ? null : toAgent(row, heldTaskIds(ctx, row.id));
+  const raw = ctx.agents.selectAgentByTokenHash.get({ tokenHash }) as Record<string, unknown> | undefined;
+  return raw === undefined ? null : agentOf(ctx, raw);
 }
 
-export function listAgents(
-  ctx: SqliteContext,
-  filter: { taskType?: string; statuses?: AgentStatus[] } = {},
-): Agent[] {
-  const rows = ctx.agents.listAgents.all({
-    taskType: filter.taskType ?? null,
-    statuses: filter.statuses && filter.statuses.length > 0 ? JSON.stringify(filter.statuses) : null,
-  }) as AgentRow[];
+export function listAgents(ctx: SqliteContext, query: AgentQuery = {}): Agent[] {
+  const rows = (
+    ctx.agents.listAgents.all({
+      taskType: query.taskType ?? null,
+      agentType: query.agentType ?? null,
+    }) as Record<string, unknown>[]
+  ).map(agentRow);
   const held = new Map<string, string[]>();
   for (const r of ctx.agents.selectAllHeldTaskIds.all() as { agent_id: string; id: string }[]) {
     const ids = held.get(r.agent_id);
     if (ids === undefined) held.set(r.agent_id, [r.id]);
     else ids.push(r.id);
   }
-  return rows.map((row) => toAgent(row, held.get(row.id) ?? []));
-}
-
-function requireChanged(changes: number, agentId: string): void {
-  if (changes === 0) throw new NotFoundError('agent', agentId);
+  const open = new Map<string, ConditionRecord[]>();
+  if (rows.some((r) => r.open_conditions.length > 0)) {
+    for (const c of conditionRows(ctx.watchdog.listOpenConditions.all() as ConditionRow[])) {
+      const list = open.get(c.agentId);
+      if (list === undefined) open.set(c.agentId, [c]);
+      else list.push(c);
+    }
+  }
+  return rows.map((row) => toAgent(row, open.get(row.id) ?? [], held.get(row.id) ?? []));
 }
 
 export function recordAgentHeartbeats(
   ctx: SqliteContext,
   inputs: readonly AgentHeartbeatInput[],
-): (AgentCommand[] | null)[] {
-  const found = new Set<string>();
-  for (const input of inputs) {
-    const { changes } = ctx.agents.recordAgentHeartbeat.run({
+): (AgentHeartbeatResult | null)[] {
+  const now = ctx.clock.now();
+  const watches = inputs.map((input) => {
+    const raw = ctx.agents.selectBeatingAgent.get({ id: input.agentId, incarnation: input.incarnation }) as
+      | Record<string, unknown>
+      | undefined;
+    if (raw === undefined) return null;
+    const row = agentRow(raw);
+    const set = heartbeatColumns(row, input, now);
+    ctx.agents.recordAgentHeartbeat.run({
       id: input.agentId,
-      now: ctx.clock.now(),
-      status: input.status ?? null,
-      metrics: jsonText(input.metrics),
+      lastHeartbeatAt: set.last_heartbeat_at,
+      leaseExpiresAt: set.lease_expires_at,
+      heartbeatIntervalMs: set.heartbeat_interval_ms,
+      heartbeatTimeoutMs: set.heartbeat_timeout_ms,
+      reportedStatus: set.reported_status,
+      reportedStatusSince: set.reported_status_since,
+      statusMessage: set.status_message,
+      metrics: jsonText(set.metrics),
+      metadata: jsonText(set.metadata),
+      progress: jsonText(set.progress),
+      phase: set.phase,
+      progressChangedAt: set.progress_changed_at,
+      samples: JSON.stringify(set.samples),
+      gaps: JSON.stringify(set.gaps),
     });
-    if (changes > 0) found.add(input.agentId);
-  }
-  return handOutCommands(inputs, found, (agentId) => {
+    return toWatch({ ...row, ...set });
+  });
+  const found = new Set(watches.flatMap((w) => (w === null ? [] : [w.agentId])));
+  const commands = handOutCommands(inputs, found, (agentId) => {
     const rows = ctx.agents.selectAgentCommands.all({ agentId }) as { command: string }[];
     if (rows.length > 0) ctx.agents.clearAgentCommands.run({ agentId });
     return rows.map((r) => JSON.parse(r.command) as AgentCommand);
   });
+  return watches.map((watch, i) => (watch === null ? null : { watch, commands: commands[i] ?? [] }));
+}
+
+function requireChanged(changes: number, agentId: string): void {
+  if (changes === 0) throw new NotFoundError('agent', agentId);
 }
 
 export function recordPoll(ctx: SqliteContext, input: { agentId: string; types: string[] }): void {
@@ -87,8 +154,19 @@ export function recordPoll(ctx: SqliteContext, input: { agentId: string; types: 
   requireChanged(changes, input.agentId);
 }
 
-export function setAgentStatus(ctx: SqliteContext, agentId: string, status: AgentStatus): void {
-  requireChanged(ctx.agents.setAgentStatus.run({ id: agentId, status }).changes, agentId);
+export function endAgent(
+  ctx: SqliteContext,
+  input: { agentId: string; lifecycle: 'left' | 'terminated'; reason: string },
+): ConditionRecord[] {
+  const now = ctx.clock.now();
+  const { changes } = ctx.agents.endAgent.run({ id: input.agentId, lifecycle: input.lifecycle, now });
+  if (changes === 0) {
+    if (ctx.agents.agentExists.get({ id: input.agentId }) === undefined) {
+      throw new NotFoundError('agent', input.agentId);
+    }
+    return [];
+  }
+  return closeAllConditions(ctx, input.agentId, input.reason, now);
 }
 
 export function queueAgentCommand(ctx: SqliteContext, input: QueueAgentCommandInput): void {
@@ -110,20 +188,4 @@ export function queueAgentCommand(ctx: SqliteContext, input: QueueAgentCommandIn
 
 export function clearAgentCommands(ctx: SqliteContext, agentId: string): void {
   ctx.agents.clearAgentCommands.run({ agentId });
-}
-
-export function saveDependency(ctx: SqliteContext, d: Omit<DependencyRecord, 'version'>): DependencyRecord {
-  const row = ctx.agents.saveDependency.get({
-    name: d.name,
-    state: d.state,
-    until: d.until,
-    since: d.since,
-    reportedBy: d.reportedBy,
-    message: d.message,
-  }) as DependencyRow;
-  return toDependency(row);
-}
-
-export function listDependencies(ctx: SqliteContext): DependencyRecord[] {
-  return (ctx.agents.listDependencies.all() as DependencyRow[]).map(toDependency);
 }

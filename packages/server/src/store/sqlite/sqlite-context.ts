@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import type { Transitioned } from '../store.js';
 import { type AttemptedWrite, writeError } from '../write-errors.js';
-import { AGENT_SQL } from './agent-statements.js';
+import { AGENT_SQL, WATCHDOG_SQL } from './agent-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { SHARD_SQL } from './shard-statements.js';
 import { TASK_SQL } from './task-statements.js';
@@ -42,6 +42,7 @@ export interface WrittenTask {
 export class SqliteContext {
   readonly tasks: Prepared<typeof TASK_SQL>;
   readonly agents: Prepared<typeof AGENT_SQL>;
+  readonly watchdog: Prepared<typeof WATCHDOG_SQL>;
   readonly shards: Prepared<typeof SHARD_SQL>;
 
   constructor(
@@ -50,6 +51,7 @@ export class SqliteContext {
   ) {
     this.tasks = prepareAll(db, TASK_SQL);
     this.agents = prepareAll(db, AGENT_SQL);
+    this.watchdog = prepareAll(db, WATCHDOG_SQL);
     this.shards = prepareAll(db, SHARD_SQL);
     for (const st of [
       this.tasks.selectTask,

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
-import { BACKOFF, newTask, T0, TIMING } from '../contract/harness.js';
+import { BACKOFF, newTask, T0, TIMING } from '../../test-support/store-contract/harness.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
 import type { ClaimableNotice, Store } from '../store.js';
 import { createSqliteStore } from './sqlite-store.js';

@@ -1,5 +1,6 @@
 /**
- * The embedded SQLite backend of the Store contract (better-sqlite3). One connection, statements
+ * The embedded SQLite backend of the Store contract (better-sqlite3), composed of its four parts
+ * (tasks, agents, coordination, watchdog). One connection, statements
  * prepared once, every write in one `BEGIN IMMEDIATE` transaction (so several processes sharing a
  * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
  * resolved promises: the contract is async for PostgreSQL.
@@ -9,7 +10,15 @@
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import { RouseError, UnavailableError, ValidationError } from '../../core/errors.js';
-import type { ClaimableNotice, Store, StreamNotice } from '../store.js';
+import type {
+  AgentStore,
+  ClaimableNotice,
+  CoordinationStore,
+  Store,
+  StreamNotice,
+  TaskStore,
+  WatchdogStore,
+} from '../store.js';
 import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
 import { SqliteContext } from './sqlite-context.js';
@@ -17,6 +26,7 @@ import * as shards from './sqlite-shards.js';
 import * as admin from './sqlite-task-admin.js';
 import * as reads from './sqlite-task-reads.js';
 import * as writes from './sqlite-task-writes.js';
+import * as watchdog from './sqlite-watchdog.js';
 
 export interface SqliteStoreOptions {
   /** A database file path, or `':memory:'` for a private in-memory database. */
@@ -119,25 +129,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     const tx = db.transaction((...args: A) => fn(ctx, ...args));
     return (...args: A): Promise<R> => call(() => tx.deferred(...args));
   };
-  const ping = db.prepare('SELECT 1');
-  // One file, one coordinator: claimable notices go to this process's subscribers only.
-  const claimable = localNotices<ClaimableNotice>();
-  const streamNotices = localNotices<StreamNotice>();
-
-  return {
-    kind: 'sqlite',
-    now: () => Promise.resolve(opts.clock.now()),
-    ping: () => call(() => void ping.get()),
-    close: () =>
-      call(() => {
-        if (db.open) db.close();
-      }),
-
+  const tasks: TaskStore = {
     createTasks: write(admin.createTasks),
     getTask: (id) => call(() => ctx.task(id)),
     listTasks: read(reads.listTasks),
     listTaskEvents: read(reads.listTaskEvents),
-
     claimTasks: write(writes.claimTasks),
     startTask: write(writes.startTask),
     recordHeartbeats: write(writes.recordHeartbeats),
@@ -153,23 +149,25 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     cancelTask: write(admin.cancelTask),
     retryTask: write(admin.retryTask),
     releaseAgentTasks: write(admin.releaseAgentTasks),
-
     activeLeases: read(reads.activeLeases),
     nextClaimableAt: read(reads.nextClaimableAt),
     queueStats: read(reads.queueStats),
-
+  };
+  const agentStore: AgentStore = {
     registerAgent: write(agents.registerAgent),
     getAgent: read(agents.getAgent),
     getAgentByTokenHash: read(agents.getAgentByTokenHash),
     listAgents: read(agents.listAgents),
     recordAgentHeartbeats: write(agents.recordAgentHeartbeats),
     recordPoll: write(agents.recordPoll),
-    setAgentStatus: write(agents.setAgentStatus),
+    endAgent: write(agents.endAgent),
     queueAgentCommand: write(agents.queueAgentCommand),
     clearAgentCommands: write(agents.clearAgentCommands),
-    saveDependency: write(agents.saveDependency),
-    listDependencies: read(agents.listDependencies),
-
+  };
+  // One file, one coordinator: notices go to this process's subscribers only.
+  const claimable = localNotices<ClaimableNotice>();
+  const streamNotices = localNotices<StreamNotice>();
+  const coordination: CoordinationStore = {
     acquireShardLeases: write(shards.acquireShardLeases),
     releaseShardLeases: write(shards.releaseShardLeases),
     listShardLeases: read(shards.listShardLeases),
@@ -180,6 +178,33 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     publishStreamNotice: (notice) => streamNotices.publish(notice),
     onStreamNotices: (listener) => streamNotices.subscribe(listener),
     readTransitions: read(reads.readTransitions),
+  };
+  const watchdogStore: WatchdogStore = {
+    applyConditionChanges: write(watchdog.applyConditionChanges),
+    listConditions: read(watchdog.listConditions),
+    readConditions: read(watchdog.readConditions),
+    getAgentWatches: read(watchdog.getAgentWatches),
+    dueAgentLeases: read(watchdog.dueAgentLeases),
+    markAgentsLost: write(watchdog.markAgentsLost),
+    saveBaselines: write(watchdog.saveBaselines),
+    listBaselines: read(watchdog.listBaselines),
+    agentStatusCounts: read(watchdog.agentStatusCounts),
+    saveDependency: write(watchdog.saveDependency),
+    listDependencies: read(watchdog.listDependencies),
+  };
+  const ping = db.prepare('SELECT 1');
+  return {
+    kind: 'sqlite',
+    now: () => Promise.resolve(opts.clock.now()),
+    ping: () => call(() => void ping.get()),
+    close: () =>
+      call(() => {
+        if (db.open) db.close();
+      }),
+    ...tasks,
+    ...agentStore,
+    ...coordination,
+    ...watchdogStore,
   };
 }
 

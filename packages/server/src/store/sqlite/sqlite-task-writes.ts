@@ -135,12 +135,13 @@ function recordHeartbeat(ctx: SqliteContext, beat: HeartbeatInput, now: number):
   const phase = beat.phase ?? head.phase;
   const executionDone = beat.executionDone ?? head.execution_done === 1;
   const progressed = progress !== head.progress || phase !== head.phase;
+  const timing = parseTiming(head.timing);
   const leaseExpiresAt = heartbeatLeaseExpiresAt({
     status: head.status,
     // A held task always has a lease (schema invariant).
     leaseExpiresAt: head.lease_expires_at ?? now,
     startedAt: head.started_at,
-    timing: parseTiming(head.timing),
+    timing,
     executionDone,
     wasExecutionDone: head.execution_done === 1,
     now,
@@ -158,7 +159,18 @@ function recordHeartbeat(ctx: SqliteContext, beat: HeartbeatInput, now: number):
     progressed: progressed ? 1 : 0,
   });
   if (changes === 0) return failedOutcome(ctx.refused(write));
-  return { ok: true, value: { taskId: beat.taskId, leaseExpiresAt, progressed, status: head.status } };
+  return {
+    ok: true,
+    value: {
+      taskId: beat.taskId,
+      leaseExpiresAt,
+      progressed,
+      status: head.status,
+      progressChangedAt: progressed ? now : head.progress_changed_at,
+      stallTimeoutMs: timing.stallTimeoutMs,
+      requires: JSON.parse(head.requires) as string[],
+    },
+  };
 }
 
 export function recordHeartbeats(ctx: SqliteContext, beats: HeartbeatInput[]): Outcome<HeartbeatAccepted>[] {

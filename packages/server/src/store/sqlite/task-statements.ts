@@ -21,7 +21,7 @@ const LIST_FILTERS = `AND (@type IS NULL OR type = @type)
 
 /** The small part of a task a write needs to check and compute itself (no payload or results). */
 export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, agent_id, timing, started_at,
-  lease_expires_at, next_attempt_at, progress, phase, execution_done, log_bytes`;
+  lease_expires_at, next_attempt_at, progress, phase, execution_done, log_bytes, progress_changed_at, requires`;
 
 /**
  * Writes do not use `RETURNING` for whole rows: in SQLite that costs more than the write itself.

@@ -1,6 +1,6 @@
 /** Contract: lease expiry — conditional, with the retry scheduled in the same write. */
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, GRACE_MS, type Harness, T0, TIMING, writer } from './harness.js';
+import { BACKOFF, GRACE_MS, type Harness, T0, TIMING, writer } from '../harness.js';
 
 export function expiryContract(h: () => Harness): void {
   describe('expireLease and leases', () => {

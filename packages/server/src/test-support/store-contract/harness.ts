@@ -7,7 +7,7 @@ import { afterEach, beforeEach, expect } from 'vitest';
 import type { ResolvedBackoffOptions } from '../../core/backoff.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
-import type { AgentWrite, NewTask, Store, Transitioned } from '../store.js';
+import type { AgentWrite, NewTask, Store, Transitioned } from '../../store/store.js';
 
 export type MakeStore = (clock: ManualClock) => Promise<{ store: Store; cleanup: () => Promise<void> }>;
 

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
+import { buildApp } from '../api/app.js';
+import type { ApiLimits } from '../api/limits.js';
 import type { Coordinator } from '../services/coordinator.js';
 import { createCoordinator } from '../services/create-coordinator.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { systemClock } from '../system-clock.js';
-import { buildApp } from './app.js';
-import type { ApiLimits } from './limits.js';
 
 export const TOKENS = {
   admin: 'rsk_admin_test-admin-token-0123456789',

@@ -4,8 +4,8 @@
  * shard, and claimable notices reaching a subscriber.
  */
 import { describe, expect, it } from 'vitest';
-import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ClaimableNotice, StreamNotice } from '../store.js';
+import { LEASE_SHARD_COUNT, shardOf } from '../../store/lease-shards.js';
+import type { ClaimableNotice, StreamNotice } from '../../store/store.js';
 import { BACKOFF, type Harness, T0 } from './harness.js';
 
 const TTL = 5000;

@@ -2,7 +2,7 @@
 
 import type { TaskError } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, writer } from './harness.js';
+import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, writer } from '../harness.js';
 
 const RETRYABLE: TaskError = { code: 'flaky', message: 'try again', retryable: true };
 const FATAL: TaskError = {

@@ -1,7 +1,7 @@
 /** Contract: writes by the holding agent — start, heartbeats, checkpoints, logs, result refs. */
 import { describe, expect, it } from 'vitest';
-import type { HeartbeatInput } from '../store.js';
-import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, TIMING, writer } from './harness.js';
+import type { HeartbeatInput } from '../../../store/store.js';
+import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, TIMING, writer } from '../harness.js';
 
 export function holderWritesContract(h: () => Harness): void {
   describe('holder writes', () => {
@@ -75,7 +75,7 @@ export function holderWritesContract(h: () => Harness): void {
 
     it('renews a running lease on heartbeat and records progress', async () => {
       const { store, clock } = h();
-      const running = await h().running();
+      const running = await h().running({ requires: ['openai'] });
       // The stall clock starts with the attempt and moves only when progress or phase does.
       expect(running.progressChangedAt).toBe(running.startedAt);
       clock.advance(5000);
@@ -93,6 +93,9 @@ export function holderWritesContract(h: () => Harness): void {
           leaseExpiresAt: T0 + 5000 + TIMING.heartbeatTimeoutMs,
           progressed: true,
           status: 'running',
+          progressChangedAt: T0 + 5000,
+          stallTimeoutMs: TIMING.stallTimeoutMs,
+          requires: ['openai'],
         },
       });
       expect(await h().get(running.id)).toMatchObject({
@@ -104,7 +107,7 @@ export function holderWritesContract(h: () => Harness): void {
       });
       clock.advance(5000);
       const [same] = await store.recordHeartbeats([beat]);
-      expect(same).toMatchObject({ ok: true, value: { progressed: false } });
+      expect(same).toMatchObject({ ok: true, value: { progressed: false, progressChangedAt: T0 + 5000 } });
       const [noProgress] = await store.recordHeartbeats([{ ...writer(running), writeBackGraceMs: GRACE_MS }]);
       expect(noProgress).toMatchObject({ ok: true, value: { progressed: false } });
       expect(await h().get(running.id)).toMatchObject({

@@ -1,6 +1,6 @@
 /** Contract: claims — fields set, order, schedule, dependencies, exactly-once under concurrency. */
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, GRACE_MS, type Harness, NO_BACKOFF, T0, TIMING, writer } from './harness.js';
+import { BACKOFF, GRACE_MS, type Harness, NO_BACKOFF, T0, TIMING, writer } from '../harness.js';
 
 export function claimsContract(h: () => Harness): void {
   describe('claimTasks', () => {

@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import type { ClaimRequest, CreateTaskRequest, StreamEvent, Task } from '@rouse/protocol';
 import { pino } from 'pino';
 import { ManualClock } from '../core/clock.js';
+import type { Caller } from '../services/coordinator.js';
+import type { CoordinatorOptions } from '../services/coordinator-options.js';
+import { type CoordinatorService, createCoordinator } from '../services/create-coordinator.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
-import type { Caller } from './coordinator.js';
-import type { CoordinatorOptions } from './coordinator-options.js';
-import { type CoordinatorService, createCoordinator } from './create-coordinator.js';
 
 export const TOKENS = {
   admin: 'test-admin-token',

@@ -2,7 +2,7 @@
 
 import type { Task, TaskStatus } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, expectCode, type Harness, T0, TIMING, uniqueId } from './harness.js';
+import { BACKOFF, expectCode, type Harness, T0, TIMING, uniqueId } from '../harness.js';
 
 export function createAndReadContract(h: () => Harness): void {
   describe('createTasks and reads', () => {

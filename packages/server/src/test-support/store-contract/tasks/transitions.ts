@@ -8,9 +8,9 @@
 import type { Task, TaskEvent, TaskStatus } from '@rouse/protocol';
 import * as fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isRouseError } from '../../core/errors.js';
-import { canTransition, HELD_STATUSES, isFinal, TRANSITIONS } from '../../core/transitions.js';
-import { GRACE_MS, type Harness, NO_BACKOFF, uniqueId, writer } from './harness.js';
+import { isRouseError } from '../../../core/errors.js';
+import { canTransition, HELD_STATUSES, isFinal, TRANSITIONS } from '../../../core/transitions.js';
+import { GRACE_MS, type Harness, NO_BACKOFF, uniqueId, writer } from '../harness.js';
 
 type Op = (h: Harness, task: Task) => Promise<unknown>;
 

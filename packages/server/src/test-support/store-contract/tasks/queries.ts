@@ -1,6 +1,6 @@
 /** Contract: nextClaimableAt and queueStats. */
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, expectCode, type Harness, T0, writer } from './harness.js';
+import { BACKOFF, expectCode, type Harness, T0, writer } from '../harness.js';
 
 export function queriesContract(h: () => Harness): void {
   describe('nextClaimableAt and queueStats', () => {

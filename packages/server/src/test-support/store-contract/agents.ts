@@ -1,0 +1,479 @@
+/**
+ * Contract: agent slots and incarnations, lookup, heartbeats (lease, status, progress and its clock,
+ * samples), polls, ending, and the commands queued for agents.
+ */
+
+import type { AgentCommand } from '@rouse/protocol';
+import { describe, expect, it } from 'vitest';
+import type { AgentHeartbeatInput, NewAgent, Store } from '../../store/store.js';
+import { expectCode, type Harness, T0, uniqueId, writer } from './harness.js';
+
+/** A new agent's fields: every field at a plain value, then `overrides`. */
+export function newAgent(id: string, overrides: Partial<NewAgent> = {}): NewAgent {
+  return {
+    id,
+    key: null,
+    agentType: 'codex-reviewer',
+    name: `host/${id}`,
+    host: 'host-1',
+    pid: 4242,
+    taskTypes: ['work'],
+    labels: { zone: 'a' },
+    requires: [],
+    supervisorId: null,
+    tokenHash: `hash-${id}`,
+    policy: 'default',
+    heartbeatIntervalMs: 5000,
+    startupTimeoutMs: 30_000,
+    ...overrides,
+  };
+}
+
+/** A heartbeat input with the plain lease settings (15 s lease, no quiet period, no samples). */
+export function beat(agentId: string, overrides: Partial<AgentHeartbeatInput> = {}): AgentHeartbeatInput {
+  return {
+    agentId,
+    incarnation: 1,
+    leaseMs: 15_000,
+    quietPeriodMs: 0,
+    heartbeatIntervalMs: 5000,
+    sampleSpacingMs: 0,
+    maxSamples: 4,
+    maxGaps: 0,
+    ...overrides,
+  };
+}
+
+const DAY = 86_400_000;
+
+/** Queue `command` for `agentId`, keeping at most `keep` and none older than a day. */
+function queueCommand(store: Store, agentId: string, command: AgentCommand, keep = 10): Promise<void> {
+  return store.queueAgentCommand({ agentId, command, keep, maxAgeMs: DAY });
+}
+
+/** Take the agent's queued commands the way its heartbeat does. */
+async function take(store: Store, agentId: string): Promise<AgentCommand[]> {
+  const [result] = await store.recordAgentHeartbeats([beat(agentId)]);
+  if (!result) throw new Error(`agent ${agentId} not found`);
+  return result.commands;
+}
+
+/** Register agents with these ids (commands are taken by heartbeats, which need the agent). */
+async function registered(store: Store, ...ids: string[]): Promise<void> {
+  for (const id of ids) await store.registerAgent(newAgent(id));
+}
+
+export function agentsContract(h: () => Harness): void {
+  describe('agents', () => {
+    it('registers an idle active agent with a first lease and reads it back by id and token hash', async () => {
+      const { store } = h();
+      const { agent, replacedIncarnation, closed } = await store.registerAgent(
+        newAgent('agt_1', { requires: ['openai'], supervisorId: 'sup-1', policy: 'reviewers' }),
+      );
+      expect(replacedIncarnation).toBeNull();
+      expect(closed).toEqual([]);
+      expect(agent).toEqual({
+        id: 'agt_1',
+        key: null,
+        incarnation: 1,
+        agentType: 'codex-reviewer',
+        name: 'host/agt_1',
+        host: 'host-1',
+        pid: 4242,
+        taskTypes: ['work'],
+        labels: { zone: 'a' },
+        requires: ['openai'],
+        supervisorId: 'sup-1',
+        policy: 'reviewers',
+        status: 'idle',
+        reportedStatus: 'idle',
+        statusMessage: null,
+        conditions: [],
+        registeredAt: T0,
+        startedAt: T0,
+        lastHeartbeatAt: null,
+        leaseExpiresAt: T0 + 30_000,
+        heartbeatIntervalMs: 5000,
+        lastPollAt: null,
+        lastPollTypes: [],
+        metrics: null,
+        metadata: null,
+        progress: null,
+        phase: null,
+        progressChangedAt: null,
+        endedAt: null,
+        currentTaskIds: [],
+      });
+      expect(await store.getAgent('agt_1')).toEqual(agent);
+      expect(await store.getAgentByTokenHash('hash-agt_1')).toEqual(agent);
+      expect(await store.getAgent('agt_nope')).toBeNull();
+      expect(await store.getAgentByTokenHash('hash-nope')).toBeNull();
+      const { agent: bare } = await store.registerAgent(
+        newAgent('agt_2', { host: null, pid: null, taskTypes: [], labels: {} }),
+      );
+      expect(bare).toMatchObject({ host: null, pid: null, taskTypes: [], labels: {} });
+    });
+
+    it('refuses a second agent with the same id or token hash', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      await expectCode(store.registerAgent(newAgent('agt_1', { tokenHash: 'other' })), 'conflict');
+      await expectCode(store.registerAgent(newAgent('agt_2', { tokenHash: 'hash-agt_1' })), 'conflict');
+      expect(await store.listAgents()).toHaveLength(1);
+    });
+
+    it('starts the next incarnation of a slot registered again under its key and type', async () => {
+      const { store, clock } = h();
+      const first = await store.registerAgent(newAgent('agt_1', { key: 'host-3/reviewer-1' }));
+      expect(first.agent).toMatchObject({ id: 'agt_1', key: 'host-3/reviewer-1', incarnation: 1 });
+      await store.recordAgentHeartbeats([
+        beat('agt_1', { status: 'error', statusMessage: 'boom', progress: { value: 0.5, phase: 'x' } }),
+      ]);
+      await queueCommand(store, 'agt_1', { type: 'wake' });
+      const [opened] = await store.applyConditionChanges([
+        {
+          kind: 'open',
+          agentId: 'agt_1',
+          incarnation: 1,
+          condition: 'progress_stalled',
+          taskId: null,
+          since: T0,
+          evidence: { progress: 0.5 },
+          openedBy: 'coordinator:c1',
+        },
+      ]);
+      clock.advance(1000);
+      const second = await store.registerAgent(
+        newAgent('agt_other_id', {
+          key: 'host-3/reviewer-1',
+          tokenHash: 'hash-2',
+          pid: 77,
+          startupTimeoutMs: 9000,
+        }),
+      );
+      expect(second.replacedIncarnation).toBe(1);
+      expect(second.closed).toEqual([
+        { ...opened!, closedAt: T0 + 1000, closeReason: expect.any(String) as string },
+      ]);
+      expect(second.agent).toMatchObject({
+        id: 'agt_1',
+        incarnation: 2,
+        pid: 77,
+        status: 'idle',
+        reportedStatus: 'idle',
+        statusMessage: null,
+        conditions: [],
+        registeredAt: T0,
+        startedAt: T0 + 1000,
+        lastHeartbeatAt: null,
+        leaseExpiresAt: T0 + 10_000,
+        progress: null,
+        progressChangedAt: null,
+      });
+      // The old token no longer resolves; the new one does; the old incarnation's heartbeats change nothing.
+      expect(await store.getAgentByTokenHash('hash-agt_1')).toBeNull();
+      expect((await store.getAgentByTokenHash('hash-2'))?.id).toBe('agt_1');
+      expect(await store.recordAgentHeartbeats([beat('agt_1', { incarnation: 1 })])).toEqual([null]);
+      // Commands for the replaced incarnation are not handed to the new one.
+      expect(await take2(store, 'agt_1')).toEqual([]);
+      // The same key under another agent type is another slot; no key is always a new slot.
+      const other = await store.registerAgent(
+        newAgent('agt_3', { key: 'host-3/reviewer-1', agentType: 'planner', tokenHash: 'hash-3' }),
+      );
+      expect(other.agent).toMatchObject({ id: 'agt_3', incarnation: 1 });
+      expect((await store.listAgents()).map((a) => a.id)).toEqual(['agt_1', 'agt_3']);
+    });
+
+    it('lets one of two racing registrations under one key win each incarnation', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1', { key: 'k' }));
+      const racing = await Promise.all(
+        [2, 3, 4].map((n) =>
+          store.registerAgent(newAgent(`agt_x${n}`, { key: 'k', tokenHash: `hash-${n}` })),
+        ),
+      );
+      expect(racing.map((r) => r.agent.incarnation).sort()).toEqual([2, 3, 4]);
+      expect(racing.map((r) => r.replacedIncarnation).sort()).toEqual([1, 2, 3]);
+      expect((await store.getAgent('agt_1'))?.incarnation).toBe(4);
+    });
+
+    it('lists agents in registration order, filtered by task type and agent type', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1', { taskTypes: ['a', 'b'] }));
+      await store.registerAgent(newAgent('agt_2', { taskTypes: ['b'], agentType: 'planner' }));
+      await store.registerAgent(newAgent('agt_3', { taskTypes: ['c'] }));
+      expect((await store.listAgents()).map((a) => a.id)).toEqual(['agt_1', 'agt_2', 'agt_3']);
+      expect((await store.listAgents({ taskType: 'b' })).map((a) => a.id)).toEqual(['agt_1', 'agt_2']);
+      expect((await store.listAgents({ agentType: 'planner' })).map((a) => a.id)).toEqual(['agt_2']);
+      expect(
+        (await store.listAgents({ taskType: 'b', agentType: 'codex-reviewer' })).map((a) => a.id),
+      ).toEqual(['agt_1']);
+      expect(await store.listAgents({ taskType: 'zzz' })).toEqual([]);
+    });
+
+    it('computes current tasks from the tasks it holds', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_a'));
+      await store.registerAgent(newAgent('agt_b'));
+      const claimed = await h().held(false, {}, 'agt_a');
+      const running = await h().running({}, 'agt_a');
+      const done = await h().running({}, 'agt_a');
+      await store.completeTasks([writer(done)]);
+      const agent = await store.getAgent('agt_a');
+      expect(agent!.currentTaskIds).toEqual([claimed.id, running.id]);
+      const listed = await store.listAgents();
+      expect(listed.map((a) => a.currentTaskIds)).toEqual([[claimed.id, running.id], []]);
+      expect((await store.getAgentByTokenHash('hash-agt_a'))!.currentTaskIds).toEqual([
+        claimed.id,
+        running.id,
+      ]);
+    });
+
+    it('records heartbeats: lease, reported status and since when, metrics, metadata, progress and its clock', async () => {
+      const { store, clock } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      clock.advance(100);
+      const [r1] = await store.recordAgentHeartbeats([
+        beat('agt_1', {
+          status: 'running',
+          metrics: { rssBytes: 1000, cpuPercent: 5 },
+          metadata: { step: 1 },
+          progress: { value: 0.1, phase: 'reading' },
+        }),
+      ]);
+      expect(r1?.watch).toMatchObject({
+        agentId: 'agt_1',
+        incarnation: 1,
+        lastHeartbeatAt: T0 + 100,
+        leaseExpiresAt: T0 + 15_100,
+        reportedStatus: 'running',
+        reportedStatusSince: T0 + 100,
+        progress: 0.1,
+        phase: 'reading',
+        progressChangedAt: T0 + 100,
+        openConditions: [],
+      });
+      clock.advance(100);
+      // No progress reported: the clock stays; the same progress again: the clock stays too.
+      await store.recordAgentHeartbeats([beat('agt_1')]);
+      clock.advance(100);
+      const [r3] = await store.recordAgentHeartbeats([
+        beat('agt_1', { status: 'running', progress: { value: 0.1, phase: 'reading' }, leaseMs: 1000 }),
+      ]);
+      expect(r3?.watch).toMatchObject({
+        reportedStatusSince: T0 + 100,
+        progressChangedAt: T0 + 100,
+        leaseExpiresAt: T0 + 1300,
+      });
+      clock.advance(100);
+      const [r4] = await store.recordAgentHeartbeats([
+        beat('agt_1', {
+          status: 'error',
+          statusMessage: 'rate limited',
+          progress: { value: { step: 2 }, phase: null },
+        }),
+      ]);
+      expect(r4?.watch).toMatchObject({
+        reportedStatus: 'error',
+        reportedStatusSince: T0 + 400,
+        statusMessage: 'rate limited',
+        progress: { step: 2 },
+        phase: null,
+        progressChangedAt: T0 + 400,
+      });
+      await store.recordPoll({ agentId: 'agt_1', types: ['work', 'other'] });
+      expect(await store.getAgent('agt_1')).toMatchObject({
+        status: 'error',
+        reportedStatus: 'error',
+        statusMessage: 'rate limited',
+        lastHeartbeatAt: T0 + 400,
+        metrics: { rssBytes: 1000, cpuPercent: 5 },
+        metadata: { step: 1 },
+        progress: { step: 2 },
+        lastPollAt: T0 + 400,
+        lastPollTypes: ['work', 'other'],
+      });
+      // A status without a message clears the message.
+      await store.recordAgentHeartbeats([beat('agt_1', { status: 'running' })]);
+      expect((await store.getAgent('agt_1'))?.statusMessage).toBeNull();
+      expect(await store.recordAgentHeartbeats([beat('agt_nope')])).toEqual([null]);
+      await expectCode(store.recordPoll({ agentId: 'agt_nope', types: [] }), 'not_found');
+    });
+
+    it('keeps the lease from the start of the quiet period at least', async () => {
+      const { store, clock } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      clock.advance(1000);
+      const [r] = await store.recordAgentHeartbeats([
+        beat('agt_1', { leaseMs: 3000, quietPeriodMs: 60_000 }),
+      ]);
+      expect(r?.watch.leaseExpiresAt).toBe(T0 + 60_000);
+      clock.advance(70_000);
+      const [later] = await store.recordAgentHeartbeats([
+        beat('agt_1', { leaseMs: 3000, quietPeriodMs: 60_000 }),
+      ]);
+      expect(later?.watch.leaseExpiresAt).toBe(T0 + 74_000);
+    });
+
+    it('keeps a bounded ring of samples spaced apart, and the gaps between heartbeats when asked', async () => {
+      const { store, clock } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      const sampled = (rssBytes: number) =>
+        beat('agt_1', {
+          sample: { rssBytes, cpuPercent: 10, iterationMs: null },
+          sampleSpacingMs: 1000,
+          maxSamples: 3,
+          maxGaps: 2,
+        });
+      let watch = null;
+      for (const [step, rss] of [
+        [0, 1],
+        [500, 2],
+        [600, 3],
+        [1000, 4],
+        [1000, 5],
+        [1000, 6],
+      ] as const) {
+        clock.advance(step);
+        watch = (await store.recordAgentHeartbeats([sampled(rss)]))[0]?.watch;
+      }
+      expect(watch?.samples).toEqual([
+        { at: T0 + 2100, rssBytes: 4, cpuPercent: 10, iterationMs: null },
+        { at: T0 + 3100, rssBytes: 5, cpuPercent: 10, iterationMs: null },
+        { at: T0 + 4100, rssBytes: 6, cpuPercent: 10, iterationMs: null },
+      ]);
+      expect(watch?.gaps).toEqual([1000, 1000]);
+      // Without gaps asked for, none are kept.
+      const [plain] = await store.recordAgentHeartbeats([beat('agt_1')]);
+      expect(plain?.watch.gaps).toEqual([]);
+      expect((await store.getAgentWatches(['agt_1', 'agt_nope'])).map((w) => w.samples.length)).toEqual([3]);
+    });
+
+    it('ends an agent: no lease, no token, open conditions closed; ending again changes nothing', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1'));
+      await store.applyConditionChanges([
+        {
+          kind: 'open',
+          agentId: 'agt_1',
+          incarnation: 1,
+          condition: 'dependency_down',
+          taskId: null,
+          since: T0,
+          evidence: {},
+          openedBy: 'coordinator:c1',
+        },
+      ]);
+      const closed = await store.endAgent({ agentId: 'agt_1', lifecycle: 'left', reason: 'agent left' });
+      expect(closed.map((c) => [c.condition, c.closeReason])).toEqual([['dependency_down', 'agent left']]);
+      expect(await store.getAgentByTokenHash('hash-agt_1')).toBeNull();
+      expect(await store.getAgent('agt_1')).toMatchObject({
+        status: 'left',
+        leaseExpiresAt: null,
+        endedAt: T0,
+        conditions: [],
+      });
+      expect(await store.recordAgentHeartbeats([beat('agt_1')])).toEqual([null]);
+      expect(await store.endAgent({ agentId: 'agt_1', lifecycle: 'terminated', reason: 'x' })).toEqual([]);
+      expect((await store.getAgent('agt_1'))?.status).toBe('left');
+      await expectCode(store.endAgent({ agentId: 'agt_nope', lifecycle: 'left', reason: 'x' }), 'not_found');
+    });
+
+    it('queues commands for an agent until a take returns them, oldest first, each once', async () => {
+      const { store } = h();
+      const agentId = uniqueId('agt');
+      const other = uniqueId('agt');
+      await registered(store, agentId, other);
+      expect(await take(store, agentId)).toEqual([]);
+      await queueCommand(store, agentId, { type: 'wake', reason: 'stalled' });
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
+      // The same command about the same task waits once; about another task, or without a task, again.
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1', reason: 'x' });
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_2' });
+      await queueCommand(store, agentId, { type: 'wake' });
+      await queueCommand(store, other, { type: 'terminate' });
+      const [first, second] = await Promise.all([take(store, agentId), take(store, agentId)]);
+      const taken = [...first!, ...second!];
+      expect(first!.length === 0 || second!.length === 0).toBe(true);
+      expect(taken).toEqual([
+        { type: 'wake', reason: 'stalled' },
+        { type: 'cancel', taskId: 'tsk_1' },
+        { type: 'cancel', taskId: 'tsk_2' },
+        { type: 'wake' },
+      ]);
+      expect(await take(store, agentId)).toEqual([]);
+      // Taken, the same command may be queued again.
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
+      expect(await take(store, agentId)).toEqual([{ type: 'cancel', taskId: 'tsk_1' }]);
+      expect(await take(store, other)).toEqual([{ type: 'terminate' }]);
+    });
+
+    it('records the heartbeats of several agents in one call, each taking its own commands', async () => {
+      const { store, clock } = h();
+      const [a, b, quiet] = [uniqueId('agt'), uniqueId('agt'), uniqueId('agt')];
+      await registered(store, a, b, quiet);
+      await queueCommand(store, a, { type: 'wake' });
+      await queueCommand(store, b, { type: 'checkpoint' });
+      await queueCommand(store, a, { type: 'terminate' });
+      clock.advance(50);
+      const results = await store.recordAgentHeartbeats([
+        beat(a, { status: 'running' }),
+        beat('agt_nobody'),
+        beat(quiet),
+        beat(b, { metrics: { rssBytes: 7 } }),
+        beat(a, { status: 'error' }), // named twice: the commands go with the first, the status is the last
+      ]);
+      expect(results.map((r) => r?.commands ?? null)).toEqual([
+        [{ type: 'wake' }, { type: 'terminate' }],
+        null,
+        [],
+        [{ type: 'checkpoint' }],
+        [],
+      ]);
+      expect(await store.getAgent(a)).toMatchObject({ status: 'error', lastHeartbeatAt: T0 + 50 });
+      expect(await store.getAgent(b)).toMatchObject({ status: 'idle', metrics: { rssBytes: 7 } });
+      expect(await store.getAgent(quiet)).toMatchObject({ lastHeartbeatAt: T0 + 50 });
+      expect((await store.recordAgentHeartbeats([beat(a), beat(b)])).map((r) => r?.commands)).toEqual([
+        [],
+        [],
+      ]);
+      expect(await store.recordAgentHeartbeats([])).toEqual([]);
+    });
+
+    it('keeps the newest commands of an agent up to the bound, and drops them all on clear', async () => {
+      const { store } = h();
+      const agentId = uniqueId('agt');
+      await registered(store, agentId);
+      for (let i = 0; i < 5; i++) {
+        await queueCommand(store, agentId, { type: 'wake', reason: `r${i}` }, 3);
+      }
+      expect((await take(store, agentId)).map((c) => c.reason)).toEqual(['r2', 'r3', 'r4']);
+      await queueCommand(store, agentId, { type: 'checkpoint' }, 3);
+      await store.clearAgentCommands(agentId);
+      expect(await take(store, agentId)).toEqual([]);
+    });
+
+    it("drops any agent's commands nobody took for longer than maxAgeMs when another is queued", async () => {
+      const { store, clock } = h();
+      const gone = uniqueId('agt');
+      const alive = uniqueId('agt');
+      await registered(store, gone, alive);
+      const queue = (agentId: string, type: AgentCommand['type']) => queueCommand(store, agentId, { type });
+      await queue(gone, 'wake');
+      await queue(alive, 'wake');
+      clock.advance(DAY);
+      await queue(alive, 'checkpoint'); // a day old exactly: nothing goes yet
+      clock.advance(1);
+      await queue(alive, 'terminate'); // now both wakes go, whoever they were for
+      expect(await take(store, gone)).toEqual([]);
+      expect(await take(store, alive)).toEqual([{ type: 'checkpoint' }, { type: 'terminate' }]);
+    });
+  });
+}
+
+/** Take the commands with a heartbeat of the slot's current incarnation. */
+async function take2(store: Store, agentId: string): Promise<AgentCommand[]> {
+  const agent = await store.getAgent(agentId);
+  const [result] = await store.recordAgentHeartbeats([beat(agentId, { incarnation: agent!.incarnation })]);
+  return result?.commands ?? [];
+}

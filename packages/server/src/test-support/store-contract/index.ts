@@ -1,0 +1,46 @@
+/**
+ * The Store contract suites, one per concern of the Store (tasks, agents, coordination, watchdog):
+ * every backend runs all four and must pass them unchanged. They define vitest `describe`/`it`
+ * blocks, so call them from a test file:
+ *
+ * ```ts
+ * runStoreContract('sqlite :memory:', async (clock) => {
+ *   const store = createSqliteStore({ path: ':memory:', clock });
+ *   return { store, cleanup: () => store.close() };
+ * });
+ * ```
+ *
+ * `makeStore` gets a fresh `ManualClock` per test and must return an empty store whose time is that
+ * clock's (a PostgreSQL backend under test reads it instead of `now()`); `cleanup` closes it and
+ * removes whatever it created.
+ */
+import { describe } from 'vitest';
+import { agentsContract } from './agents.js';
+import { shardsContract } from './coordination.js';
+import { type MakeStore, useHarness } from './harness.js';
+import { runTaskStoreContract } from './tasks.js';
+import { watchdogContract } from './watchdog.js';
+
+export type { MakeStore } from './harness.js';
+
+export function runAgentStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Agent store contract: ${name}`, () => agentsContract(useHarness(makeStore)));
+}
+
+export function runCoordinationStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Coordination store contract: ${name}`, () => shardsContract(useHarness(makeStore)));
+}
+
+export function runWatchdogStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Watchdog store contract: ${name}`, () => watchdogContract(useHarness(makeStore)));
+}
+
+export { runTaskStoreContract };
+
+/** All four suites. */
+export function runStoreContract(name: string, makeStore: MakeStore): void {
+  runTaskStoreContract(name, makeStore);
+  runAgentStoreContract(name, makeStore);
+  runCoordinationStoreContract(name, makeStore);
+  runWatchdogStoreContract(name, makeStore);
+}
