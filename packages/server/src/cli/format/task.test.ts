@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { taskFixture } from '../../core/task-fixture.js';
+import { taskFixture } from '../../test-support/task-fixture.js';
 import { formatProgress, taskNote } from './task.js';
 
 const NOW = 1_700_000_100_000;
