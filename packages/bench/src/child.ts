@@ -38,7 +38,7 @@ export async function stopJsonChild(child: JsonChild, graceMs = 5000): Promise<v
   clearTimeout(timer);
 }
 
-/** Spawn `dist/bench/<entry>.js` with `config` as its one JSON argument. */
+/** Spawn `packages/bench/dist/<entry>.js` with `config` as its one JSON argument. */
 export function spawnJsonChild(entry: string, config: unknown): JsonChild {
   const script = fileURLToPath(new URL(`./${entry}.js`, import.meta.url));
   const child = spawn(process.execPath, [script, JSON.stringify(config)], {

@@ -5,7 +5,7 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/server/dist/bench/main.js [--only throughput,latency,detection,enqueue,heartbeats,failover]
+ *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,failover]
  *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
  *     [--cpu-prof]
  *

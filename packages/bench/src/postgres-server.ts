@@ -47,7 +47,7 @@ export async function startBenchPostgres(log: (message: string) => void): Promis
       },
     };
   }
-  // A devDependency: only the bench needs it, so it is loaded here and nowhere else.
+  // Loaded here, and only when an embedded server is wanted (it is large).
   // Its loader adds `beforeExit` and `exit` hooks: the first calls process.exit(0), hiding a failed
   // run's exit code; the second throws. Drop both (servers are stopped explicitly).
   const events = ['beforeExit', 'exit'] as const;

@@ -1,5 +1,5 @@
 /**
- * Entry point of `npm run bench` (`node packages/server/dist/bench/main.js [options]`); see
+ * Entry point of `npm run bench` (`node packages/bench/dist/main.js [options]`); see
  * `run-bench.ts` for the options and what is measured.
  */
 import { runBench } from './run-bench.js';

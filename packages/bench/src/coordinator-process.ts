@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { startBalancer } from './balancer.js';
 import type { BenchStore } from './stores.js';
 
-/** `packages/server/bin/rouse.js`, from `packages/server/dist/bench/`. */
-const ROUSE_BIN = fileURLToPath(new URL('../../bin/rouse.js', import.meta.url));
+/** The `rouse` CLI of the installed `@rouse/server`: its `bin/rouse.js`, beside the `dist/` of its entry. */
+const ROUSE_BIN = fileURLToPath(new URL('../bin/rouse.js', import.meta.resolve('@rouse/server')));
 
 export interface CoordinatorProcessOptions {
   store: BenchStore;
