@@ -70,15 +70,12 @@ export const createTasksBatch = z.object({ tasks: z.array(createTask).min(1).max
 
 export const listTasksQuery = z
   .object({
+    /** Comma-separated statuses. */
     status: z
       .string()
-      .optional()
-      .refine(
-        (s) => s === undefined || s.split(',').every((x) => (TASK_STATUSES as readonly string[]).includes(x)),
-        {
-          message: `comma-separated list of ${TASK_STATUSES.join(', ')}`,
-        },
-      ),
+      .transform((s) => s.split(','))
+      .pipe(z.array(z.enum(TASK_STATUSES, { message: `one of ${TASK_STATUSES.join(', ')}` })))
+      .optional(),
     type: name.optional(),
     agentId: z.string().max(64).optional(),
     label: z

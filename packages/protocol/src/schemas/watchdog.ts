@@ -5,14 +5,12 @@ import { name } from './common.js';
 
 export const listAgentsQuery = z
   .object({
+    /** Comma-separated derived statuses. */
     status: z
       .string()
-      .optional()
-      .refine(
-        (s) =>
-          s === undefined || s.split(',').every((x) => (AGENT_STATUSES as readonly string[]).includes(x)),
-        { message: `comma-separated list of ${AGENT_STATUSES.join(', ')}` },
-      ),
+      .transform((s) => s.split(','))
+      .pipe(z.array(z.enum(AGENT_STATUSES, { message: `one of ${AGENT_STATUSES.join(', ')}` })))
+      .optional(),
     agentType: name.optional(),
     taskType: name.optional(),
   })
@@ -25,5 +23,12 @@ export const checkPolicies = z
   .object({
     source: z.string().max(MAX_POLICY_SOURCE_BYTES).describe('The policy file (YAML) to check.'),
     file: z.string().min(1).max(1024).optional().describe('The name errors are reported under.'),
+  })
+  .strict();
+
+export const conditionsQuery = z
+  .object({
+    open: z.enum(['true', 'false']).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).optional(),
   })
   .strict();

@@ -19,6 +19,7 @@ import { registerDependencyRoutes } from './routes/dependencies.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
+import { registerPolicyRoutes } from './routes/policies.js';
 import { registerTaskLogRoutes } from './routes/task-logs.js';
 import { registerTaskResultRoutes } from './routes/task-result.js';
 import { registerTaskWriteRoutes } from './routes/task-writes.js';
@@ -34,6 +35,41 @@ export interface BuildAppOptions {
   metricsPublic?: boolean;
   /** Reported in the OpenAPI document. @default '0.1.0' */
   version?: string;
+}
+
+/** The watchdog's series read at each scrape: agents by derived status, open conditions by kind. */
+async function watchdogSeries(coordinator: Coordinator) {
+  const g = await coordinator.watchdogGauges();
+  return [
+    {
+      name: 'rouse_agents',
+      help: 'Agents by derived status (every coordinator of a store reports the same totals).',
+      type: 'gauge' as const,
+      series: Object.entries(g.agentsByStatus).map(
+        ([status, n]) => [{ status }, n] as [Record<string, string>, number],
+      ),
+    },
+    {
+      name: 'rouse_agent_open_conditions',
+      help: 'Open conditions on agents, by kind.',
+      type: 'gauge' as const,
+      series: Object.entries(g.openConditions).map(
+        ([condition, n]) => [{ condition }, n] as [Record<string, string>, number],
+      ),
+    },
+    {
+      name: 'rouse_watchdog_evaluations_total',
+      help: 'Detector evaluations run by this coordinator.',
+      type: 'counter' as const,
+      series: [[{}, g.evaluations] as [Record<string, string>, number]],
+    },
+    {
+      name: 'rouse_watchdog_evaluation_seconds_total',
+      help: 'Time spent running the detectors on this coordinator.',
+      type: 'counter' as const,
+      series: [[{}, g.evaluationSeconds] as [Record<string, string>, number]],
+    },
+  ];
 }
 
 /** Build (but do not start) the HTTP app. `app.close()` ends open event streams and unsubscribes. */
@@ -80,6 +116,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.decorateRequest('caller', null);
 
   const unsubscribe = options.coordinator.subscribe((event) => metrics.onEvent(event));
+  metrics.addGaugeSource(() => watchdogSeries(options.coordinator));
   app.addHook('preClose', async () => {
     sse.closeAll();
   });
@@ -94,6 +131,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   registerTaskWriteRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
   registerDependencyRoutes(app, ctx);
+  registerPolicyRoutes(app, ctx);
   registerEventRoutes(app, ctx);
   registerOpenApiRoute(app, ctx, options.version ?? '0.1.0');
 

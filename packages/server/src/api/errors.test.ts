@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Coordinator } from '../services/coordinator.js';
-import { buildApp } from './app.js';
 import { createHarness, type Harness, type TestAgent, TOKENS } from '../test-support/api-harness.js';
+import { buildApp } from './app.js';
 
 let h: Harness;
 let agent: TestAgent;

@@ -13,8 +13,29 @@ interface Family {
   values: Map<string, number>;
 }
 
+/** A histogram: cumulative counts per upper bound, plus the sum and count of what was observed. */
+interface HistogramFamily {
+  help: string;
+  bounds: readonly number[];
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** Seconds, from 100 µs to 10 s: request handling and detector runs. */
+export const LATENCY_BUCKETS_S = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
+] as const;
+
+/** Series read when the metrics are rendered (the agents by status, from the store). */
+export type GaugeSource = () => Promise<
+  { name: string; help: string; type: 'gauge' | 'counter'; series: [Labels, number][] }[]
+>;
+
 export class ApiMetrics {
   private readonly families = new Map<string, Family>();
+  private readonly histograms = new Map<string, HistogramFamily>();
+  private readonly gaugeSources: GaugeSource[] = [];
   /** Label keys of the transition counter, rendered once per target status (hot path). */
   private readonly transitionKeys = new Map<string, string>();
   /** Long-poll claims currently waiting. */
@@ -30,12 +51,56 @@ export class ApiMetrics {
       'counter',
       'HTTP requests answered, by method, route and status.',
     );
+    this.family('rouse_agent_heartbeats_total', 'counter', 'Agent heartbeats received, by outcome.');
+    this.family(
+      'rouse_agent_conditions_total',
+      'counter',
+      'Conditions opened and closed on agents by this coordinator, by condition and state.',
+    );
+    this.histogram(
+      'rouse_agent_heartbeat_duration_seconds',
+      'Time to handle an agent heartbeat (write, detectors, answer).',
+      LATENCY_BUCKETS_S,
+    );
     this.inc('rouse_tasks_created_total', undefined, 0);
+  }
+
+  /** Declare a histogram with these upper bounds. */
+  histogram(name: string, help: string, bounds: readonly number[]): void {
+    this.histograms.set(name, { help, bounds, counts: bounds.map(() => 0), sum: 0, count: 0 });
+  }
+
+  observe(name: string, value: number): void {
+    const h = this.histograms.get(name);
+    if (!h) throw new Error(`histogram ${name} is not declared`);
+    h.sum += value;
+    h.count += 1;
+    for (let i = 0; i < h.bounds.length; i++) if (value <= h.bounds[i]!) h.counts[i]! += 1;
+  }
+
+  /** Add series read at every render (awaited by `renderAll`). */
+  addGaugeSource(source: GaugeSource): void {
+    this.gaugeSources.push(source);
+  }
+
+  /** `render()` plus the gauges of every source; a failing source is left out. */
+  async renderAll(): Promise<string> {
+    const out: string[] = [];
+    for (const source of this.gaugeSources) {
+      const families = await source().catch(() => []);
+      for (const f of families) {
+        out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
+        for (const [labels, v] of f.series) out.push(`${f.name}${renderLabels(labels)} ${v}`);
+      }
+    }
+    return this.render() + (out.length > 0 ? `${out.join('\n')}\n` : '');
   }
 
   /** Count what the coordinator reports (wired to `coordinator.subscribe`). */
   onEvent(event: StreamEvent): void {
     if (event.type === 'task.created') this.inc('rouse_tasks_created_total');
+    else if (event.type === 'agent.condition')
+      this.inc('rouse_agent_conditions_total', { condition: event.condition.condition, state: event.state });
     else if (event.type === 'task.transition') {
       const to = event.event.to;
       let key = this.transitionKeys.get(to);
@@ -80,6 +145,11 @@ export class ApiMetrics {
     for (const [name, f] of this.families) {
       out.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.type}`);
       for (const [labels, v] of f.values) out.push(`${name}${labels} ${v}`);
+    }
+    for (const [name, h] of this.histograms) {
+      out.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);
+      h.bounds.forEach((b, i) => out.push(`${name}_bucket{le="${b}"} ${h.counts[i]}`));
+      out.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum}`, `${name}_count ${h.count}`);
     }
     const gauges: [string, string, number][] = [
       ['rouse_claim_waiters', 'Long-poll claim requests waiting for work.', this.claimWaiters],

@@ -28,6 +28,8 @@ export function messageFor(task: Task, code: DiagnosisCode, d: JsonObject): stri
       return `it requires ${str(d.name)}, which is ${str(d.state)}${d.until === null ? '' : ` until ${iso(d.until)}`}, so it is not dispatched`;
     case 'no_agents_for_type':
       return `no live agent serves type "${task.type}"`;
+    case 'agents_lost':
+      return `every agent that serves type "${task.type}" is lost: ${lostAgents(d)}`;
     case 'agents_not_polling':
       return `${str(d.agents)} agent(s) serve type "${task.type}" but none asked for work in the last ${secs(d.pollStaleAfterMs)} (last poll ${d.lastPollAt === null ? 'never' : `at ${iso(d.lastPollAt)}`})`;
     case 'agents_busy':
@@ -72,7 +74,14 @@ export function suggestionsFor(task: Task, code: DiagnosisCode, d: JsonObject): 
         `wait for ${str(d.name)} to recover, or report it up: POST /v1/dependencies/${str(d.name)}/reports {"state":"up"}`,
       ];
     case 'no_agents_for_type':
-      return [`start a worker for type "${task.type}": an @rouse/sdk Worker with types: ["${task.type}"]`];
+      return [
+        `start a worker for type "${task.type}": an @rouse/sdk Worker with taskTypes: ["${task.type}"]`,
+      ];
+    case 'agents_lost':
+      return [
+        `see why they stopped: rouse why <agent-id> (rouse agents lists them)`,
+        `restart the workers for type "${task.type}", or start new ones`,
+      ];
     case 'agents_not_polling':
       return [`check the agents: rouse agents`, `restart the workers for type "${task.type}"`];
     case 'agents_busy':
@@ -97,6 +106,16 @@ export function suggestionsFor(task: Task, code: DiagnosisCode, d: JsonObject): 
     case 'running_normally':
       return [`follow it: rouse logs -f ${id}`];
   }
+}
+
+/** `agt_1 (no heartbeat for 42 s), agt_2 (...)`. */
+function lostAgents(d: JsonObject): string {
+  const agents = Array.isArray(d.agents) ? d.agents : [];
+  const shown = agents.slice(0, 5).map((a) => {
+    const o = a !== null && typeof a === 'object' && !Array.isArray(a) ? a : {};
+    return `${str(o.id)} (${o.lastHeartbeatAt === null ? 'never heartbeat' : `last heartbeat ${secs(o.stoppedForMs)} ago`})`;
+  });
+  return shown.join(', ') + (agents.length > shown.length ? ` and ${agents.length - shown.length} more` : '');
 }
 
 function lastError(d: JsonObject, field = 'lastError'): string {

@@ -1,5 +1,6 @@
 import { DIAGNOSIS_CODES, type DiagnosisCode, type Task, type TaskEvent } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
+import { taskFixture } from '../test-support/task-fixture.js';
 import {
   type DependencyView,
   type DiagnosisAgent,
@@ -7,7 +8,6 @@ import {
   diagnose,
   isDependencyUnavailable,
 } from './diagnosis.js';
-import { taskFixture } from '../test-support/task-fixture.js';
 
 const NOW = 1_700_000_100_000;
 

@@ -21,7 +21,12 @@ import { messageFor, suggestionsFor } from './diagnosis-text.js';
 /** An agent that serves the task's type, as the diagnosis sees it. */
 export interface DiagnosisAgent {
   id: string;
+  /** Derived: `lost` once its lease ran out. */
   status: AgentStatus;
+  /** Its last heartbeat (when a lost agent stopped), or null if it never sent one. */
+  lastHeartbeatAt?: number | null;
+  /** This incarnation's registration (when a lost agent that never heartbeat started). */
+  startedAt?: number;
   lastPollAt: number | null;
   currentTaskIds: readonly string[];
   /** Waiting in a long-poll claim right now, so it has free capacity. @default false */
@@ -248,6 +253,27 @@ function agentReasons(input: DiagnosisInput, claimable: boolean): DiagnosisReaso
   const { now, task } = input;
   const live = input.agents.filter((a) => !INACTIVE_AGENT_STATUSES.includes(a.status));
   if (live.length === 0) {
+    const lost = input.agents.filter((a) => a.status === 'lost');
+    if (lost.length > 0) {
+      const stopped = (a: DiagnosisAgent) => a.lastHeartbeatAt ?? a.startedAt ?? null;
+      const latest = lost.reduce<number | null>((m, a) => {
+        const s = stopped(a);
+        return s !== null && (m === null || s > m) ? s : m;
+      }, null);
+      return [
+        reason('agents_lost', latest, {
+          type: task.type,
+          agents: lost.map((a) => {
+            const s = stopped(a);
+            return {
+              id: a.id,
+              lastHeartbeatAt: a.lastHeartbeatAt ?? null,
+              stoppedForMs: s === null ? null : now - s,
+            };
+          }),
+        }),
+      ];
+    }
     return [reason('no_agents_for_type', null, { type: task.type, registeredAgents: input.agents.length })];
   }
   if (!claimable) return [];

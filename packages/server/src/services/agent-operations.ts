@@ -1,25 +1,27 @@
 /**
- * Agents (PROTOCOL.md "Agents"): registration with a fresh per-agent token, the agent heartbeat
- * (its tasks' beats in one batch, dependency reports, commands back), graceful leave, reads, and
- * operator commands.
+ * Agents (PROTOCOL.md "Agents", "The watchdog"): registration (a new slot, or the next incarnation of
+ * a keyed one, whose predecessor's tasks time out at once), the agent heartbeat (its tasks' beats in
+ * one batch, dependency reports, the watchdog's detectors, commands back), graceful leave, reads,
+ * diagnosis and operator commands.
  */
 import type {
   Agent,
   AgentCommand,
+  AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
-  AgentStatus,
   RegisterAgentRequest,
   RegisterAgentResponse,
-  WriteOutcome,
 } from '@rouse/protocol';
-import { NotFoundError } from '../core/errors.js';
+import { NotFoundError, RouseError } from '../core/errors.js';
+import { diagnoseAgent } from '../core/watchdog/agent-diagnosis.js';
+import type { AgentQuery } from '../store/store.js';
 import { newAgentToken, requireActsAs, requireAdmin, requireEnrollment, requireRead } from './auth.js';
-import { AGENT_MEMORY_MAX, type ClaimService } from './claim-tasks.js';
 import type { Caller } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { newId } from './ids.js';
 import { recordBeats } from './task-heartbeats.js';
+import { heartbeatInput } from './watchdog/heartbeat-input.js';
 
 export interface AgentOperations {
   registerAgent(caller: Caller, req: RegisterAgentRequest): Promise<RegisterAgentResponse>;
@@ -30,29 +32,16 @@ export interface AgentOperations {
   ): Promise<AgentHeartbeatResponse>;
   leave(caller: Caller, agentId: string): Promise<void>;
   getAgent(caller: Caller, agentId: string): Promise<Agent>;
-  listAgents(caller: Caller): Promise<Agent[]>;
+  listAgents(caller: Caller, query?: AgentQuery & { statuses?: readonly string[] }): Promise<Agent[]>;
+  diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
 }
 
-export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimService): AgentOperations {
-  const { store, clock, bus } = ctx;
-  /**
-   * Last status seen per agent, to publish `agent.status` only on change; emptied when it grows past
-   * `AGENT_MEMORY_MAX` (agents that die without leaving are never removed one by one), which at worst
-   * publishes a live agent's unchanged status once more.
-   */
-  const statuses = new Map<string, AgentStatus>();
-  const rememberStatus = (agentId: string, status: AgentStatus): void => {
-    if (statuses.size >= AGENT_MEMORY_MAX && !statuses.has(agentId)) statuses.clear();
-    statuses.set(agentId, status);
-  };
+/** Forget what this coordinator keeps of an agent (claims, tokens, timers, statuses). */
+export type ForgetAgent = (agentId: string, how: 'left' | 'lost' | 'replaced') => void;
 
-  async function publishStatus(agentId: string): Promise<void> {
-    ctx.eventRelay.relayAgent(agentId, 'status');
-    if (!bus.active) return;
-    const agent = await store.getAgent(agentId);
-    if (agent !== null) bus.publish({ type: 'agent.status', at: clock.now(), agent });
-  }
+export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAgent): AgentOperations {
+  const { store, clock, bus, watchdog } = ctx;
 
   async function mustGetAgent(agentId: string): Promise<Agent> {
     const agent = await store.getAgent(agentId);
@@ -65,56 +54,123 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
       requireEnrollment(caller);
       const id = newId('agt', clock.now());
       const { token, tokenHash } = newAgentToken();
-      const agent = await store.registerAgent({
+      const policy = ctx.policies.current().forAgentType(req.agentType);
+      const requires = [...new Set([...(req.requires ?? []), ...policy.dependencies])];
+      const reg = await store.registerAgent({
         id,
+        key: req.key ?? null,
         agentType: req.agentType,
         name: req.name ?? `${req.agentType}-${id.slice(-6).toLowerCase()}`,
         host: req.host ?? null,
         pid: req.pid ?? null,
         taskTypes: req.taskTypes ?? [],
         labels: req.labels ?? {},
+        requires,
+        supervisorId: req.supervisorId ?? null,
         tokenHash,
+        policy: policy.name,
+        heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
+        startupTimeoutMs: policy.startupTimeoutMs,
       });
-      rememberStatus(id, agent.status);
-      ctx.logger.info(
-        { agentId: id, agentType: req.agentType, taskTypes: agent.taskTypes },
-        'agent registered',
-      );
-      if (bus.active) bus.publish({ type: 'agent.registered', at: agent.registeredAt, agent });
-      ctx.eventRelay.relayAgent(id, 'registered');
-      return { agent, token, heartbeatIntervalMs: ctx.options.timingDefaults.heartbeatIntervalMs };
+      const { agent } = reg;
+      if (reg.replacedIncarnation !== null) {
+        // The previous process of this slot is gone or about to be: its token is void, its tasks go
+        // back to the queue now (fenced by their versions), its open conditions were closed.
+        forget(agent.id, 'replaced');
+        for (const c of reg.closed) watchdog.events.condition(c);
+        const released = await store.releaseAgentTasks({ agentId: agent.id, reason: 'agent_replaced' });
+        for (const t of released) ctx.applyTransition(t);
+        ctx.logger.info(
+          {
+            agentId: agent.id,
+            key: agent.key,
+            incarnation: agent.incarnation,
+            replaced: reg.replacedIncarnation,
+            released: released.length,
+          },
+          'agent registered again: a new incarnation replaced the previous one',
+        );
+      } else {
+        ctx.logger.info(
+          {
+            agentId: agent.id,
+            agentType: agent.agentType,
+            key: agent.key ?? undefined,
+            taskTypes: agent.taskTypes,
+          },
+          'agent registered',
+        );
+      }
+      watchdog.events.remember(agent.id, agent.status);
+      if (bus.active) bus.publish({ type: 'agent.registered', at: agent.startedAt, agent });
+      ctx.eventRelay.relayAgent(agent.id, 'registered');
+      return {
+        agent,
+        token,
+        heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
+        incarnation: agent.incarnation,
+      };
     },
 
     async agentHeartbeat(caller, agentId, req) {
       requireActsAs(caller, agentId, 'heartbeat');
+      let agentType: string;
+      let incarnation: number;
+      if (caller.kind === 'agent') {
+        ({ agentType, incarnation } = caller);
+      } else {
+        const agent = await mustGetAgent(agentId);
+        ({ agentType, incarnation } = agent);
+      }
+      const policy = ctx.policies.current().forAgentType(agentType);
       for (const d of req.dependencies ?? []) {
         await ctx.sharedDependencies.report(d.name, d, `agent:${agentId}`);
       }
-      const tasks: WriteOutcome[] =
-        req.tasks !== undefined && req.tasks.length > 0 ? await recordBeats(ctx, agentId, req.tasks) : [];
+      const beats =
+        req.tasks !== undefined && req.tasks.length > 0
+          ? await recordBeats(ctx, agentId, req.tasks)
+          : { outcomes: [], held: [] };
       // Written with the other agents' heartbeats of this turn; takes the commands queued for it.
-      const commands = await ctx.writes.agentHeartbeat({ agentId, status: req.status, metrics: req.metrics });
-      if (commands === null) throw new NotFoundError('agent', agentId);
-      if (req.status !== undefined && statuses.get(agentId) !== req.status) {
-        rememberStatus(agentId, req.status);
-        await publishStatus(agentId);
+      const result = await ctx.writes.agentHeartbeat(heartbeatInput(agentId, incarnation, req, policy));
+      if (result === null) {
+        const agent = await store.getAgent(agentId);
+        if (agent === null) throw new NotFoundError('agent', agentId);
+        if (agent.incarnation !== incarnation) {
+          throw new RouseError(
+            'unauthorized',
+            `agent ${agentId} was registered again (incarnation ${agent.incarnation}); this token belonged to incarnation ${incarnation}`,
+            { agentId, incarnation: agent.incarnation },
+          );
+        }
+        throw new RouseError('unauthorized', `agent ${agentId} has ${agent.status}; register again`, {
+          agentId,
+          status: agent.status,
+        });
       }
-      return { heartbeatIntervalMs: ctx.options.timingDefaults.heartbeatIntervalMs, tasks, commands };
+      if (req.metrics?.iterationMs !== undefined)
+        watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
+      await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);
+      return {
+        heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
+        tasks: beats.outcomes,
+        commands: result.commands,
+      };
     },
 
     async leave(caller, agentId) {
       requireActsAs(caller, agentId, 'leave');
       await mustGetAgent(agentId);
       // First stop its claims (waiting or between two awaits), then release what it holds.
-      claims.forgetAgent(agentId);
+      forget(agentId, 'left');
       ctx.waiters.releaseAgent(agentId);
       const released = await store.releaseAgentTasks({ agentId, reason: 'agent_left' });
       for (const t of released) ctx.applyTransition(t);
-      await store.setAgentStatus(agentId, 'left');
+      const closed = await store.endAgent({ agentId, lifecycle: 'left', reason: 'the agent left' });
+      for (const c of closed) watchdog.events.condition(c);
       await ctx.commands.clear(agentId);
-      statuses.delete(agentId);
       ctx.logger.info({ agentId, released: released.length }, 'agent left');
-      await publishStatus(agentId);
+      await watchdog.events.status(agentId, 'left');
+      watchdog.events.forget(agentId);
     },
 
     async getAgent(caller, agentId) {
@@ -122,9 +178,23 @@ export function createAgentOperations(ctx: CoordinatorContext, claims: ClaimServ
       return mustGetAgent(agentId);
     },
 
-    async listAgents(caller) {
+    async listAgents(caller, query = {}) {
       requireRead(caller, 'list agents');
-      return store.listAgents();
+      const { statuses, ...filter } = query;
+      const agents = await store.listAgents(filter);
+      return statuses === undefined || statuses.length === 0
+        ? agents
+        : agents.filter((a) => statuses.includes(a.status));
+    },
+
+    async diagnoseAgent(caller, agentId) {
+      requireRead(caller, 'diagnose agents');
+      const agent = await mustGetAgent(agentId);
+      return diagnoseAgent({
+        agent,
+        now: clock.now(),
+        policy: ctx.policies.current().forAgentType(agent.agentType),
+      });
     },
 
     async sendCommand(caller, agentId, command) {

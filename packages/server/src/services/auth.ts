@@ -43,15 +43,21 @@ export type Authenticate = (token: string) => Promise<Caller | null>;
 
 export interface Authenticator {
   authenticate: Authenticate;
-  /** The agent left through this coordinator: its token stops working here at once. */
+  /**
+   * The agent left, was replaced by a new incarnation, or ended, through this coordinator: its old
+   * token stops working here at once.
+   */
   forgetAgent(agentId: string): void;
+  /** Agent tokens cached here. */
+  readonly remembered: number;
 }
 
 /**
  * How long an agent token stays trusted without asking the store again. Every agent request needs
  * its token resolved; a store round trip each time costs as much as the claim itself on PostgreSQL.
- * The trade-off: an agent that left through ANOTHER coordinator may still be authenticated here for
- * up to this long (writes to the tasks it released are still refused by the store's holder checks;
+ * The trade-off: an agent that left (or was replaced by a new incarnation) through ANOTHER
+ * coordinator may still be authenticated here for up to this long (its heartbeats are refused by the
+ * store's incarnation check) (writes to the tasks it released are still refused by the store's holder checks;
  * a claim would be served, and retried when its claim lease runs out); through this coordinator,
  * leave forgets the token at once.
  */
@@ -66,8 +72,8 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
     { digest: digest(tokens.enrollment), caller: { kind: 'enrollment' } },
   ];
   if (tokens.readonly) statics.push({ digest: digest(tokens.readonly), caller: { kind: 'readonly' } });
-  /** token hash → agent id and when the store said so (only known, not-left agents). */
-  const agents = new Map<string, { agentId: string; at: number }>();
+  /** token hash → agent id, incarnation and when the store said so (only active agents). */
+  const agents = new Map<string, { agentId: string; incarnation: number; agentType: string; at: number }>();
   /** Bumped by every leave, so a lookup that raced with it is not cached. */
   let forgets = 0;
 
@@ -75,7 +81,7 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
     const hit = agents.get(tokenHash);
     const now = clock.now();
     if (hit !== undefined && now - hit.at < AGENT_TOKEN_CACHE_MS && now >= hit.at) {
-      return { kind: 'agent', agentId: hit.agentId };
+      return { kind: 'agent', agentId: hit.agentId, incarnation: hit.incarnation, agentType: hit.agentType };
     }
     const before = forgets;
     const agent = await store.getAgentByTokenHash(tokenHash);
@@ -85,9 +91,14 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
     }
     if (before === forgets) {
       if (agents.size >= AGENT_TOKEN_CACHE_MAX) agents.clear();
-      agents.set(tokenHash, { agentId: agent.id, at: now });
+      agents.set(tokenHash, {
+        agentId: agent.id,
+        incarnation: agent.incarnation,
+        agentType: agent.agentType,
+        at: now,
+      });
     }
-    return { kind: 'agent', agentId: agent.id };
+    return { kind: 'agent', agentId: agent.id, incarnation: agent.incarnation, agentType: agent.agentType };
   }
 
   return {
@@ -103,6 +114,9 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
     forgetAgent(agentId) {
       forgets++;
       for (const [hash, entry] of agents) if (entry.agentId === agentId) agents.delete(hash);
+    },
+    get remembered() {
+      return agents.size;
     },
   };
 }

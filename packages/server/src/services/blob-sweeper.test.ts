@@ -13,8 +13,8 @@ import { ManualClock } from '../core/clock.js';
 import { UnavailableError } from '../core/errors.js';
 import type { BlobStore } from '../store/blobs.js';
 import { createPostgresStore } from '../store/postgres/postgres-store.js';
-import { createBlobSweeper } from './blob-sweeper.js';
 import { createFixture, TOKENS } from '../test-support/coordinator-fixture.js';
+import { createBlobSweeper } from './blob-sweeper.js';
 import { createCoordinator } from './create-coordinator.js';
 
 const logger = pino({ level: 'silent' });

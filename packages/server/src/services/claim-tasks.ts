@@ -14,21 +14,21 @@ import type { Caller } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { completeMany } from './holder-writes.js';
 
-/** Per-agent entries kept in memory before they are dropped all at once (see `polls`). */
-export const AGENT_MEMORY_MAX = 10_000;
-
 export interface ClaimService {
   claim(caller: Caller, agentId: string, req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse>;
-  /** Forget per-agent state (the agent left). */
+  /** The agent left: forget it, and refuse a claim of its still between two awaits. */
   forgetAgent(agentId: string): void;
+  /** Forget what is kept of the agent (it was lost or replaced; it may claim again). */
+  pruneAgent(agentId: string): void;
+  /** Agents whose last poll is remembered here. */
+  readonly remembered: number;
 }
 
 export function createClaimService(ctx: CoordinatorContext): ClaimService {
   const { store, clock, waiters } = ctx;
   /**
-   * Last recorded poll per agent: writes are throttled to one per `pollRecordIntervalMs`. Agents that
-   * die without leaving are never forgotten one by one, so the map is emptied when it grows past
-   * `AGENT_MEMORY_MAX` (each live agent's next poll is then written once more).
+   * Last recorded poll per agent: writes are throttled to one per `pollRecordIntervalMs`. An agent is
+   * forgotten when it leaves, is lost or is replaced, so this holds the live agents only.
    */
   const polls = new Map<string, { at: number; types: string }>();
   /**
@@ -43,7 +43,6 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
     const key = types.join(',');
     const last = polls.get(agentId);
     if (last !== undefined && last.types === key && now - last.at < ctx.options.pollRecordIntervalMs) return;
-    if (last === undefined && polls.size >= AGENT_MEMORY_MAX) polls.clear();
     polls.set(agentId, { at: now, types: key });
     await store.recordPoll({ agentId, types });
   }
@@ -116,6 +115,12 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
           if (result === 'aborted' || result === 'stopped') return response;
         }
       }
+    },
+    pruneAgent(agentId) {
+      polls.delete(agentId);
+    },
+    get remembered() {
+      return polls.size;
     },
     forgetAgent(agentId) {
       polls.delete(agentId);

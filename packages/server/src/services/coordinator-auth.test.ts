@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AGENT_TOKEN_CACHE_MS, hashToken } from './auth.js';
 import {
   ADMIN,
   type CoordinatorFixture,
@@ -8,6 +7,7 @@ import {
   READONLY,
   TOKENS,
 } from '../test-support/coordinator-fixture.js';
+import { AGENT_TOKEN_CACHE_MS, hashToken } from './auth.js';
 
 let f: CoordinatorFixture;
 beforeEach(async () => {
@@ -23,7 +23,7 @@ describe('authentication', () => {
     expect(await f.coordinator.authenticate(TOKENS.admin)).toEqual({ kind: 'admin' });
     expect(await f.coordinator.authenticate(TOKENS.enrollment)).toEqual({ kind: 'enrollment' });
     expect(await f.coordinator.authenticate(TOKENS.readonly)).toEqual({ kind: 'readonly' });
-    expect(await f.coordinator.authenticate(agent.token)).toEqual({ kind: 'agent', agentId: agent.agentId });
+    expect(await f.coordinator.authenticate(agent.token)).toEqual(agent.caller);
     expect(await f.coordinator.authenticate(`${TOKENS.admin}x`)).toBeNull();
     expect(await f.coordinator.authenticate('')).toBeNull();
     expect(await f.coordinator.authenticate('rsa_unknown')).toBeNull();
@@ -32,11 +32,11 @@ describe('authentication', () => {
   it('an agent token is trusted for up to 1 s; leave through this coordinator ends it at once', async () => {
     const a = await f.register();
     const b = await f.register();
-    expect(await f.coordinator.authenticate(a.token)).toEqual({ kind: 'agent', agentId: a.agentId });
-    expect(await f.coordinator.authenticate(b.token)).toEqual({ kind: 'agent', agentId: b.agentId });
+    expect(await f.coordinator.authenticate(a.token)).toEqual(a.caller);
+    expect(await f.coordinator.authenticate(b.token)).toEqual(b.caller);
     // Left through another coordinator (straight in the store): still trusted here until the TTL ends.
-    await f.store.setAgentStatus(a.agentId, 'left');
-    expect(await f.coordinator.authenticate(a.token)).toEqual({ kind: 'agent', agentId: a.agentId });
+    await f.store.endAgent({ agentId: a.agentId, lifecycle: 'left', reason: 'left elsewhere' });
+    expect(await f.coordinator.authenticate(a.token)).toEqual(a.caller);
     f.clock.advance(AGENT_TOKEN_CACHE_MS);
     expect(await f.coordinator.authenticate(a.token)).toBeNull();
     // Left through this one: refused at once.

@@ -1,6 +1,7 @@
 /**
  * What the coordinator's services share: the resolved options and the in-memory parts (lease
- * tracking, claim waiters, commands, dependencies, log followers, event bus, blobs).
+ * tracking, claim waiters, commands, dependencies, log followers, event bus, blobs, the policies and
+ * the watchdog).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
@@ -15,7 +16,9 @@ import type { EventBus } from './event-bus.js';
 import type { EventRelay } from './event-relay.js';
 import type { LeaseTracker } from './lease-timers.js';
 import type { LogWatchers } from './log-watchers.js';
+import type { PolicyProvider } from './policy-registry.js';
 import type { SharedDependencies } from './shared-dependencies.js';
+import type { Watchdog } from './watchdog/watchdog.js';
 import type { WriteBatcher } from './write-batcher.js';
 
 export interface CoordinatorContext {
@@ -37,6 +40,10 @@ export interface CoordinatorContext {
   readonly blobs: BlobStore;
   /** Single creates and completions coalesced per event-loop turn (write-batcher.ts). */
   readonly writes: WriteBatcher;
+  /** The policies in force (hot-reloaded by their registry). */
+  readonly policies: PolicyProvider;
+  /** Detectors, agent leases, baselines and their events. */
+  readonly watchdog: Watchdog;
   /** Apply the side effects of a transition the store made (see transition-effects.ts). */
   applyTransition(t: Transitioned): void;
 }

@@ -9,6 +9,7 @@ import { ValidationError } from '../core/errors.js';
 import { DEFAULT_TIMING, resolveTiming, type TimingDefaults } from '../core/timing.js';
 import type { Store } from '../store/store.js';
 import type { AuthTokens } from './auth.js';
+import { fixedPolicies, type PolicyProvider } from './policy-registry.js';
 
 export interface CoordinatorOptions {
   store: Store;
@@ -76,6 +77,17 @@ export interface CoordinatorOptions {
   blobSweepIntervalMs?: number;
   /** A blob no task refers to, or an upload that never finished, is swept once this old. @default 86400000 (24 h) */
   blobOrphanAgeMs?: number;
+  /** The watchdog's policies (per agent type) and task timing defaults (per task type). @default the built-in ones */
+  policies?: PolicyProvider;
+  /**
+   * How often the owner of each lease shard looks for agent leases about to run out (it arms an exact
+   * timer for each). @default 500
+   */
+  agentLeaseSweepMs?: number;
+  /** How far ahead that look reaches; must exceed `agentLeaseSweepMs`. @default 2000 */
+  agentLeaseLookaheadMs?: number;
+  /** How often per-type baselines are saved and everyone's read back. @default 10000 */
+  baselineFlushMs?: number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -103,6 +115,10 @@ export interface ResolvedCoordinatorOptions {
   logFollowPollMs: number;
   blobSweepIntervalMs: number;
   blobOrphanAgeMs: number;
+  policies: PolicyProvider;
+  agentLeaseSweepMs: number;
+  agentLeaseLookaheadMs: number;
+  baselineFlushMs: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -122,6 +138,9 @@ export const COORDINATOR_DEFAULTS = {
   logFollowPollMs: 1000,
   blobSweepIntervalMs: 3_600_000,
   blobOrphanAgeMs: 86_400_000,
+  agentLeaseSweepMs: 500,
+  agentLeaseLookaheadMs: 2000,
+  baselineFlushMs: 10_000,
 } as const;
 
 /** Defaults that differ on PostgreSQL (several coordinators). */
@@ -171,6 +190,10 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     logFollowPollMs: pick('logFollowPollMs'),
     blobSweepIntervalMs: pick('blobSweepIntervalMs'),
     blobOrphanAgeMs: pick('blobOrphanAgeMs'),
+    policies: options.policies ?? fixedPolicies(),
+    agentLeaseSweepMs: pick('agentLeaseSweepMs'),
+    agentLeaseLookaheadMs: pick('agentLeaseLookaheadMs'),
+    baselineFlushMs: pick('baselineFlushMs'),
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -190,6 +213,17 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('logFollowPollMs', r.logFollowPollMs, 10);
   checkInt('blobSweepIntervalMs', r.blobSweepIntervalMs, 1000);
   checkInt('blobOrphanAgeMs', r.blobOrphanAgeMs, 60_000);
+  checkInt('agentLeaseSweepMs', r.agentLeaseSweepMs, 10);
+  checkInt('agentLeaseLookaheadMs', r.agentLeaseLookaheadMs, 10);
+  if (r.agentLeaseLookaheadMs <= r.agentLeaseSweepMs) {
+    throw new ValidationError(
+      'agentLeaseLookaheadMs',
+      `must exceed agentLeaseSweepMs (${r.agentLeaseSweepMs}): each look must reach past the next`,
+    );
+  }
+  checkInt('baselineFlushMs', r.baselineFlushMs, 100);
+  if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
+    throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;
 }
 

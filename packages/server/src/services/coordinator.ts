@@ -8,13 +8,17 @@
 import type {
   Agent,
   AgentCommand,
+  AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
+  AgentStatus,
   AppendLogsRequest,
+  CheckPoliciesResponse,
   CheckpointRequest,
   ClaimRequest,
   ClaimResponse,
   CompleteTaskRequest,
+  ConditionKind,
   CreateTaskRequest,
   CreateTaskResponse,
   DependencyReport,
@@ -22,6 +26,7 @@ import type {
   Diagnosis,
   FailTaskRequest,
   LogsResponse,
+  PoliciesResponse,
   RegisterAgentRequest,
   RegisterAgentResponse,
   ResultRef,
@@ -31,14 +36,27 @@ import type {
   TaskHeartbeatRequest,
   WriteOutcome,
 } from '@rouse/protocol';
-import type { TaskQuery } from '../store/store.js';
+import type { AgentQuery, ConditionRecord, TaskQuery } from '../store/store.js';
 import type { SubscribeOptions } from './event-bus.js';
 
 export type Caller =
   | { kind: 'admin' }
   | { kind: 'readonly' }
   | { kind: 'enrollment' }
-  | { kind: 'agent'; agentId: string };
+  /** An agent token: the agent and the incarnation it was issued to. */
+  | { kind: 'agent'; agentId: string; incarnation: number; agentType: string };
+
+export interface AgentListQuery extends AgentQuery {
+  /** Only agents in these derived statuses. */
+  statuses?: AgentStatus[];
+}
+
+export interface WatchdogGauges {
+  agentsByStatus: Record<AgentStatus, number>;
+  openConditions: Record<ConditionKind, number>;
+  evaluations: number;
+  evaluationSeconds: number;
+}
 
 export interface StoredResult {
   /** Inline JSON result, or a readable blob. */
@@ -111,8 +129,24 @@ export interface Coordinator {
   ): Promise<AgentHeartbeatResponse>;
   leave(caller: Caller, agentId: string): Promise<void>;
   getAgent(caller: Caller, agentId: string): Promise<Agent>;
-  listAgents(caller: Caller): Promise<Agent[]>;
+  /** Agents in registration order; `statuses` filters by derived status. */
+  listAgents(caller: Caller, query?: AgentListQuery): Promise<Agent[]>;
+  /** Why the agent is in its status (`GET /v1/agents/{id}/diagnosis`). */
+  diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
+  /** The conditions of one agent or all, newest first (open and closed). */
+  listConditions(
+    caller: Caller,
+    query: { agentId?: string; open?: boolean; limit?: number },
+  ): Promise<ConditionRecord[]>;
+
+  /** Agents by derived status and open conditions by kind (the store's totals), and this coordinator's detector work. */
+  watchdogGauges(): Promise<WatchdogGauges>;
+
+  // policies (DESIGN.md §6.3)
+  policies(caller: Caller): Promise<PoliciesResponse>;
+  /** Validate a policy file's text without applying it. */
+  checkPolicies(caller: Caller, source: string, file: string): Promise<CheckPoliciesResponse>;
 
   // dependencies (DESIGN.md §6)
   listDependencies(caller: Caller): Promise<DependencyStatus[]>;

@@ -8,8 +8,15 @@
  * claimable work to each other (`claimable-relay.ts`) and hold lease expiry while the store is
  * unreachable (`store-health.ts`). With SQLite the same parts run with one coordinator holding all.
  */
-import type { Diagnosis } from '@rouse/protocol';
+import {
+  AGENT_STATUSES,
+  type AgentStatus,
+  CONDITION_KINDS,
+  type ConditionKind,
+  type Diagnosis,
+} from '@rouse/protocol';
 import { RouseError } from '../core/errors.js';
+import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
 import { type BlobSweepResult, taskIdOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
@@ -33,12 +40,14 @@ import { createEventRelay } from './event-relay.js';
 import * as holder from './holder-writes.js';
 import { createLeaseExpiry } from './lease-expiry.js';
 import { createLogWatchers } from './log-watchers.js';
+import { checkPolicies } from './policy-registry.js';
 import { createShardManager, type ShardSet } from './shard-manager.js';
 import { createSharedDependencies } from './shared-dependencies.js';
 import { createStoreClock } from './store-clock.js';
 import { createStoreHealth, monitorStore } from './store-health.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
+import { createWatchdog } from './watchdog/watchdog.js';
 import { createWriteBatcher } from './write-batcher.js';
 
 /** The coordinator plus hooks for its owner (the server assembly, tests, the bench). */
@@ -71,6 +80,14 @@ export interface CoordinatorStats {
   claimableNotices: { published: number; received: number };
   /** Stream notices for the other coordinators' event streams (event-relay.ts). */
   streamNotices: { published: number; received: number };
+  /** What this coordinator keeps per agent (pruned when an agent is lost, leaves or is replaced). */
+  agentMemory: {
+    polls: number;
+    tokens: number;
+    statuses: number;
+    detectorTimers: number;
+    leaseTimers: number;
+  };
 }
 
 export function createCoordinator(options: CoordinatorOptions): CoordinatorService {
@@ -121,6 +138,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
 
   // The lease expiry needs the context's effects and the context needs its tracker: tie the knot.
   let ctx: CoordinatorContext;
+  // Forgetting a lost agent needs the claim and auth services, made from the context: tie it too.
+  let forgetAgent: (agentId: string, how: 'left' | 'lost' | 'replaced') => void = () => undefined;
   const expiry = createLeaseExpiry({
     store,
     clock,
@@ -144,9 +163,11 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
   });
   health.onRecovered(async () => {
     disruptedAt = clock.now();
+    ctx.watchdog.leases.disrupted();
     await shards.renew();
     await expiry.loadWithGrace(shards.held(), true);
   });
+  const writes = createWriteBatcher(store);
   const dependencies = createDependencyRegistry({
     clock,
     ttlMs: o.dependencyReportTtlMs,
@@ -182,7 +203,25 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
           now: () => o.clock.now(),
         },
       }),
-    writes: createWriteBatcher(store),
+    writes,
+    policies: o.policies,
+    watchdog: createWatchdog({
+      store,
+      clock,
+      logger: part,
+      writes,
+      dependencies,
+      policies: o.policies,
+      bus,
+      eventRelay,
+      shards: () => shards.held(),
+      health,
+      coordinatorId: shards.ownerId,
+      agentLeaseSweepMs: o.agentLeaseSweepMs,
+      agentLeaseLookaheadMs: o.agentLeaseLookaheadMs,
+      baselineFlushMs: o.baselineFlushMs,
+      onLost: (agentId) => forgetAgent(agentId, 'lost'),
+    }),
     applyTransition: (t) => applyTransition(ctx, t),
   };
   const blobSweeper = createBlobSweeper({
@@ -194,13 +233,14 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
   });
   const auth = createAuthenticator(o.tokens, store, clock);
   const claims = createClaimService(ctx);
-  const agents = createAgentOperations(ctx, {
-    ...claims,
-    forgetAgent(agentId) {
-      claims.forgetAgent(agentId);
-      auth.forgetAgent(agentId);
-    },
-  });
+  forgetAgent = (agentId, how) => {
+    if (how === 'left') claims.forgetAgent(agentId);
+    else claims.pruneAgent(agentId);
+    auth.forgetAgent(agentId);
+    ctx.watchdog.agents.forget(agentId);
+    if (how === 'replaced') ctx.watchdog.events.forget(agentId);
+  };
+  const agents = createAgentOperations(ctx, (agentId, how) => forgetAgent(agentId, how));
   let started = false;
 
   return {
@@ -221,6 +261,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       relay.start();
       eventRelay.start();
       blobSweeper.start();
+      ctx.watchdog.start();
       logger.info(
         {
           store: store.kind,
@@ -232,6 +273,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       );
     },
     async stop() {
+      await ctx.watchdog.stop();
       blobSweeper.stop();
       eventRelay.stop();
       ctx.sharedDependencies.stop();
@@ -243,11 +285,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       ctx.dependencies.stop();
       await expiry.idle();
       await ctx.commands.idle();
+      await ctx.watchdog.idle();
       if (started) await shards.stop();
     },
     whenIdle: async () => {
       await expiry.idle();
       await ctx.commands.idle();
+      await ctx.watchdog.idle();
     },
     sweepNow: () => expiry.sweep(),
     sweepBlobsNow: () => blobSweeper.sweep(),
@@ -261,6 +305,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       storeOutages: health.outages,
       claimableNotices: { ...relay.stats },
       streamNotices: { ...eventRelay.stats },
+      agentMemory: {
+        polls: claims.remembered,
+        tokens: auth.remembered,
+        statuses: ctx.watchdog.events.remembered,
+        detectorTimers: ctx.watchdog.agents.watched,
+        leaseTimers: ctx.watchdog.leases.armed,
+      },
     }),
     authenticate: auth.authenticate,
 
@@ -296,8 +347,37 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     agentHeartbeat: (caller, agentId, req) => agents.agentHeartbeat(caller, agentId, req),
     leave: (caller, agentId) => agents.leave(caller, agentId),
     getAgent: (caller, agentId) => agents.getAgent(caller, agentId),
-    listAgents: (caller) => agents.listAgents(caller),
+    listAgents: (caller, query) => agents.listAgents(caller, query),
     sendCommand: (caller, agentId, command) => agents.sendCommand(caller, agentId, command),
+    diagnoseAgent: (caller, agentId) => agents.diagnoseAgent(caller, agentId),
+    async policies(caller) {
+      requireRead(caller, 'read the policies');
+      return o.policies.response();
+    },
+    async checkPolicies(caller, source, file) {
+      requireRead(caller, 'check policies');
+      return checkPolicies(source, file);
+    },
+    async watchdogGauges() {
+      const agentsByStatus = Object.fromEntries(AGENT_STATUSES.map((s) => [s, 0])) as Record<
+        AgentStatus,
+        number
+      >;
+      const openConditions = Object.fromEntries(CONDITION_KINDS.map((c) => [c, 0])) as Record<
+        ConditionKind,
+        number
+      >;
+      for (const c of await store.agentStatusCounts()) {
+        agentsByStatus[deriveAgentStatus(c)] += c.count;
+        if (c.lifecycle === 'active') for (const kind of c.openConditions) openConditions[kind] += c.count;
+      }
+      const { evaluations, seconds } = ctx.watchdog.agents.stats;
+      return { agentsByStatus, openConditions, evaluations, evaluationSeconds: seconds };
+    },
+    async listConditions(caller, query) {
+      requireRead(caller, 'read conditions');
+      return store.listConditions(query);
+    },
 
     async listDependencies(caller) {
       requireRead(caller, 'read dependencies');

@@ -23,6 +23,8 @@ export async function diagnoseTask(ctx: CoordinatorContext, caller: Caller, id: 
     .map((a) => ({
       id: a.id,
       status: a.status,
+      lastHeartbeatAt: a.lastHeartbeatAt,
+      startedAt: a.startedAt,
       lastPollAt: a.lastPollAt,
       currentTaskIds: a.currentTaskIds,
       waiting: waiting.has(a.id),

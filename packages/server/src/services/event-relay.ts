@@ -2,7 +2,7 @@
  * The live event stream across coordinators (DESIGN.md §7: the dashboard is live through SSE; §8:
  * coordinators are stateless replicas behind any load balancer). A client of `GET /v1/events` on one
  * coordinator sees what every coordinator of the store does — task creations and transitions, task
- * progress, agent registrations and status changes:
+ * progress, agent registrations, status changes and conditions:
  *
  * - Each coordinator announces with its presence (every shard renewal) whether it has such clients.
  *   While another one has, it publishes what it does — named only (task and history seq, task, agent),
@@ -33,6 +33,8 @@ export interface EventRelay {
   relayProgress(taskId: string): void;
   /** An agent registered, or its status changed, here. */
   relayAgent(agentId: string, event: 'registered' | 'status'): void;
+  /** A condition was opened or closed here (its seq). */
+  relayCondition(seq: number): void;
   start(): void;
   stop(): void;
   /** Notices published and received (for stats). */
@@ -68,16 +70,20 @@ export function createEventRelay(deps: {
     const entries: TransitionRef[] = [];
     const taskIds = new Set<string>();
     const agentIds = new Set<string>();
+    const conditionSeqs: number[] = [];
     for (const r of refs) {
       if (r.kind === 'transition') entries.push({ taskId: r.taskId, seq: r.seq });
       else if (r.kind === 'progress') taskIds.add(r.taskId);
+      else if (r.kind === 'condition') conditionSeqs.push(r.seq);
       else agentIds.add(r.agentId);
     }
-    const [transitions, tasks, agents] = await Promise.all([
+    const [transitions, tasks, agents, conditions] = await Promise.all([
       store.readTransitions(entries),
       Promise.all([...taskIds].map((id) => store.getTask(id))),
       Promise.all([...agentIds].map((id) => store.getAgent(id))),
+      conditionSeqs.length === 0 ? Promise.resolve([]) : store.readConditions(conditionSeqs),
     ]);
+    const conditionBySeq = new Map(conditions.map((c) => [c.seq, c]));
     const entryAt = new Map(transitions.map((t) => [`${t.task.id}\u0000${t.event.seq}`, t]));
     const taskById = new Map(tasks.flatMap((t) => (t === null ? [] : [[t.id, t] as const])));
     const agentById = new Map(agents.flatMap((a) => (a === null ? [] : [[a.id, a] as const])));
@@ -95,6 +101,20 @@ export function createEventRelay(deps: {
         if (task === undefined) continue;
         const at = task.progressChangedAt ?? clock.now();
         out.push({ type: 'task.progress', at, taskId: task.id, progress: task.progress, phase: task.phase });
+      } else if (r.kind === 'condition') {
+        const c = conditionBySeq.get(r.seq);
+        if (c === undefined) continue;
+        const { condition, since, taskId, evidence } = c;
+        out.push({
+          type: 'agent.condition',
+          at: c.closedAt ?? since,
+          agentId: c.agentId,
+          agentType: c.agentType,
+          state: c.closedAt === null ? 'opened' : 'closed',
+          condition: { condition, since, taskId, evidence },
+          closedAt: c.closedAt,
+          closeReason: c.closeReason,
+        });
       } else {
         const agent = agentById.get(r.agentId);
         if (agent === undefined) continue;
@@ -140,6 +160,9 @@ export function createEventRelay(deps: {
     },
     relayAgent(agentId, event) {
       if (relaying()) add({ kind: 'agent', agentId, event });
+    },
+    relayCondition(seq) {
+      if (relaying()) add({ kind: 'condition', seq });
     },
     start() {
       stopped = false;

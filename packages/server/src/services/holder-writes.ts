@@ -121,7 +121,9 @@ export async function heartbeatTask(
   req: TaskHeartbeatRequest,
 ): Promise<WriteOutcome> {
   const agentId = await writerFor(ctx, caller, id, 'heartbeat');
-  const [outcome] = await recordBeats(ctx, agentId, [{ taskId: id, ...req }]);
+  const {
+    outcomes: [outcome],
+  } = await recordBeats(ctx, agentId, [{ taskId: id, ...req }]);
   // Request-level failures are errors (404/403); lease-level ones are the outcome the SDK acts on.
   if (outcome === undefined) throw new RouseError('internal', 'the store returned no heartbeat outcome');
   if (!outcome.ok && outcome.code === 'not_found') throw new NotFoundError('task', id);

@@ -103,7 +103,15 @@ async function advance(ms: number): Promise<void> {
 
 async function agentOn(c: CoordinatorService, types = ['t']) {
   const r = await c.registerAgent(ENROLLMENT, { agentType: 'test', taskTypes: types });
-  return { agentId: r.agent.id, caller: { kind: 'agent' as const, agentId: r.agent.id } };
+  return {
+    agentId: r.agent.id,
+    caller: {
+      kind: 'agent' as const,
+      agentId: r.agent.id,
+      incarnation: r.incarnation,
+      agentType: r.agent.agentType,
+    },
+  };
 }
 
 async function runningOn(
@@ -349,7 +357,7 @@ describe('several coordinators on one store', () => {
         else if (e.type === 'task.created') created.push(e.task.id);
         else if (e.type === 'task.progress') others.push(`progress:${e.taskId}:${e.progress}:${e.phase}`);
         else if (e.type === 'agent.registered') others.push(`${e.type}:${e.agent.id}`);
-        else others.push(`${e.type}:${e.agent.id}:${e.agent.status}`);
+        else if (e.type === 'agent.status') others.push(`${e.type}:${e.agent.id}:${e.agent.status}`);
       },
       { everyCoordinator: true },
     );

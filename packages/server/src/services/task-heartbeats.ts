@@ -7,12 +7,17 @@
  */
 import type { TaskBeat, WriteOutcome } from '@rouse/protocol';
 import type { CoordinatorContext } from './coordinator-context.js';
+import type { HeldTask } from './watchdog/agent-watchdog.js';
 
+/**
+ * Record the beats; returns one outcome per beat, and the running tasks they renewed as the
+ * watchdog's stall and dependency detectors see them.
+ */
 export async function recordBeats(
   ctx: CoordinatorContext,
   agentId: string,
   beats: readonly TaskBeat[],
-): Promise<WriteOutcome[]> {
+): Promise<{ outcomes: WriteOutcome[]; held: HeldTask[] }> {
   const { writeBackGraceMs } = ctx.options;
   // Written with every other task heartbeat of this turn (other agents' included): one statement.
   const outcomes = await Promise.all(
@@ -30,6 +35,7 @@ export async function recordBeats(
   );
   const now = ctx.clock.now();
   const out: WriteOutcome[] = new Array(beats.length);
+  const held: HeldTask[] = [];
   for (let i = 0; i < beats.length; i++) {
     const beat = beats[i]!;
     const o = outcomes[i];
@@ -51,6 +57,14 @@ export async function recordBeats(
       continue;
     }
     const v = o.value;
+    if (v.status === 'running') {
+      held.push({
+        taskId: beat.taskId,
+        progressChangedAt: v.progressChangedAt,
+        stallTimeoutMs: v.stallTimeoutMs,
+        requires: v.requires,
+      });
+    }
     ctx.leases.track(
       beat.taskId,
       beat.version,
@@ -71,5 +85,5 @@ export async function recordBeats(
     }
     out[i] = { taskId: beat.taskId, ok: true, leaseExpiresAt: v.leaseExpiresAt };
   }
-  return out;
+  return { outcomes: out, held };
 }

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { RouseError, UnavailableError } from '../core/errors.js';
-import type { CreatedTask, NewTask, Store } from '../store/store.js';
+import type { AgentHeartbeatInput, AgentWatch, CreatedTask, NewTask, Store } from '../store/store.js';
 import { createWriteBatcher } from './write-batcher.js';
 
-type Creates = Pick<Store, 'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats'>;
+type Creates = Pick<
+  Store,
+  'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats' | 'applyConditionChanges'
+>;
 
 function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; calls: string[][] } {
   const calls: string[][] = [];
@@ -21,12 +24,28 @@ function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; 
       calls.push(beats.map((b) => `task:${b.taskId}`));
       return beats.map((b) => ({
         ok: true,
-        value: { taskId: b.taskId, leaseExpiresAt: b.version, progressed: false, status: 'running' },
+        value: {
+          taskId: b.taskId,
+          leaseExpiresAt: b.version,
+          progressed: false,
+          status: 'running',
+          progressChangedAt: null,
+          stallTimeoutMs: 1000,
+          requires: [],
+        },
       }));
     },
     async recordAgentHeartbeats(inputs) {
       calls.push(inputs.map((i) => `beat:${i.agentId}`));
-      return inputs.map((i) => (i.agentId === 'agt_gone' ? null : [{ type: 'wake', reason: i.agentId }]));
+      return inputs.map((i) =>
+        i.agentId === 'agt_gone'
+          ? null
+          : { commands: [{ type: 'wake', reason: i.agentId }], watch: { agentId: i.agentId } as AgentWatch },
+      );
+    },
+    async applyConditionChanges(changes) {
+      calls.push(changes.map((c) => `${c.kind}:${c.agentId}:${c.condition}`));
+      return changes.map(() => null);
     },
   };
   return { store, calls };
@@ -68,10 +87,38 @@ describe('write batcher', () => {
     const { store, calls } = fakeStore(() => null);
     const w = createWriteBatcher(store);
     const results = await Promise.all(
-      ['agt_a', 'agt_gone', 'agt_b'].map((agentId) => w.agentHeartbeat({ agentId, status: 'idle' })),
+      ['agt_a', 'agt_gone', 'agt_b'].map((agentId) =>
+        w.agentHeartbeat({ agentId, status: 'idle' } as AgentHeartbeatInput),
+      ),
     );
     expect(calls).toEqual([['beat:agt_a', 'beat:agt_gone', 'beat:agt_b']]);
-    expect(results).toEqual([[{ type: 'wake', reason: 'agt_a' }], null, [{ type: 'wake', reason: 'agt_b' }]]);
+    expect(results.map((r) => r?.commands ?? null)).toEqual([
+      [{ type: 'wake', reason: 'agt_a' }],
+      null,
+      [{ type: 'wake', reason: 'agt_b' }],
+    ]);
+  });
+
+  it('writes the condition changes of one turn in one store call', async () => {
+    const { store, calls } = fakeStore(() => null);
+    const w = createWriteBatcher(store);
+    await Promise.all([
+      w.conditionChange({
+        kind: 'close',
+        agentId: 'agt_a',
+        condition: 'progress_stalled',
+        taskId: null,
+        reason: 'x',
+      }),
+      w.conditionChange({
+        kind: 'close',
+        agentId: 'agt_b',
+        condition: 'dependency_down',
+        taskId: null,
+        reason: 'x',
+      }),
+    ]);
+    expect(calls).toEqual([['close:agt_a:progress_stalled', 'close:agt_b:dependency_down']]);
   });
 
   it('writes the task heartbeats of one turn, from several requests, in one store call', async () => {

@@ -1,6 +1,7 @@
 /**
- * Coalesced store writes: single writes from different requests that arrive in the same event-loop
- * turn go to the store as ONE batch call (one transaction, one commit) when the turn ends
+ * Coalesced store writes: single writes from different requests (and the watchdog's condition
+ * changes) that arrive in the same event-loop turn go to the store as ONE batch call (one
+ * transaction, one commit) when the turn ends
  * (`setImmediate`). Under load many requests are parsed per turn, so commits are shared; when idle a
  * write waits for nothing but the end of its own turn.
  *
@@ -8,10 +9,12 @@
  * transaction; `createTasks` by contract): unless the store is unavailable, its items are then
  * written again one by one, so one bad item fails alone and the others are written.
  */
-import type { AgentCommand } from '@rouse/protocol';
 import type {
   AgentHeartbeatInput,
+  AgentHeartbeatResult,
   CompleteInput,
+  ConditionChange,
+  ConditionRecord,
   CreatedTask,
   HeartbeatAccepted,
   HeartbeatInput,
@@ -82,13 +85,18 @@ export interface WriteBatcher {
   taskHeartbeat(beat: HeartbeatInput): Promise<Outcome<HeartbeatAccepted>>;
   /**
    * One agent's heartbeat, written with the other agents' of this turn; resolves to the commands it
-   * took, or null when the agent does not exist.
+   * took and its watch state, or null when the agent is not active in that incarnation.
    */
-  agentHeartbeat(input: AgentHeartbeatInput): Promise<AgentCommand[] | null>;
+  agentHeartbeat(input: AgentHeartbeatInput): Promise<AgentHeartbeatResult | null>;
+  /** One condition opened or closed, with the other changes of this turn. */
+  conditionChange(change: ConditionChange): Promise<ConditionRecord | null>;
 }
 
 export function createWriteBatcher(
-  store: Pick<Store, 'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats'>,
+  store: Pick<
+    Store,
+    'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats' | 'applyConditionChanges'
+  >,
 ): WriteBatcher {
   const creates = new Coalescer<NewTask, CreatedTask>((tasks) => store.createTasks(tasks));
   const completes = new Coalescer<CompleteInput, Outcome<Transitioned>>((items) =>
@@ -97,13 +105,17 @@ export function createWriteBatcher(
   const taskBeats = new Coalescer<HeartbeatInput, Outcome<HeartbeatAccepted>>((beats) =>
     store.recordHeartbeats(beats),
   );
-  const agentBeats = new Coalescer<AgentHeartbeatInput, AgentCommand[] | null>((inputs) =>
+  const agentBeats = new Coalescer<AgentHeartbeatInput, AgentHeartbeatResult | null>((inputs) =>
     store.recordAgentHeartbeats(inputs),
+  );
+  const conditions = new Coalescer<ConditionChange, ConditionRecord | null>((changes) =>
+    store.applyConditionChanges(changes),
   );
   return {
     createTask: (task) => creates.submit(task),
     completeTask: (item) => completes.submit(item),
     taskHeartbeat: (beat) => taskBeats.submit(beat),
     agentHeartbeat: (input) => agentBeats.submit(input),
+    conditionChange: (change) => conditions.submit(change),
   };
 }

@@ -93,7 +93,16 @@ export async function createFixture(options: Partial<CoordinatorOptions> = {}): 
     },
     async register(types = ['t']) {
       const r = await coordinator.registerAgent(ENROLLMENT, { agentType: 'test', taskTypes: types });
-      return { agentId: r.agent.id, token: r.token, caller: { kind: 'agent', agentId: r.agent.id } };
+      return {
+        agentId: r.agent.id,
+        token: r.token,
+        caller: {
+          kind: 'agent',
+          agentId: r.agent.id,
+          incarnation: r.incarnation,
+          agentType: r.agent.agentType,
+        },
+      };
     },
     async create(req = {}) {
       return (await coordinator.createTask(ADMIN, { type: 't', payload: { n: 1 }, ...req })).task;

@@ -1,10 +1,4 @@
-/** Agent routes: register, claim (long-poll), heartbeat, leave, list, get, commands. */
-import type {
-  AgentCommand,
-  AgentHeartbeatRequest,
-  ClaimRequest,
-  RegisterAgentRequest,
-} from '@rouse/protocol';
+/** Agent routes: register, claim (long-poll), heartbeat, leave, list, get, diagnosis, conditions, commands. */
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
@@ -26,7 +20,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       successStatus: 201,
     },
     async (request, reply) => {
-      const body = parseInput(schemas.registerAgent, request.body, 'body') as RegisterAgentRequest;
+      const body = parseInput(schemas.registerAgent, request.body, 'body');
       return reply.code(201).send(await coordinator.registerAgent(callerOf(request), body));
     },
   );
@@ -43,7 +37,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       bodyName: 'Claim',
     },
     async (request, reply) => {
-      const body = parseInput(schemas.claim, request.body, 'body') as ClaimRequest;
+      const body = parseInput(schemas.claim, request.body, 'body');
       const caller = callerOf(request);
       const agentId = param(request, 'agentId');
       if (!body.waitMs) return coordinator.claim(caller, agentId, body);
@@ -70,7 +64,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       bodyLimit: ctx.limits.agentHeartbeatBytes,
     },
     async (request) => {
-      const body = parseInput(schemas.agentHeartbeat, request.body, 'body') as AgentHeartbeatRequest;
+      const body = parseInput(schemas.agentHeartbeat, request.body, 'body');
       return coordinator.agentHeartbeat(callerOf(request), param(request, 'agentId'), body);
     },
   );
@@ -93,10 +87,25 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
   addRoute(
     app,
     ctx,
-    { method: 'GET', url: '/v1/agents', access: 'read', summary: 'List agents' },
-    async (request) => ({
-      agents: await coordinator.listAgents(callerOf(request)),
-    }),
+    {
+      method: 'GET',
+      url: '/v1/agents',
+      access: 'read',
+      summary:
+        'List agents with their derived status and open conditions (filter by status, agentType, taskType)',
+      query: schemas.listAgentsQuery,
+      queryName: 'ListAgentsQuery',
+    },
+    async (request) => {
+      const q = parseInput(schemas.listAgentsQuery, request.query ?? {}, 'query');
+      return {
+        agents: await coordinator.listAgents(callerOf(request), {
+          ...(q.status === undefined ? {} : { statuses: q.status }),
+          ...(q.agentType === undefined ? {} : { agentType: q.agentType }),
+          ...(q.taskType === undefined ? {} : { taskType: q.taskType }),
+        }),
+      };
+    },
   );
 
   addRoute(
@@ -104,6 +113,43 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     ctx,
     { method: 'GET', url: '/v1/agents/:agentId', access: 'self', summary: 'One agent' },
     async (request) => ({ agent: await coordinator.getAgent(callerOf(request), param(request, 'agentId')) }),
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/agents/:agentId/diagnosis',
+      access: 'read',
+      summary: 'Why the agent is in its status: reasons with evidence, and what to do',
+    },
+    async (request) => coordinator.diagnoseAgent(callerOf(request), param(request, 'agentId')),
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/agents/:agentId/conditions',
+      access: 'read',
+      summary: "The agent's conditions, open and closed, newest first",
+      query: schemas.conditionsQuery,
+      queryName: 'ConditionsQuery',
+    },
+    async (request) => {
+      const agentId = param(request, 'agentId');
+      const q = parseInput(schemas.conditionsQuery, request.query ?? {}, 'query');
+      const caller = callerOf(request);
+      await coordinator.getAgent(caller, agentId);
+      const conditions = await coordinator.listConditions(caller, {
+        agentId,
+        ...(q.open === undefined ? {} : { open: q.open === 'true' }),
+        limit: q.limit ?? 100,
+      });
+      return { conditions };
+    },
   );
 
   addRoute(
@@ -119,7 +165,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       successStatus: 202,
     },
     async (request, reply) => {
-      const body = parseInput(schemas.agentCommand, request.body, 'body') as AgentCommand;
+      const body = parseInput(schemas.agentCommand, request.body, 'body');
       await coordinator.sendCommand(callerOf(request), param(request, 'agentId'), body);
       return reply.code(202).send({ ok: true });
     },

@@ -46,6 +46,6 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): v
       produces: ['text/plain'],
     },
     async (_request, reply) =>
-      reply.type('text/plain; version=0.0.4; charset=utf-8').send(ctx.metrics.render()),
+      reply.type('text/plain; version=0.0.4; charset=utf-8').send(await ctx.metrics.renderAll()),
   );
 }

@@ -76,7 +76,7 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       bodyName: 'Checkpoint',
     },
     async (request) => {
-      const body = parseInput(schemas.checkpoint, request.body, 'body') as CheckpointRequest;
+      const body = parseInput(schemas.checkpoint, request.body, 'body');
       await coordinator.checkpointTask(callerOf(request), param(request, 'id'), body);
       return { ok: true };
     },
@@ -95,7 +95,7 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       bodyLimit: ctx.limits.logsBodyBytes,
     },
     async (request) => {
-      const body = parseInput(schemas.appendLogs, request.body, 'body') as AppendLogsRequest;
+      const body = parseInput(schemas.appendLogs, request.body, 'body');
       return coordinator.appendLogs(callerOf(request), param(request, 'id'), body);
     },
   );
@@ -112,7 +112,7 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       bodyName: 'CompleteTask',
     },
     async (request) => {
-      const body = parseInput(schemas.completeTask, request.body, 'body') as CompleteTaskRequest;
+      const body = parseInput(schemas.completeTask, request.body, 'body');
       return { task: await coordinator.completeTask(callerOf(request), param(request, 'id'), body) };
     },
   );
@@ -129,7 +129,7 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       bodyName: 'FailTask',
     },
     async (request) => {
-      const body = parseInput(schemas.failTask, request.body, 'body') as FailTaskRequest;
+      const body = parseInput(schemas.failTask, request.body, 'body');
       return { task: await coordinator.failTask(callerOf(request), param(request, 'id'), body) };
     },
   );

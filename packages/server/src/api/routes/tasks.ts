@@ -1,5 +1,4 @@
 /** Task routes for operators: create, batch, list, get, events, diagnosis, cancel, retry. */
-import type { CreateTaskRequest, TaskStatus } from '@rouse/protocol';
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -26,7 +25,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
       successStatus: 201,
     },
     async (request, reply) => {
-      const body = parseInput(schemas.createTask, request.body, 'body') as CreateTaskRequest;
+      const body = parseInput(schemas.createTask, request.body, 'body');
       const created = await coordinator.createTask(callerOf(request), body);
       if (created.deduplicated) return reply.code(200).send({ task: created.task, deduplicated: true });
       return reply.code(201).send({ task: created.task });
@@ -48,7 +47,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
     },
     async (request, reply) => {
       const body = parseInput(schemas.createTasksBatch, request.body, 'body');
-      const tasks = await coordinator.createTasks(callerOf(request), body.tasks as CreateTaskRequest[]);
+      const tasks = await coordinator.createTasks(callerOf(request), body.tasks);
       return reply.code(201).send({ tasks });
     },
   );
@@ -132,7 +131,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
 
 function toTaskQuery(q: z.output<typeof schemas.listTasksQuery>): TaskQuery {
   const query: TaskQuery = {};
-  if (q.status !== undefined) query.statuses = q.status.split(',') as TaskStatus[];
+  if (q.status !== undefined) query.statuses = q.status;
   if (q.type !== undefined) query.type = q.type;
   if (q.agentId !== undefined) query.agentId = q.agentId;
   if (q.label !== undefined) {

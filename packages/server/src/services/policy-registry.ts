@@ -1,0 +1,163 @@
+/**
+ * The policies in force (DESIGN.md §6.3): loaded from the policy file at start, and hot-reloaded —
+ * the file is looked at every `pollMs`; a valid change applies at once, an invalid one is refused
+ * with every error logged by file, line and field, and the policies in force stay. Without a file
+ * the built-in defaults apply. A file that appears later (the data directory's `policies.yaml`) is
+ * picked up like a change.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import type { CheckPoliciesResponse, PoliciesResponse, PolicyError } from '@rouse/protocol';
+import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../core/clock.js';
+import { RouseError } from '../core/errors.js';
+import { parsePolicies } from '../core/policies/load-policies.js';
+import { DEFAULT_POLICY_SET, type PolicySet } from '../core/policies/policy-set.js';
+
+export interface PolicyProvider {
+  /** The policies in force now. */
+  current(): PolicySet;
+  /** `GET /v1/policies`: them, where they came from, and the last reload that was refused. */
+  response(): PoliciesResponse;
+}
+
+export interface PolicyRegistry extends PolicyProvider {
+  /** Load the file (a missing optional file: the defaults). Throws `validation_failed` for a bad file. */
+  start(): Promise<void>;
+  stop(): void;
+  /** Look at the file now; true when new policies were taken. */
+  reload(): Promise<boolean>;
+}
+
+export interface PolicyRegistryOptions {
+  /** The policy file, or null: the built-in defaults. */
+  file: string | null;
+  /** The file may be missing (the data directory's `policies.yaml`): defaults until it appears. */
+  optional: boolean;
+  clock: Clock;
+  logger: Logger;
+  /** How often the file is looked at. @default 250 */
+  pollMs?: number;
+}
+
+/** A provider of fixed policies (the library default: the built-in ones). */
+export function fixedPolicies(
+  set: PolicySet = DEFAULT_POLICY_SET,
+  source: string | null = null,
+): PolicyProvider {
+  return {
+    current: () => set,
+    response: () => ({
+      source,
+      loadedAt: 0,
+      policies: set.views(),
+      taskTypes: set.taskTypeViews(),
+      lastError: null,
+    }),
+  };
+}
+
+/** Check a policy file's text without applying it (`POST /v1/policies/check`, `rouse policy check`). */
+export function checkPolicies(source: string, file: string): CheckPoliciesResponse {
+  const parsed = parsePolicies(source, file);
+  return parsed.ok
+    ? { valid: true, errors: [], policies: parsed.set.views() }
+    : { valid: false, errors: parsed.errors, policies: [] };
+}
+
+/** One line per error, as editors and compilers print them. */
+export function formatPolicyError(e: PolicyError): string {
+  const where = e.line > 0 ? `${e.file}:${e.line}:${e.column}` : e.file;
+  return `${where}: ${e.path === '' ? '' : `${e.path}: `}${e.message}`;
+}
+
+export function createPolicyRegistry(options: PolicyRegistryOptions): PolicyRegistry {
+  const { file, clock, logger } = options;
+  const pollMs = options.pollMs ?? 250;
+  let set: PolicySet = DEFAULT_POLICY_SET;
+  let source: string | null = null;
+  let loadedAt = clock.now();
+  let lastError: PoliciesResponse['lastError'] = null;
+  /** What the file looked like when last read (mtime, size, inode), to notice changes cheaply. */
+  let seen: string | null = null;
+  let timer: TimerHandle | null = null;
+  let stopped = true;
+
+  async function fingerprint(path: string): Promise<string | null> {
+    try {
+      const s = await stat(path);
+      return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async function load(initial: boolean): Promise<boolean> {
+    if (file === null) return false;
+    const print = await fingerprint(file);
+    if (print === seen) return false;
+    seen = print;
+    if (print === null) {
+      if (!options.optional && initial) {
+        throw new RouseError('validation_failed', `the policy file ${file} does not exist`, { file });
+      }
+      if (source !== null) logger.warn({ file }, 'the policy file is gone; the policies in force stay');
+      return false;
+    }
+    const text = await readFile(file, 'utf8');
+    const parsed = parsePolicies(text, file);
+    if (!parsed.ok) {
+      lastError = { at: clock.now(), errors: parsed.errors };
+      if (initial) {
+        throw new RouseError(
+          'validation_failed',
+          `the policy file ${file} is not valid:\n${parsed.errors.map(formatPolicyError).join('\n')}`,
+          { file, errors: parsed.errors as unknown as Record<string, unknown>[] },
+        );
+      }
+      for (const e of parsed.errors) logger.error({ file, line: e.line, path: e.path }, formatPolicyError(e));
+      logger.error({ file, errors: parsed.errors.length }, 'policy file refused; the policies in force stay');
+      return false;
+    }
+    set = parsed.set;
+    source = file;
+    loadedAt = clock.now();
+    lastError = null;
+    logger.info(
+      { file, policies: set.views().map((p) => p.name) },
+      initial ? 'policies loaded' : 'policies reloaded',
+    );
+    return true;
+  }
+
+  function schedule(): void {
+    if (stopped || file === null) return;
+    timer = clock.setTimer(pollMs, () => {
+      load(false)
+        .catch((err: unknown) => logger.warn({ err, file }, 'could not read the policy file'))
+        .finally(schedule);
+    });
+  }
+
+  return {
+    current: () => set,
+    response: () => ({
+      source,
+      loadedAt,
+      policies: set.views(),
+      taskTypes: set.taskTypeViews(),
+      lastError,
+    }),
+    async start() {
+      await load(true);
+      stopped = false;
+      schedule();
+    },
+    stop() {
+      stopped = true;
+      timer?.cancel();
+      timer = null;
+    },
+    reload: () => load(false),
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * The watchdog's services (DESIGN.md §6), assembled: the detectors after heartbeats and on their
+ * timers (`agent-watchdog.ts`), agent leases (`agent-leases.ts`), per-type baselines
+ * (`baselines.ts`) and the events they publish (`agent-events.ts`).
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/clock.js';
+import type { Store } from '../../store/store.js';
+import type { DependencyRegistry } from '../dependency-registry.js';
+import type { EventBus } from '../event-bus.js';
+import type { EventRelay } from '../event-relay.js';
+import type { PolicyProvider } from '../policy-registry.js';
+import type { ShardSet } from '../shard-manager.js';
+import type { WriteBatcher } from '../write-batcher.js';
+import { type AgentEvents, createAgentEvents } from './agent-events.js';
+import { type AgentLeases, createAgentLeases } from './agent-leases.js';
+import { type AgentWatchdog, createAgentWatchdog } from './agent-watchdog.js';
+import { type Baselines, createBaselines } from './baselines.js';
+
+export interface Watchdog {
+  readonly agents: AgentWatchdog;
+  readonly leases: AgentLeases;
+  readonly baselines: Baselines;
+  readonly events: AgentEvents;
+  start(): void;
+  stop(): Promise<void>;
+  /** Resolves when no timer-driven watchdog work is in flight. */
+  idle(): Promise<void>;
+}
+
+export interface WatchdogDeps {
+  store: Store;
+  clock: Clock;
+  logger: (component: string) => Logger;
+  writes: WriteBatcher;
+  dependencies: DependencyRegistry;
+  policies: PolicyProvider;
+  bus: EventBus;
+  eventRelay: EventRelay;
+  shards: () => ShardSet;
+  health: { readonly up: boolean };
+  coordinatorId: string;
+  agentLeaseSweepMs: number;
+  agentLeaseLookaheadMs: number;
+  baselineFlushMs: number;
+  /** An agent was lost: forget what this coordinator keeps of it. */
+  onLost: (agentId: string) => void;
+}
+
+export function createWatchdog(deps: WatchdogDeps): Watchdog {
+  const actor = `coordinator:${deps.coordinatorId}`;
+  const events = createAgentEvents(deps);
+  const baselines = createBaselines({
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger('baselines'),
+    coordinatorId: () => deps.coordinatorId,
+    flushMs: deps.baselineFlushMs,
+  });
+  const leases = createAgentLeases({
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger('agent-leases'),
+    sweepMs: deps.agentLeaseSweepMs,
+    lookaheadMs: deps.agentLeaseLookaheadMs,
+    shards: deps.shards,
+    health: deps.health,
+    actor,
+    onLost(record) {
+      events.condition(record);
+      deps.onLost(record.agentId);
+      agents.forget(record.agentId);
+      void events
+        .status(record.agentId, 'lost')
+        .catch((err: unknown) => deps.logger('agent-leases').debug({ err }, 'could not publish a status'))
+        .finally(() => events.forget(record.agentId));
+    },
+  });
+  const agents = createAgentWatchdog({
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger('watchdog'),
+    writes: deps.writes,
+    dependencies: deps.dependencies,
+    policyFor: (type) => deps.policies.current().forAgentType(type),
+    baselines,
+    events,
+    actor,
+    async markLost(watch, evidence) {
+      await leases.markLost([
+        {
+          agentId: watch.agentId,
+          incarnation: watch.incarnation,
+          evidence,
+          openedBy: actor,
+          lastHeartbeatAt: watch.lastHeartbeatAt,
+        },
+      ]);
+    },
+  });
+  return {
+    agents,
+    leases,
+    baselines,
+    events,
+    start() {
+      leases.start();
+      baselines.start();
+    },
+    async stop() {
+      leases.stop();
+      agents.stop();
+      await baselines.stop();
+    },
+    async idle() {
+      await Promise.all([leases.idle(), agents.idle()]);
+    },
+  };
+}
