@@ -45,6 +45,11 @@ export function pointsBetween(
   return out;
 }
 
+/** The samples whose time lies in `[from, to]` (both inclusive), in ring order. */
+export function samplesBetween(samples: readonly MetricSample[], from: number, to: number): MetricSample[] {
+  return samples.filter((s) => s[0] >= from && s[0] <= to);
+}
+
 /** The latest point of one metric, or null when no sample reported it. */
 export function latestPoint(samples: readonly MetricSample[], metric: SampleMetric): MetricPoint | null {
   for (let i = samples.length - 1; i >= 0; i--) {
