@@ -161,7 +161,7 @@ function typeName(expected: string): string {
 }
 
 /** A value as the message shows it. */
-export function describe(v: unknown): string {
+function describe(v: unknown): string {
   if (v === null) return 'null (an empty value)';
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
