@@ -171,7 +171,43 @@ describe('diagnose', () => {
     const d = diagnose(input(task(), { agents: [gone] }));
     expect(d.reasons.map((r) => r.code)).toEqual(['no_agents_for_type']);
     expect(d.reasons[0]!.details).toEqual({ type: 'codex', registeredAgents: 1 });
-    expect(d.suggestions[0]).toContain('types: ["codex"]');
+    expect(d.suggestions[0]).toContain('taskTypes: ["codex"]');
+  });
+
+  it('agents_lost: every agent of the type is lost, each with how long ago it stopped; never busy or claimable', () => {
+    const lost: DiagnosisAgent = {
+      id: 'agt_l',
+      status: 'lost',
+      lastHeartbeatAt: NOW - 42_000,
+      lastPollAt: NOW - 40_000,
+      currentTaskIds: ['x'],
+    };
+    const never: DiagnosisAgent = {
+      id: 'agt_n',
+      status: 'lost',
+      lastHeartbeatAt: null,
+      startedAt: NOW - 90_000,
+      lastPollAt: null,
+      currentTaskIds: [],
+    };
+    const left: DiagnosisAgent = { id: 'agt_x', status: 'left', lastPollAt: NOW, currentTaskIds: [] };
+    const d = diagnose(input(task(), { agents: [lost, never, left] }));
+    expect(d.reasons.map((r) => r.code)).toEqual(['agents_lost']);
+    expect(d.reasons[0]!.since).toBe(NOW - 42_000);
+    expect(d.reasons[0]!.details).toEqual({
+      type: 'codex',
+      agents: [
+        { id: 'agt_l', lastHeartbeatAt: NOW - 42_000, stoppedForMs: 42_000 },
+        { id: 'agt_n', lastHeartbeatAt: null, stoppedForMs: 90_000 },
+      ],
+    });
+    expect(d.summary).toContain('is lost');
+    expect(d.summary).toContain('agt_l (last heartbeat 42 s ago)');
+    expect(d.summary).toContain('agt_n (never heartbeat)');
+    expect(d.suggestions.join('\n')).toContain('rouse why <agent-id>');
+    // A live agent besides them: the usual reasons, not agents_lost.
+    const live: DiagnosisAgent = { id: 'a', status: 'idle', lastPollAt: NOW, currentTaskIds: [], waiting: true };
+    expect(diagnose(input(task(), { agents: [lost, live] })).reasons.map((r) => r.code)).toEqual(['claimable_now']);
   });
 
   it('agents_not_polling: live agents whose last poll is stale, with the latest poll time', () => {
@@ -350,6 +386,7 @@ describe('diagnose', () => {
     const cases: DiagnosisInput[] = [
       input(task()),
       input(task(), { agents: [] }),
+      input(task(), { agents: [{ ...stale, status: 'lost' }] }),
       input(task(), { agents: [stale] }),
       input(task(), { agents: [busy], queueAhead: 1 }),
       input(task({ runAt: NOW + 1 })),

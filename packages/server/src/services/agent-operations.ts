@@ -131,7 +131,8 @@ export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAge
           ? await recordBeats(ctx, agentId, req.tasks)
           : { outcomes: [], held: [] };
       // Written with the other agents' heartbeats of this turn; takes the commands queued for it.
-      const result = await ctx.writes.agentHeartbeat(heartbeatInput(agentId, incarnation, req, policy));
+      const leaseMs = watchdog.agents.leaseMsFor(agentId, policy);
+      const result = await ctx.writes.agentHeartbeat(heartbeatInput(agentId, incarnation, req, policy, leaseMs));
       if (result === null) {
         const agent = await store.getAgent(agentId);
         if (agent === null) throw new NotFoundError('agent', agentId);

@@ -60,6 +60,8 @@ export async function recordBeats(
     if (v.status === 'running') {
       held.push({
         taskId: beat.taskId,
+        progress: beat.progress ?? null,
+        phase: beat.phase ?? null,
         progressChangedAt: v.progressChangedAt,
         stallTimeoutMs: v.stallTimeoutMs,
         requires: v.requires,

@@ -4,31 +4,27 @@
  * state), its held tasks and the dependency states; the conditions they find open and those no longer
  * true close, in one batched conditional write per event-loop turn. What needs no heartbeat to
  * change (a stall threshold reached, an error persisting, a dependency's `until` passing, the quiet
- * period ending, the adaptive timeout) gets one timer per agent, on the coordinator that received its
+ * period ending, a CPU window filling) gets one timer per agent, on the coordinator that received its
  * heartbeats — these conditions need heartbeats to flow, so whichever coordinator receives them keeps
  * the timer. Lost agents (no heartbeat at all) are the lease watcher's (`agent-leases.ts`).
  */
-import type { ConditionKind, JsonObject } from '@rouse/protocol';
+import type { ConditionKind } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
-import type { ResolvedPolicy } from '../../core/policies/policy-set.js';
+import type { ResolvedPolicy } from '../../core/policies/resolved-policy.js';
 import { deriveAgentStatus } from '../../core/watchdog/agent-status.js';
-import { type DetectedCondition, evaluateAgent } from '../../core/watchdog/detectors.js';
-import { phiTimeoutMs } from '../../core/watchdog/phi.js';
+import { type DetectedCondition, evaluateAgent, type HeldTaskWatch } from '../../core/watchdog/detectors.js';
+import { agentHeartbeatTimeoutMs } from '../../core/watchdog/phi.js';
 import type { AgentWatch, ConditionChange, ConditionKey, ConditionRecord, Store } from '../../store/store.js';
 import type { DependencyRegistry } from '../dependency-registry.js';
 import { LeaseTimers } from '../lease-timers.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { AgentEvents } from './agent-events.js';
 import type { Baselines } from './baselines.js';
+import { leaseMsOf as fixedLeaseMs } from './heartbeat-input.js';
 
 /** A task the agent holds, as the detectors see it. */
-export interface HeldTask {
-  taskId: string;
-  progressChangedAt: number | null;
-  stallTimeoutMs: number;
-  requires: string[];
-}
+export type HeldTask = HeldTaskWatch;
 
 export interface AgentWatchdogDeps {
   store: Store;
@@ -41,8 +37,6 @@ export interface AgentWatchdogDeps {
   events: AgentEvents;
   /** `coordinator:<id>`: who opened a condition. */
   actor: string;
-  /** Mark agents lost by the adaptive rule (the lease watcher's write). */
-  markLost: (watch: AgentWatch, evidence: JsonObject) => Promise<void>;
 }
 
 export interface AgentWatchdog {
@@ -51,6 +45,11 @@ export interface AgentWatchdog {
    * the heartbeat renewed (all it holds); null: read them from the store.
    */
   evaluate(watch: AgentWatch, held: readonly HeldTask[] | null): Promise<void>;
+  /**
+   * The lease its next heartbeat gets: timeout factor × interval, or — with an adaptive policy — the
+   * phi timeout over the gaps its last heartbeat here returned (never below the policy's floor).
+   */
+  leaseMsFor(agentId: string, policy: ResolvedPolicy): number;
   /** Stop watching the agent here (it was lost, left or replaced). */
   forget(agentId: string): void;
   /** Agents with a detector timer armed here. */
@@ -77,6 +76,8 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
   const { store, clock, logger } = deps;
   const pending = new Set<Promise<void>>();
   const stats = { evaluations: 0, seconds: 0 };
+  /** Adaptive lease lengths learned from each agent's gaps (agents with adaptive policies only). */
+  const adaptiveLeaseMs = new Map<string, number>();
   const timers = new LeaseTimers(clock, (due) => {
     const p = recheck(due.taskId, due.version)
       .catch((err: unknown) => {
@@ -99,6 +100,8 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
         : [
             {
               taskId: t.id,
+              progress: t.progress,
+              phase: t.phase,
               progressChangedAt: t.progressChangedAt,
               stallTimeoutMs: t.timing.stallTimeoutMs,
               requires: t.requires,
@@ -117,15 +120,21 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
     if (watch.lifecycle !== 'active') return;
     const policy = deps.policyFor(watch.agentType);
     const now = clock.now();
+    if (policy.heartbeat.adaptive) {
+      adaptiveLeaseMs.set(watch.agentId, agentHeartbeatTimeoutMs(policy.heartbeat, watch.gaps));
+    } else adaptiveLeaseMs.delete(watch.agentId);
     const heldTasks = held ?? (await heldTasksOf(watch.agentId));
     const started = performance.now();
     const result = evaluateAgent({
       now,
       policy,
-      agent: watch,
-      heldTasks,
+      agent: {
+        ...watch,
+        samples: watch.samples.map((s) => [s.at, s.rssBytes, s.cpuPercent, s.iterationMs] as const),
+      },
+      tasks: heldTasks,
       dependencies: deps.dependencies.views(),
-      baseline: deps.baselines.iteration(watch.agentType),
+      iterationBaseline: deps.baselines.iteration(watch.agentType),
     });
     stats.evaluations++;
     stats.seconds += (performance.now() - started) / 1000;
@@ -153,27 +162,7 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
         openedBy: deps.actor,
       });
     }
-    let nextCheckAt = result.nextCheckAt;
-    if (policy.heartbeat.adaptive && watch.lastHeartbeatAt !== null && watch.leaseExpiresAt !== null) {
-      const t = phiTimeoutMs(watch.gaps, policy.heartbeat.phiThreshold, policy.heartbeat.minTimeoutMs);
-      if (t !== null) {
-        const deadline = watch.lastHeartbeatAt + t;
-        if (deadline < watch.leaseExpiresAt) {
-          if (now >= deadline && changes.length === 0) {
-            await deps.markLost(watch, {
-              rule: 'adaptive',
-              lastHeartbeatAt: watch.lastHeartbeatAt,
-              expectedIntervalMs: policy.heartbeat.expectedIntervalMs,
-              gapMs: now - watch.lastHeartbeatAt,
-              adaptiveTimeoutMs: t,
-              phiThreshold: policy.heartbeat.phiThreshold,
-            });
-            return;
-          }
-          nextCheckAt = nextCheckAt === null ? deadline : Math.min(nextCheckAt, deadline);
-        }
-      }
-    }
+    const nextCheckAt = result.nextCheckAt;
     if (nextCheckAt !== null) timers.track(watch.agentId, watch.incarnation, Math.max(nextCheckAt, now + 1));
     else timers.untrack(watch.agentId);
     const results =
@@ -219,8 +208,12 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
 
   return {
     evaluate,
+    leaseMsFor(agentId, policy) {
+      return (policy.heartbeat.adaptive ? adaptiveLeaseMs.get(agentId) : undefined) ?? fixedLeaseMs(policy);
+    },
     forget(agentId) {
       timers.untrack(agentId);
+      adaptiveLeaseMs.delete(agentId);
     },
     get watched() {
       return timers.size;

@@ -7,15 +7,11 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { Histogram } from '../../core/watchdog/baseline.js';
+import { type BaselineView, baselineView, LogHistogram, mergeHistograms } from '../../core/watchdog/baseline.js';
 import type { Store } from '../../store/store.js';
 
 export const ITERATION_METRIC = 'iteration_ms';
-
-export interface BaselineView {
-  p95Ms: number;
-  count: number;
-}
+export type { BaselineView };
 
 export interface Baselines {
   /** An agent of `agentType` reported an iteration of `ms`. */
@@ -35,7 +31,7 @@ export function createBaselines(deps: {
   coordinatorId: () => string;
   flushMs: number;
 }): Baselines {
-  const own = new Map<string, Histogram>();
+  const own = new Map<string, LogHistogram>();
   const dirty = new Set<string>();
   let merged = new Map<string, BaselineView>();
   let timer: TimerHandle | null = null;
@@ -54,16 +50,19 @@ export function createBaselines(deps: {
         })),
       );
     }
-    const byType = new Map<string, Histogram>();
+    const byType = new Map<string, LogHistogram>();
     for (const b of await deps.store.listBaselines()) {
       if (b.metric !== ITERATION_METRIC) continue;
-      const h = Histogram.fromJSON(b.histogram);
+      const h = LogHistogram.fromJSON(b.histogram);
+      if (h === null) continue; // a row no build of ours wrote
       const acc = byType.get(b.agentType);
-      byType.set(b.agentType, acc === undefined ? h : acc.merge(h));
+      byType.set(b.agentType, acc === undefined ? h : mergeHistograms(acc, h));
     }
-    merged = new Map(
-      [...byType].map(([type, h]) => [type, { p95Ms: h.p95() ?? 0, count: h.count }] as const),
-    );
+    merged = new Map();
+    for (const [type, h] of byType) {
+      const view = baselineView(h);
+      if (view !== null) merged.set(type, view);
+    }
   }
 
   function schedule(): void {
@@ -82,7 +81,7 @@ export function createBaselines(deps: {
     addIteration(agentType, ms) {
       let h = own.get(agentType);
       if (h === undefined) {
-        h = new Histogram();
+        h = new LogHistogram();
         own.set(agentType, h);
       }
       h.add(ms);

@@ -1,12 +1,12 @@
 /**
  * What an agent heartbeat asks the store to record, from the request and the agent's policy: the
- * lease (timeout factor × interval, never ending inside the quiet period), the progress the stall
+ * lease (timeout factor × interval, or the adaptive one; never ending inside the quiet period), the progress the stall
  * clock follows (the heartbeat's own `progress`/`phase`, or the policy's `progress_field` of its
  * `metadata`), a metric sample for the resource detectors (spaced so the ring covers their longest
  * window), and the gaps the adaptive timeout needs.
  */
 import type { AgentHeartbeatRequest, Json } from '@rouse/protocol';
-import type { ResolvedPolicy } from '../../core/policies/policy-set.js';
+import type { ResolvedPolicy } from '../../core/policies/resolved-policy.js';
 import type { AgentHeartbeatInput } from '../../store/store.js';
 
 /** Samples kept per agent. */
@@ -15,7 +15,7 @@ export const MAX_SAMPLES = 64;
 export const MAX_GAPS = 32;
 const MIN_SAMPLE_SPACING_MS = 250;
 
-/** The agent's lease length under `policy`. */
+/** The agent's fixed lease length under `policy` (timeout factor × interval). */
 export function leaseMsOf(policy: ResolvedPolicy): number {
   return Math.round(policy.heartbeat.expectedIntervalMs * policy.heartbeat.timeoutFactor);
 }
@@ -46,6 +46,7 @@ export function heartbeatInput(
   incarnation: number,
   req: AgentHeartbeatRequest,
   policy: ResolvedPolicy,
+  leaseMs: number = leaseMsOf(policy),
 ): AgentHeartbeatInput {
   const m = req.metrics;
   return {
@@ -56,7 +57,7 @@ export function heartbeatInput(
     metrics: m,
     metadata: req.metadata,
     progress: reportedProgress(req, policy),
-    leaseMs: leaseMsOf(policy),
+    leaseMs,
     quietPeriodMs: policy.quietPeriodMs,
     heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
     sample:

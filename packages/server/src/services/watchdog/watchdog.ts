@@ -86,17 +86,6 @@ export function createWatchdog(deps: WatchdogDeps): Watchdog {
     baselines,
     events,
     actor,
-    async markLost(watch, evidence) {
-      await leases.markLost([
-        {
-          agentId: watch.agentId,
-          incarnation: watch.incarnation,
-          evidence,
-          openedBy: actor,
-          lastHeartbeatAt: watch.lastHeartbeatAt,
-        },
-      ]);
-    },
   });
   return {
     agents,
