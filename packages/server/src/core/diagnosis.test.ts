@@ -206,8 +206,16 @@ describe('diagnose', () => {
     expect(d.summary).toContain('agt_n (never heartbeat)');
     expect(d.suggestions.join('\n')).toContain('rouse why <agent-id>');
     // A live agent besides them: the usual reasons, not agents_lost.
-    const live: DiagnosisAgent = { id: 'a', status: 'idle', lastPollAt: NOW, currentTaskIds: [], waiting: true };
-    expect(diagnose(input(task(), { agents: [lost, live] })).reasons.map((r) => r.code)).toEqual(['claimable_now']);
+    const live: DiagnosisAgent = {
+      id: 'a',
+      status: 'idle',
+      lastPollAt: NOW,
+      currentTaskIds: [],
+      waiting: true,
+    };
+    expect(diagnose(input(task(), { agents: [lost, live] })).reasons.map((r) => r.code)).toEqual([
+      'claimable_now',
+    ]);
   });
 
   it('agents_not_polling: live agents whose last poll is stale, with the latest poll time', () => {

@@ -132,7 +132,9 @@ export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAge
           : { outcomes: [], held: [] };
       // Written with the other agents' heartbeats of this turn; takes the commands queued for it.
       const leaseMs = watchdog.agents.leaseMsFor(agentId, policy);
-      const result = await ctx.writes.agentHeartbeat(heartbeatInput(agentId, incarnation, req, policy, leaseMs));
+      const result = await ctx.writes.agentHeartbeat(
+        heartbeatInput(agentId, incarnation, req, policy, leaseMs),
+      );
       if (result === null) {
         const agent = await store.getAgent(agentId);
         if (agent === null) throw new NotFoundError('agent', agentId);

@@ -197,6 +197,7 @@ export function toWatch(r: AgentRow): AgentWatch {
     samples: r.samples.map(toSample),
     gaps: r.gaps,
     iterationMs: r.metrics?.iterationMs ?? null,
+    metrics: r.metrics,
     requires: r.requires,
     openConditions: r.open_conditions.map(parseConditionToken),
   };

@@ -7,7 +7,14 @@
  * Opening a condition is a conditional write: at most one open condition per (agent, kind, task), so
  * two coordinators seeing the same thing record it once.
  */
-import type { AgentCondition, ConditionKind, Json, JsonObject, ReportedAgentStatus } from '@rouse/protocol';
+import type {
+  AgentCondition,
+  AgentMetrics,
+  ConditionKind,
+  Json,
+  JsonObject,
+  ReportedAgentStatus,
+} from '@rouse/protocol';
 import type { AgentLifecycle } from './agent-store.js';
 import type { DependencyRecord } from './coordination.js';
 
@@ -63,6 +70,8 @@ export interface AgentWatch {
   gaps: number[];
   /** The last reported iteration time (ms), if any. */
   iterationMs: number | null;
+  /** The metrics of its last heartbeat that carried some (the ring holds spaced samples only). */
+  metrics: AgentMetrics | null;
   requires: string[];
   openConditions: ConditionKey[];
 }

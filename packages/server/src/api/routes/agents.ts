@@ -64,8 +64,17 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       bodyLimit: ctx.limits.agentHeartbeatBytes,
     },
     async (request) => {
-      const body = parseInput(schemas.agentHeartbeat, request.body, 'body');
-      return coordinator.agentHeartbeat(callerOf(request), param(request, 'agentId'), body);
+      const started = performance.now();
+      let outcome = 'error';
+      try {
+        const body = parseInput(schemas.agentHeartbeat, request.body, 'body');
+        const res = await coordinator.agentHeartbeat(callerOf(request), param(request, 'agentId'), body);
+        outcome = 'ok';
+        return res;
+      } finally {
+        metrics.inc('rouse_agent_heartbeats_total', { outcome });
+        metrics.observe('rouse_agent_heartbeat_duration_seconds', (performance.now() - started) / 1000);
+      }
     },
   );
 

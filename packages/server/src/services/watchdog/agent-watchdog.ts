@@ -15,6 +15,7 @@ import type { ResolvedPolicy } from '../../core/policies/resolved-policy.js';
 import { deriveAgentStatus } from '../../core/watchdog/agent-status.js';
 import { type DetectedCondition, evaluateAgent, type HeldTaskWatch } from '../../core/watchdog/detectors.js';
 import { agentHeartbeatTimeoutMs } from '../../core/watchdog/phi.js';
+import type { MetricSample } from '../../core/watchdog/samples.js';
 import type { AgentWatch, ConditionChange, ConditionKey, ConditionRecord, Store } from '../../store/store.js';
 import type { DependencyRegistry } from '../dependency-registry.js';
 import { LeaseTimers } from '../lease-timers.js';
@@ -69,6 +70,26 @@ const CLOSE_REASONS: Record<ConditionKind, string> = {
   resource_runaway: 'back within its resource limits',
   error_persisting: 'no longer reporting an error',
 };
+
+/**
+ * The ring's samples as the core reads them, plus the last heartbeat's metrics when the ring skipped
+ * them (samples are spaced to cover the longest window; the limits must see the latest values).
+ */
+function samplesOf(watch: AgentWatch): MetricSample[] {
+  const out: MetricSample[] = watch.samples.map(
+    (s) => [s.at, s.rssBytes, s.cpuPercent, s.iterationMs] as const,
+  );
+  const m = watch.metrics;
+  const last = watch.samples.at(-1);
+  if (
+    m !== null &&
+    watch.lastHeartbeatAt !== null &&
+    (last === undefined || last.at < watch.lastHeartbeatAt)
+  ) {
+    out.push([watch.lastHeartbeatAt, m.rssBytes ?? null, m.cpuPercent ?? null, m.iterationMs ?? null]);
+  }
+  return out;
+}
 
 const keyOf = (c: ConditionKey): string => (c.taskId === null ? c.condition : `${c.condition} ${c.taskId}`);
 
@@ -128,10 +149,7 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
     const result = evaluateAgent({
       now,
       policy,
-      agent: {
-        ...watch,
-        samples: watch.samples.map((s) => [s.at, s.rssBytes, s.cpuPercent, s.iterationMs] as const),
-      },
+      agent: { ...watch, samples: samplesOf(watch) },
       tasks: heldTasks,
       dependencies: deps.dependencies.views(),
       iterationBaseline: deps.baselines.iteration(watch.agentType),

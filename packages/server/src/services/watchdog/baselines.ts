@@ -7,7 +7,12 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { type BaselineView, baselineView, LogHistogram, mergeHistograms } from '../../core/watchdog/baseline.js';
+import {
+  type BaselineView,
+  baselineView,
+  LogHistogram,
+  mergeHistograms,
+} from '../../core/watchdog/baseline.js';
 import type { Store } from '../../store/store.js';
 
 export const ITERATION_METRIC = 'iteration_ms';

@@ -20,10 +20,19 @@ export function leaseMsOf(policy: ResolvedPolicy): number {
   return Math.round(policy.heartbeat.expectedIntervalMs * policy.heartbeat.timeoutFactor);
 }
 
-/** Samples are spaced so that `MAX_SAMPLES` of them cover the longest resource window. */
+/**
+ * Samples are spaced so that `MAX_SAMPLES` of them cover the longest window of the rules the policy
+ * turns on (none: every heartbeat's metrics are a sample). The last heartbeat's metrics are read
+ * besides the ring, so the limits see the latest values whatever the spacing.
+ */
 export function sampleSpacingMsOf(policy: ResolvedPolicy): number {
-  const window = Math.max(policy.resources.rssWindowMs, policy.resources.cpuWindowMs);
-  return Math.max(MIN_SAMPLE_SPACING_MS, Math.floor(window / (MAX_SAMPLES - 4)));
+  const r = policy.resources;
+  const windows = [
+    r.rssGrowthBytesPerMin === null ? 0 : r.rssWindowMs,
+    r.cpuPercent === null ? 0 : r.cpuWindowMs,
+  ];
+  const window = Math.max(...windows);
+  return window === 0 ? 0 : Math.max(MIN_SAMPLE_SPACING_MS, Math.floor(window / (MAX_SAMPLES - 4)));
 }
 
 /** The progress this heartbeat reports for the stall clock, if any. */
