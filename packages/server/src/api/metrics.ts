@@ -148,7 +148,7 @@ export class ApiMetrics {
     }
     for (const [name, h] of this.histograms) {
       out.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);
-      h.bounds.forEach((b, i) => out.push(`${name}_bucket{le="${b}"} ${h.counts[i]}`));
+      for (const [i, b] of h.bounds.entries()) out.push(`${name}_bucket{le="${b}"} ${h.counts[i]}`);
       out.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum}`, `${name}_count ${h.count}`);
     }
     const gauges: [string, string, number][] = [
