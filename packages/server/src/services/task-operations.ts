@@ -2,8 +2,16 @@
  * Operator-side task operations: create (single and batch, idempotent by key), reads, logs,
  * results, cancel and manual retry.
  */
-import type { CreateTaskRequest, CreateTaskResponse, LogsResponse, Task, TaskEvent } from '@rouse/protocol';
+import type {
+  CreateTaskRequest,
+  CreateTaskResponse,
+  LogsResponse,
+  Task,
+  TaskEvent,
+  TimingInput,
+} from '@rouse/protocol';
 import { NotFoundError, RouseError, ValidationError } from '../core/errors.js';
+import type { TaskTypeDefaults } from '../core/policies/task-type-defaults.js';
 import { resolveTiming } from '../core/timing.js';
 import type { NewTask, TaskQuery } from '../store/store.js';
 import { requireAdmin, requireRead } from './auth.js';
@@ -41,10 +49,30 @@ export async function createTasks(
 /** A task's creation is its first history entry. */
 const CREATION = [{ seq: 1 }] as const;
 
+/**
+ * The timing a task of this type gets: its policy's `task_types` defaults, overridden field by field
+ * by the task's own. A task that gives an expected duration derives its interval and timeouts from
+ * it, so the type's explicit ones give way.
+ */
+function timingInputFor(
+  req: CreateTaskRequest,
+  defaults: TaskTypeDefaults | undefined,
+): TimingInput | undefined {
+  if (defaults === undefined) return req.timing;
+  const base: TimingInput = { ...defaults.timing };
+  if (req.timing?.expectedDurationMs !== undefined) {
+    delete base.heartbeatIntervalMs;
+    delete base.executionTimeoutMs;
+    delete base.attemptDeadlineMs;
+  }
+  return { ...base, ...req.timing };
+}
+
 function toNewTask(ctx: CoordinatorContext, req: CreateTaskRequest, now: number, prefix: string): NewTask {
+  const typeDefaults = ctx.policies.current().taskTypeDefaults(req.type);
   let timing: NewTask['timing'];
   try {
-    timing = resolveTiming(req.timing, ctx.options.timingDefaults);
+    timing = resolveTiming(timingInputFor(req, typeDefaults), ctx.options.timingDefaults);
   } catch (err) {
     const issue =
       err instanceof ValidationError
@@ -60,7 +88,7 @@ function toNewTask(ctx: CoordinatorContext, req: CreateTaskRequest, now: number,
     idempotencyKey: req.idempotencyKey ?? null,
     priority: req.priority ?? 0,
     runAt: req.runAt ?? null,
-    maxAttempts: req.maxAttempts ?? ctx.options.defaultMaxAttempts,
+    maxAttempts: req.maxAttempts ?? typeDefaults?.maxAttempts ?? ctx.options.defaultMaxAttempts,
     resumable: req.resumable ?? false,
     requires: req.requires ?? [],
     labels: req.labels ?? {},
