@@ -30,6 +30,7 @@ import {
 import type { Coordinator } from './services/coordinator.js';
 import type { CoordinatorOptions } from './services/coordinator-options.js';
 import { createCoordinator } from './services/create-coordinator.js';
+import { createPolicyRegistry } from './services/policy-registry.js';
 import { skewedClock } from './services/store-clock.js';
 import type { Store } from './store/store.js';
 import { systemClock } from './system-clock.js';
@@ -103,6 +104,15 @@ export interface RouseServerOptions extends Partial<CoordinatorTuning> {
   /** Serve `GET /metrics` without a token. @default false */
   metricsPublic?: boolean;
   /**
+   * The watchdog's policy file (YAML): per agent type heartbeat timing, detectors and recovery, per
+   * task type timing defaults. Hot-reloaded: a valid edit applies within a second, an invalid one is
+   * logged and the policies in force stay. A bad file at start fails the start. @default
+   * `<dataDir>/policies.yaml` when it exists (and once it appears), else the built-in defaults
+   */
+  policiesFile?: string;
+  /** How often the policy file is looked at for changes. @default 250 */
+  policiesPollMs?: number;
+  /**
    * On close, in-flight requests get this long to finish before remaining connections are cut
    * (a client that connected but never sent a request would otherwise hold close for ~60 s).
    * @default 1000
@@ -127,6 +137,8 @@ export interface ResolvedRouseServerOptions extends Partial<CoordinatorTuning> {
   limits: ApiLimits;
   metricsPublic: boolean;
   shutdownGraceMs: number;
+  /** The policy file, and whether it may be missing (the data directory's default). */
+  policies: { file: string; optional: boolean; pollMs: number };
 }
 
 export interface RouseServer {
@@ -177,6 +189,16 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
   if (!Number.isInteger(storeWaitMs) || storeWaitMs < 0) {
     throw new ValidationError('storeWaitMs', 'must be an integer >= 0 (milliseconds)');
   }
+  if (
+    options.policiesFile !== undefined &&
+    (typeof options.policiesFile !== 'string' || options.policiesFile === '')
+  ) {
+    throw new ValidationError('policiesFile', 'must be a file path');
+  }
+  const policiesPollMs = options.policiesPollMs ?? 250;
+  if (!Number.isInteger(policiesPollMs) || policiesPollMs < 10) {
+    throw new ValidationError('policiesPollMs', 'must be an integer >= 10 (milliseconds)');
+  }
   const shutdownGraceMs = options.shutdownGraceMs ?? 1000;
   if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
     throw new ValidationError('shutdownGraceMs', 'must be an integer >= 0');
@@ -195,6 +217,8 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
     limits,
     metricsPublic,
     shutdownGraceMs: _g,
+    policiesFile: _pf,
+    policiesPollMs: _pp,
     ...rest
   } = options;
   return {
@@ -214,6 +238,10 @@ export function resolveRouseServerOptions(options: RouseServerOptions = {}): Res
     limits: limits ?? {},
     metricsPublic: metricsPublic ?? false,
     shutdownGraceMs,
+    policies:
+      options.policiesFile === undefined
+        ? { file: join(dataDir, 'policies.yaml'), optional: true, pollMs: policiesPollMs }
+        : { file: resolve(options.policiesFile), optional: false, pollMs: policiesPollMs },
   };
 }
 
@@ -256,9 +284,17 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
     for (const fn of cleanups.reverse()) await fn().catch((err) => logger.warn({ err }, 'cleanup failed'));
   };
   try {
+    const policies = createPolicyRegistry({
+      ...o.policies,
+      clock: o.clock,
+      logger: logger.child({ component: 'policies' }),
+    });
+    await policies.start();
+    cleanups.push(async () => policies.stop());
     const store = await openStoreWaiting(o);
     cleanups.push(() => store.close());
     const coordinator = createCoordinator({
+      policies,
       store,
       clock: o.clock,
       logger,
@@ -284,6 +320,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
       closing ??= (async () => {
         // Stop accepting first; stopping the coordinator then wakes the long-polls that keep it open.
         const appClosed = app.close();
+        policies.stop();
         await coordinator.stop();
         // A real timer, not the injected clock: this bounds a socket shutdown, not domain time.
         const cut = setTimeout(() => app.server.closeAllConnections(), o.shutdownGraceMs);

@@ -78,7 +78,7 @@ export function createPolicyRegistry(options: PolicyRegistryOptions): PolicyRegi
   let loadedAt = clock.now();
   let lastError: PoliciesResponse['lastError'] = null;
   /** What the file looked like when last read (mtime, size, inode), to notice changes cheaply. */
-  let seen: string | null = null;
+  let seen: string | null | undefined;
   let timer: TimerHandle | null = null;
   let stopped = true;
 
