@@ -3,13 +3,7 @@
  * complete, fail. The coordinator checks the version (`409 stale_version`) and that the caller
  * holds the task (`403 forbidden`).
  */
-import type {
-  AppendLogsRequest,
-  CheckpointRequest,
-  CompleteTaskRequest,
-  ErrorCode,
-  FailTaskRequest,
-} from '@rouse/protocol';
+import type { ErrorCode } from '@rouse/protocol';
 import { ERROR_STATUS } from '@rouse/protocol';
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance } from 'fastify';
