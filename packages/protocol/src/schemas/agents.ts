@@ -15,10 +15,11 @@ export const agentKey = z
 
 /** Free-form metadata of an agent heartbeat: a small flat-ish JSON object. */
 export const MAX_METADATA_BYTES = 2048;
+const utf8 = new TextEncoder();
 const metadata = z
   .record(z.string().min(1).max(128), json)
-  .refine((m) => JSON.stringify(m).length <= MAX_METADATA_BYTES, {
-    message: `at most ${MAX_METADATA_BYTES} bytes as JSON`,
+  .refine((m) => utf8.encode(JSON.stringify(m)).length <= MAX_METADATA_BYTES, {
+    message: `at most ${MAX_METADATA_BYTES} bytes as JSON (UTF-8)`,
   });
 
 export const registerAgent = z

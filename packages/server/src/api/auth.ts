@@ -19,9 +19,19 @@ import type { Caller, Coordinator } from '../services/coordinator.js';
  * - `self`: routes under `/v1/agents/{agentId}`: that agent's own token (any reader for `GET`).
  * - `holder`: holder writes; any agent token passes here, the coordinator checks it holds the task.
  * - `agent`: any agent token (dependency reports).
+ * - `query`: a POST that only reads (checking a policy file): admin, read-only and agent tokens.
  * - `admin`: the admin token only.
  */
-export type Access = 'public' | 'metrics' | 'read' | 'register' | 'self' | 'holder' | 'agent' | 'admin';
+export type Access =
+  | 'public'
+  | 'metrics'
+  | 'read'
+  | 'query'
+  | 'register'
+  | 'self'
+  | 'holder'
+  | 'agent'
+  | 'admin';
 
 /**
  * The `onRequest` hook for one route with rule `access`, or null for routes that need no token.
@@ -69,13 +79,14 @@ export function checkAccess(access: Access, caller: Caller, request: FastifyRequ
   const isGet = request.method === 'GET' || request.method === 'HEAD';
   switch (caller.kind) {
     case 'readonly':
+      if (access === 'query') return;
       if (isGet && (access === 'read' || access === 'metrics' || access === 'self')) return;
       throw forbidden('the read-only token may only read (GET)');
     case 'enrollment':
       if (access === 'register') return;
       throw forbidden('the enrollment token may only register agents (POST /v1/agents)');
     case 'agent': {
-      if (access === 'holder' || access === 'agent') return;
+      if (access === 'holder' || access === 'agent' || access === 'query') return;
       // Agents may read like the read-only token (services/auth.ts: the SDK client exposes every read).
       if (isGet && (access === 'read' || access === 'self')) return;
       if (access === 'self') {

@@ -160,6 +160,17 @@ describe('policies', () => {
     });
     const notJson = await h.request('POST', '/v1/policies/check', { body: { yaml: good } });
     expect(notJson.statusCode).toBe(400);
+    // It only reads: the read-only token may check too; the enrollment token may not.
+    const ro = await h.request('POST', '/v1/policies/check', {
+      token: TOKENS.readonly,
+      body: { source: good },
+    });
+    expect(ro.statusCode).toBe(200);
+    const enroll = await h.request('POST', '/v1/policies/check', {
+      token: TOKENS.enrollment,
+      body: { source: good },
+    });
+    expect(enroll.statusCode).toBe(403);
   });
 });
 

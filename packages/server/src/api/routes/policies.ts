@@ -38,7 +38,7 @@ export function registerPolicyRoutes(app: FastifyInstance, ctx: RouteContext): v
       {
         method: 'POST',
         url: '/v1/policies/check',
-        access: 'read',
+        access: 'query',
         summary: 'Validate a policy file without applying it: every error with its line and field',
         body: schemas.checkPolicies,
         bodyName: 'CheckPolicies',
