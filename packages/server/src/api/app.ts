@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Coordinator } from '../services/coordinator.js';
 import { installErrorHandlers } from './error-handler.js';
+import { jsonDeeperThan, tooDeepError } from './json-depth.js';
 import { type ApiLimits, resolveApiLimits } from './limits.js';
 import { ApiMetrics } from './metrics.js';
 import type { RouteContext } from './route-spec.js';
@@ -68,12 +69,15 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     routes: [],
   };
 
-  // JSON only (text/plain bodies are 415); an empty JSON body is "no body" (cancel, retry).
+  // JSON only (text/plain bodies are 415); an empty JSON body is "no body" (cancel, retry). Depth
+  // is measured on the text first: deeper values would overflow the stack of whatever walks them.
   app.removeContentTypeParser('text/plain');
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body.length === 0) done(null, undefined);
-    else parseJson(request, body as string, done);
+    const text = body as string;
+    if (text.length === 0) done(null, undefined);
+    else if (jsonDeeperThan(text, limits.jsonMaxDepth)) done(tooDeepError(limits.jsonMaxDepth), undefined);
+    else parseJson(request, text, done);
   });
 
   installErrorHandlers(app, limits);
