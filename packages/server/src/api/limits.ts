@@ -28,6 +28,13 @@ export interface ApiLimits {
    * @default 64
    */
   jsonMaxDepth?: number;
+  /**
+   * A request refused before its body was read, with more body to come than a JSON body may hold,
+   * is answered with `Connection: close`; the connection then reads and drops what the client still
+   * sends for at most this long before it is cut, so the client reads the whole answer instead of a
+   * reset. @default 2000
+   */
+  closeLingerMs?: number;
   /** SSE keep-alive comment interval (`/v1/events`, log follow). @default 15000 */
   sseKeepAliveMs?: number;
   /** An SSE client this far behind (bytes buffered) is disconnected rather than buffered forever. @default 8388608 (8 MiB) */
@@ -35,6 +42,13 @@ export interface ApiLimits {
 }
 
 export type ResolvedApiLimits = Required<ApiLimits>;
+
+/**
+ * The longest path parameter as sent (a task or agent id, a dependency name, still percent-encoded);
+ * longer ones are refused with `414 payload_too_large`. It holds any 128-character name even with
+ * every character escaped to three bytes (`/` as `%2F`).
+ */
+export const MAX_PATH_PARAM_BYTES = 512;
 
 export const DEFAULT_API_LIMITS: Readonly<ResolvedApiLimits> = {
   jsonBodyBytes: 1024 * 1024,
@@ -44,6 +58,7 @@ export const DEFAULT_API_LIMITS: Readonly<ResolvedApiLimits> = {
   logsBodyBytes: 1024 * 1024,
   resultUploadBytes: 256 * 1024 * 1024,
   jsonMaxDepth: 64,
+  closeLingerMs: 2000,
   sseKeepAliveMs: 15_000,
   sseMaxBufferedBytes: 8 * 1024 * 1024,
 };
