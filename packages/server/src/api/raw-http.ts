@@ -48,9 +48,10 @@ export class RawConnection {
     });
   }
 
-  static open(port: number): Promise<RawConnection> {
+  /** `allowHalfOpen`: do not close our side when the server closes its own (a client that hangs on). */
+  static open(port: number, options: { allowHalfOpen?: boolean } = {}): Promise<RawConnection> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
+      const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: options.allowHalfOpen ?? false });
       socket.once('connect', () => resolve(new RawConnection(socket)));
       socket.once('error', reject);
     });

@@ -36,6 +36,8 @@ beforeAll(async () => {
     dataDir: dir,
     db: ':memory:',
     logger: pino({ level: 'silent' }),
+    // Generous, so that a loaded machine cannot cut a lingering close before the client is done.
+    limits: { closeLingerMs: 10_000 },
   });
   const reg = await call<{ agent: { id: string }; token: string }>('POST', '/v1/agents', server.agentToken, {
     agentType: 'w',
@@ -148,6 +150,41 @@ describe('a result upload refused before its body is read', () => {
       server.adminToken,
     );
     expect(listed.body.tasks).toEqual([]);
+  });
+
+  it('a client that never closes its side is cut after closeLingerMs', async () => {
+    const quick = await startRouseServer({
+      port: 0,
+      dataDir: join(dir, 'quick'),
+      db: ':memory:',
+      logger: pino({ level: 'silent' }),
+      limits: { closeLingerMs: 200 },
+    });
+    try {
+      const conn = await RawConnection.open(quick.port, { allowHalfOpen: true });
+      // 1 MiB of a declared 8 MiB, then nothing more, and the socket is kept open.
+      conn.write(
+        requestHead('PUT', '/v1/tasks/tsk_unknown/result?version=x', {
+          authorization: `Bearer ${quick.adminToken}`,
+          'content-type': 'application/octet-stream',
+          'content-length': 8 * 1024 * 1024,
+        }),
+      );
+      conn.write(Buffer.alloc(1024 * 1024, 0x65));
+      const refused = await conn.response();
+      expect(refused.status).toBe(400);
+      expect(refused.headers.connection).toBe('close');
+      // The client keeps its side open; the server's side of the connection goes all the same.
+      const open = () =>
+        new Promise<number>((resolve, reject) =>
+          quick.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+        );
+      for (let i = 0; i < 100 && (await open()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await open()).toBe(0);
+      conn.destroy();
+    } finally {
+      await quick.close();
+    }
   });
 
   it('the task is untouched by the refused uploads, and a valid upload still works', async () => {
