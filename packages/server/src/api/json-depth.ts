@@ -18,14 +18,10 @@ const CLOSE_BRACKET = 0x5d;
  */
 export function jsonDeeperThan(text: string, maxDepth: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) {
-      inString = true;
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > maxDepth) return true;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
@@ -33,6 +29,19 @@ export function jsonDeeperThan(text: string, maxDepth: number): boolean {
     }
   }
   return false;
+}
+
+/** The index of the quote that closes the string opened at `open` (or the end of the text). */
+function closingQuote(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  while (at !== -1) {
+    // Escaped when an odd number of backslashes precede it.
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return text.length;
 }
 
 /** `400 validation_failed` for a body nested deeper than `maxDepth`, naming the limit. */
