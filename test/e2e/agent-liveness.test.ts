@@ -38,7 +38,7 @@ afterEach(async () => {
 });
 
 function startAgent(url: string, token: string, beatUrl = url): Spawned {
-  return spawnNode([AGENT], { ROUSE_URL: url, BEAT_URL: beatUrl, ROUSE_AGENT_TOKEN: token, AGENT_TYPE: 'e2e' });
+  return spawnNode([AGENT], { ROUSE_URL: url, BEAT_URLS: beatUrl, ROUSE_AGENT_TOKEN: token, AGENT_TYPE: 'e2e' });
 }
 
 async function getAgent(url: string, adminToken: string, id: string): Promise<Agent> {

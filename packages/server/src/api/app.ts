@@ -7,12 +7,15 @@
  * logging (errors only), no response schemas or re-serialisation, keep-alive on, one `safeParse`
  * per body.
  */
+import type { Server } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Coordinator } from '../services/coordinator.js';
-import { installErrorHandlers } from './error-handler.js';
-import { type ApiLimits, resolveApiLimits } from './limits.js';
+import { frameworkErrorHandler, installErrorHandlers } from './error-handler.js';
+import { jsonDeeperThan, tooDeepError } from './json-depth.js';
+import { type ApiLimits, MAX_PATH_PARAM_BYTES, resolveApiLimits } from './limits.js';
 import { ApiMetrics } from './metrics.js';
+import { requestGuard } from './request-guard.js';
 import type { RouteContext } from './route-spec.js';
 import { registerAgentRoutes } from './routes/agents.js';
 import { registerDependencyRoutes } from './routes/dependencies.js';
@@ -25,6 +28,7 @@ import { registerTaskResultRoutes } from './routes/task-result.js';
 import { registerTaskWriteRoutes } from './routes/task-writes.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import { SseHub } from './sse.js';
+import { answerUnroutableRequests, clientErrorHandler } from './wire-refusals.js';
 
 export interface BuildAppOptions {
   coordinator: Coordinator;
@@ -89,9 +93,19 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: limits.jsonBodyBytes,
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // While closing, requests are refused by `request-guard.ts`, in the protocol's shape.
+    return503OnClosing: false,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_BYTES },
+    // Refusals made before any route runs still leave in the protocol's shape (`request-guard.ts`
+    // checks Host instead of Node, `wire-refusals.ts` answers what Node's parser refuses).
+    http: { requireHostHeader: false },
+    frameworkErrors: frameworkErrorHandler(limits),
+    clientErrorHandler: clientErrorHandler({
+      lingerMs: limits.closeLingerMs,
+      maxHeaderSize: () => (app.server as Server & { maxHeaderSize?: number }).maxHeaderSize,
+    }),
   }) as unknown as FastifyInstance;
 
   const ctx: RouteContext = {
@@ -104,13 +118,23 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     routes: [],
   };
 
-  // JSON only (text/plain bodies are 415); an empty JSON body is "no body" (cancel, retry).
+  // JSON only (text/plain bodies are 415); an empty JSON body is "no body" (cancel, retry). Depth
+  // is measured on the text first: deeper values would overflow the stack of whatever walks them.
   app.removeContentTypeParser('text/plain');
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body.length === 0) done(null, undefined);
-    else parseJson(request, body as string, done);
+    const text = body as string;
+    if (text.length === 0) done(null, undefined);
+    else if (jsonDeeperThan(text, limits.jsonMaxDepth)) done(tooDeepError(limits.jsonMaxDepth), undefined);
+    else parseJson(request, text, done);
   });
+
+  let closing = false;
+  app.addHook(
+    'onRequest',
+    requestGuard(() => closing),
+  );
+  answerUnroutableRequests(app.server, { lingerMs: limits.closeLingerMs });
 
   installErrorHandlers(app, limits);
   app.decorateRequest('caller', null);
@@ -118,6 +142,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   const unsubscribe = options.coordinator.subscribe((event) => metrics.onEvent(event));
   metrics.addGaugeSource(() => watchdogSeries(options.coordinator));
   app.addHook('preClose', async () => {
+    closing = true;
     sse.closeAll();
   });
   app.addHook('onClose', async () => {

@@ -6,7 +6,8 @@
 import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '@rouse/protocol';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RouseError } from '../core/errors.js';
-import type { ResolvedApiLimits } from './limits.js';
+import { MAX_PATH_PARAM_BYTES, type ResolvedApiLimits } from './limits.js';
+import { settleUnreadBody, type UnreadBodyOptions } from './unread-body.js';
 
 /** Build the wire body for an error. */
 export function errorBody(
@@ -67,8 +68,47 @@ function codeForStatus(status: number): ErrorCode {
   return 'validation_failed';
 }
 
+/** What a refusal does with a body it did not read (`unread-body.ts`). */
+export function unreadBodyOptions(limits: ResolvedApiLimits): UnreadBodyOptions {
+  return { drainBytes: limits.jsonBodyBytes, lingerMs: limits.closeLingerMs };
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors its router raises before any route or hook runs, which would
+ * otherwise leave in Fastify's own shape — a path that is not valid percent-encoding, and a path
+ * parameter longer than `MAX_PATH_PARAM_BYTES` (414, which PROTOCOL.md answers `payload_too_large`).
+ */
+export function frameworkErrorHandler(limits: ResolvedApiLimits) {
+  const unread = unreadBodyOptions(limits);
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    settleUnreadBody(request, reply, unread);
+    const path = request.raw.url?.split('?')[0] ?? '';
+    if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      reply
+        .code(414)
+        .send(
+          errorBody(
+            'payload_too_large',
+            `a path parameter is longer than ${MAX_PATH_PARAM_BYTES} bytes; no id or name is that long`,
+            { part: 'path parameter', limitBytes: MAX_PATH_PARAM_BYTES },
+          ),
+        );
+      return;
+    }
+    const rule = err.code === 'FST_ERR_BAD_URL' ? 'is not valid percent-encoded UTF-8' : 'cannot be routed';
+    reply.code(400).send(
+      errorBody('validation_failed', `path: ${rule}; encode ids with encodeURIComponent`, {
+        issues: [{ path: 'path', message: rule, code: err.code ?? 'invalid_path' }],
+        path: path.slice(0, 256),
+      }),
+    );
+  };
+}
+
 export function installErrorHandlers(app: FastifyInstance, limits: ResolvedApiLimits): void {
+  const unread = unreadBodyOptions(limits);
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    settleUnreadBody(request, reply, unread);
     const known = toRouseError(err, request, limits);
     if (known) {
       // A store outage is logged once by the coordinator (store-health); each request it turns away is not news.
@@ -83,6 +123,7 @@ export function installErrorHandlers(app: FastifyInstance, limits: ResolvedApiLi
   });
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    settleUnreadBody(request, reply, unread);
     const path = request.url.split('?')[0];
     return reply.code(404).send(
       errorBody('not_found', `no route ${request.method} ${path}; see GET /v1/openapi.json`, {

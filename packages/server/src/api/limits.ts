@@ -1,6 +1,7 @@
 /**
- * Request size limits of the HTTP API. Bodies past a limit are refused with `413 payload_too_large`
- * (details: `limitBytes`) before they reach the coordinator.
+ * Request limits of the HTTP API. Bodies past a size limit are refused with `413 payload_too_large`
+ * (details: `limitBytes`), JSON nested deeper than `jsonMaxDepth` with `400 validation_failed`
+ * (details: `maxDepth`), both before they reach the coordinator.
  */
 import { MAX_HEARTBEAT_BYTES } from '@rouse/protocol';
 import { ValidationError } from '../core/errors.js';
@@ -21,6 +22,19 @@ export interface ApiLimits {
   logsBodyBytes?: number;
   /** `PUT /v1/tasks/{id}/result`, streamed to the blob store. @default 268435456 (256 MiB) */
   resultUploadBytes?: number;
+  /**
+   * How deeply objects and arrays may nest in any JSON body (`{}` is one level, `{"a": []}` two),
+   * checked on the text before it is parsed: validating deeper values would recurse without bound.
+   * @default 64
+   */
+  jsonMaxDepth?: number;
+  /**
+   * A request refused before its body was read, with more body to come than a JSON body may hold,
+   * is answered with `Connection: close`; the connection then reads and drops what the client still
+   * sends for at most this long before it is cut, so the client reads the whole answer instead of a
+   * reset. @default 2000
+   */
+  closeLingerMs?: number;
   /** SSE keep-alive comment interval (`/v1/events`, log follow). @default 15000 */
   sseKeepAliveMs?: number;
   /** An SSE client this far behind (bytes buffered) is disconnected rather than buffered forever. @default 8388608 (8 MiB) */
@@ -29,6 +43,13 @@ export interface ApiLimits {
 
 export type ResolvedApiLimits = Required<ApiLimits>;
 
+/**
+ * The longest path parameter as sent (a task or agent id, a dependency name, still percent-encoded);
+ * longer ones are refused with `414 payload_too_large`. It holds any 128-character name even with
+ * every character escaped to three bytes (`/` as `%2F`).
+ */
+export const MAX_PATH_PARAM_BYTES = 512;
+
 export const DEFAULT_API_LIMITS: Readonly<ResolvedApiLimits> = {
   jsonBodyBytes: 1024 * 1024,
   batchBodyBytes: 16 * 1024 * 1024,
@@ -36,6 +57,8 @@ export const DEFAULT_API_LIMITS: Readonly<ResolvedApiLimits> = {
   agentHeartbeatBytes: 64 * 1024,
   logsBodyBytes: 1024 * 1024,
   resultUploadBytes: 256 * 1024 * 1024,
+  jsonMaxDepth: 64,
+  closeLingerMs: 2000,
   sseKeepAliveMs: 15_000,
   sseMaxBufferedBytes: 8 * 1024 * 1024,
 };

@@ -33,9 +33,17 @@ export class SseHub {
     private readonly metrics: ApiMetrics,
   ) {}
 
-  /** Take over the reply and start an event stream. */
+  /**
+   * Take over the reply and start an event stream. A `HEAD` request gets the stream's status and
+   * headers and the reply ends: the stream returned is already closed (check `closed`).
+   */
   open(reply: FastifyReply): SseStream {
     reply.hijack();
+    if (reply.request.method === 'HEAD') {
+      reply.raw.writeHead(200, SSE_HEADERS);
+      reply.raw.end();
+      return closedStream();
+    }
     const stream = startStream(reply.raw, this.options, () => {
       this.streams.delete(stream);
       this.metrics.sseClients--;
@@ -50,14 +58,27 @@ export class SseHub {
   }
 }
 
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+} as const;
+
+/** What `open()` returns for `HEAD`: nothing can be sent on it. */
+function closedStream(): SseStream {
+  return {
+    signal: AbortSignal.abort(),
+    closed: true,
+    send: () => false,
+    comment: () => false,
+    close: () => {},
+  };
+}
+
 function startStream(res: ServerResponse, options: SseOptions, onClosed: () => void): SseStream {
   const controller = new AbortController();
   let closed = false;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    'x-accel-buffering': 'no',
-  });
+  res.writeHead(200, SSE_HEADERS);
   res.write(': connected\n\n');
   // A wire-level keep-alive, not domain time: it only keeps proxies from closing an idle stream.
   const keepAlive = setInterval(() => write(': keep-alive\n\n'), options.keepAliveMs);

@@ -19,6 +19,7 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
     },
     async (_request, reply) => {
       const stream = ctx.sse.open(reply);
+      if (stream.closed) return; // HEAD: headers only
       const unsubscribe = ctx.coordinator.subscribe(
         (event) => {
           stream.send(event.type, JSON.stringify(event));

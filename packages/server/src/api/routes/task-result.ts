@@ -3,7 +3,7 @@
  * type) and `PUT /v1/tasks/{id}/result?version=N` (any content type, streamed to the blob store and
  * cut off at the upload limit).
  */
-import { pipeline, Transform, type TransformCallback } from 'node:stream';
+import { Transform, type TransformCallback } from 'node:stream';
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { NotFoundError, RouseError } from '../../core/errors.js';
@@ -51,8 +51,13 @@ export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext
         return;
       }
       const limited = new ByteLimit(limitBytes);
-      // pipeline() destroys the limiter (and so fails the upload) when the client goes away.
-      pipeline(payload, limited, () => {});
+      // Not pipeline(): when the limiter fails it would destroy the request, and with it the socket,
+      // before the 413 is written. A refusal drops the unread rest instead (`unread-body.ts`).
+      payload.pipe(limited);
+      // The client going away fails the upload. A limiter nobody reads (the upload was refused
+      // before its body was read) must not turn that into an unhandled 'error'.
+      payload.once('error', (err) => limited.destroy(err));
+      limited.on('error', () => {});
       done(null, limited);
     });
 
