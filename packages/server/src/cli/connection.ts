@@ -6,15 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client } from '@rouse/sdk';
-import type { Command } from 'commander';
+import type { ConnectionOptions } from './connection-options.js';
 import { type CliContext, CliError, EXIT } from './context.js';
-
-/** Options every client command accepts. */
-export interface ConnectionOptions {
-  url?: string;
-  token?: string;
-  dataDir?: string;
-}
 
 export interface Connection {
   url: string;
@@ -26,17 +19,6 @@ export interface Connection {
 }
 
 export const DEFAULT_DATA_DIR = './.rouse';
-
-/** Add `--url`, `--token` and `--data-dir` to a client command. */
-export function withConnectionOptions(cmd: Command): Command {
-  return cmd
-    .option('--url <url>', 'coordinator URL (env: ROUSE_URL; default: from <data-dir>/server.json)')
-    .option(
-      '--token <token>',
-      'bearer token, admin or read-only (env: ROUSE_TOKEN; default: <data-dir>/admin.token)',
-    )
-    .option('--data-dir <dir>', 'data directory of a local `rouse serve` (env: ROUSE_DATA_DIR)', undefined);
-}
 
 /** The data directory: `--data-dir`, else `ROUSE_DATA_DIR`, else `./.rouse`, resolved against cwd. */
 export function resolveDataDir(ctx: CliContext, dataDir: string | undefined): string {
@@ -93,14 +75,4 @@ export function createClient(ctx: CliContext, opts: ConnectionOptions): { client
   const conn = resolveConnection(ctx, opts);
   ctx.reachHint = { url: conn.url, urlSource: conn.urlSource, serverPid: conn.serverPid };
   return { client: new Client({ url: conn.url, token: conn.token }), conn };
-}
-
-/** Is a process with this pid alive? (to say "server.json is stale" when it is not) */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

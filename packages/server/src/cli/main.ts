@@ -1,6 +1,10 @@
 /**
  * The `rouse` command line: `main(argv)` builds the commander program, runs one subcommand and
  * returns its exit code (the bin sets `process.exitCode`). Nothing happens at import time.
+ *
+ * A command loads what it uses: `commands/<name>.ts` only declares a subcommand (flags, help) and
+ * imports its `actions/<name>.ts` when it runs, so `rouse tasks` or `rouse --help` never load the
+ * server (fastify, pg, better-sqlite3), and help does not load the HTTP client either.
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
@@ -135,6 +139,6 @@ export async function main(argv: readonly string[], deps: Partial<CliDeps> = {})
     await program.parseAsync(args, { from: 'user' });
     return ctx.exitCode;
   } catch (err) {
-    return reportError(ctx, err);
+    return await reportError(ctx, err);
   }
 }
