@@ -34,13 +34,13 @@ const version = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 export const timingInput = z
   .object({
-    heartbeatIntervalMs: positiveMs.optional(),
+    heartbeatIntervalMs: positiveMs.min(100).optional(),
     timeoutFactor: z.number().min(1).max(100).optional(),
-    heartbeatTimeoutMs: positiveMs.optional(),
-    claimTimeoutMs: positiveMs.optional(),
-    executionTimeoutMs: positiveMs.optional(),
-    attemptDeadlineMs: positiveMs.optional(),
-    stallTimeoutMs: positiveMs.optional(),
+    heartbeatTimeoutMs: positiveMs.min(100).optional(),
+    claimTimeoutMs: positiveMs.min(100).optional(),
+    executionTimeoutMs: positiveMs.min(100).optional(),
+    attemptDeadlineMs: positiveMs.min(100).optional(),
+    stallTimeoutMs: positiveMs.min(1000).optional(),
     expectedDurationMs: z.object({ min: ms, max: positiveMs }).strict().optional(),
   })
   .strict();
