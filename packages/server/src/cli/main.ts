@@ -29,6 +29,8 @@ Exit codes:
   2  usage error: unknown command or flag, bad option value
   3  the coordinator cannot be reached (run \`rouse serve\`, or pass --url / set ROUSE_URL)
 
+Durations take a unit: 500ms, 5s, 1.5m, 2h; a bare number is refused.
+
 Client commands find the coordinator through --url / ROUSE_URL and --token / ROUSE_TOKEN, else
 through the data directory of a local \`rouse serve\` (--data-dir, default ./.rouse: server.json
 and admin.token).

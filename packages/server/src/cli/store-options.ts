@@ -1,6 +1,7 @@
 /** The flags that choose and reach the store, shared by `rouse serve` and `rouse migrate`. */
 import type { Command } from 'commander';
-import { parsePositiveDuration, parsePositiveInteger } from './parse.js';
+import { durationOption } from './duration-option.js';
+import { parsePositiveInteger } from './parse.js';
 
 /** The options that choose and reach the store (shared with `rouse migrate`). */
 export interface StoreCliOptions {
@@ -27,15 +28,17 @@ export function addStoreOptions(cmd: Command): Command {
       'PostgreSQL schema holding the tables (env ROUSE_PG_SCHEMA; default: public)',
     )
     .option('--pool-size <n>', 'PostgreSQL connections per coordinator (default: 10)', parsePositiveInteger)
-    .option(
-      '--statement-timeout <duration>',
-      'longest a PostgreSQL statement may run; calls answer 503 past it (default: 5s)',
-      parsePositiveDuration,
+    .addOption(
+      durationOption(
+        '--statement-timeout <duration>',
+        'longest a PostgreSQL statement may run; calls answer 503 past it (default: 5s)',
+      ),
     )
-    .option(
-      '--connect-timeout <duration>',
-      'longest opening a PostgreSQL connection may take (default: 5s)',
-      parsePositiveDuration,
+    .addOption(
+      durationOption(
+        '--connect-timeout <duration>',
+        'longest opening a PostgreSQL connection may take (default: 5s)',
+      ),
     )
     .option('--pg-ssl', 'connect to PostgreSQL over TLS, verifying its certificate')
     .option('--pg-ssl-ca <file>', 'trust this CA certificate (PEM) for PostgreSQL TLS (implies --pg-ssl)')

@@ -70,10 +70,7 @@ export function buildCreateRequest(
     try {
       req.runAt = parseRunAt(opts.runAt, ctx.now());
     } catch (err) {
-      throw new CliError(
-        `option '--run-at <when>' argument '${opts.runAt}' is invalid. ${(err as Error).message}`,
-        EXIT.usage,
-      );
+      throw new CliError(`--run-at: ${(err as Error).message}`, EXIT.usage);
     }
   }
   if (opts.maxAttempts !== undefined) req.maxAttempts = opts.maxAttempts;

@@ -4,26 +4,28 @@
  * event stream — then `rouse why`-style diagnoses and a summary. Exits 0 by itself.
  */
 import type { Command } from 'commander';
+import { MIN_TIMING_MS } from '../../core/timing.js';
 import { action } from '../action.js';
 import type { DemoOptions } from '../actions/demo.js';
 import type { CliContext } from '../context.js';
-import { parsePositiveDuration, parsePositiveInteger } from '../parse.js';
+import { durationOption } from '../duration-option.js';
+import { parsePositiveInteger } from '../parse.js';
 
 export function registerDemo(program: Command, ctx: CliContext): void {
   program
     .command('demo')
     .description('watch Rouse handle crashing, hanging, failing and forgetful agents, live (~30 s)')
-    .option('--duration <duration>', 'stop after this long at most', parsePositiveDuration, 60_000)
+    .addOption(durationOption('--duration <duration>', 'stop after this long at most', { defaultMs: 60_000 }))
     .option(
       '--data-dir <dir>',
       'keep the demo database here (default: a temporary directory, deleted at the end)',
     )
     .option('--healthy <n>', 'number of healthy agents', parsePositiveInteger, 3)
-    .option(
-      '--heartbeat-interval <duration>',
-      'heartbeat interval of the demo tasks',
-      parsePositiveDuration,
-      500,
+    .addOption(
+      durationOption('--heartbeat-interval <duration>', 'heartbeat interval of the demo tasks', {
+        min: MIN_TIMING_MS.heartbeatIntervalMs,
+        defaultMs: 500,
+      }),
     )
     .option(
       '--json',

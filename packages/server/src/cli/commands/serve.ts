@@ -6,8 +6,9 @@ import { type Command, Option } from 'commander';
 import { action } from '../action.js';
 import type { ServeOptions } from '../actions/serve.js';
 import type { CliContext } from '../context.js';
+import { durationOption } from '../duration-option.js';
 import { formatDuration } from '../format/time.js';
-import { parseDuration, parseInteger, parsePort, parsePositiveDuration } from '../parse.js';
+import { parseInteger, parsePort } from '../parse.js';
 import { addStoreOptions } from '../store-options.js';
 
 /** How long `serve` waits for an unreachable PostgreSQL store at start-up unless --store-wait says. */
@@ -33,24 +34,27 @@ export function registerServe(program: Command, ctx: CliContext): void {
       '--no-migrate',
       'do not apply pending migrations on start (run `rouse migrate`); refuse an older schema',
     )
-    .option(
-      '--store-wait <duration>',
-      `how long start-up waits for a PostgreSQL store that refuses or does not answer yet (e.g. started alongside), trying every second; a wrong password or missing database fails at once (default: ${formatDuration(DEFAULT_STORE_WAIT_MS)}; 0 = no wait)`,
-      parseDuration,
+    .addOption(
+      durationOption(
+        '--store-wait <duration>',
+        `how long start-up waits for a PostgreSQL store that refuses or does not answer yet (e.g. started alongside), trying every second; a wrong password or missing database fails at once (default: ${formatDuration(DEFAULT_STORE_WAIT_MS)}; 0 = no wait)`,
+        { min: 0 },
+      ),
     )
-    .option(
-      '--shard-lease-ttl <duration>',
-      "lease on this coordinator's lease shards: a dead coordinator's shards move within this (default: 5s)",
-      parsePositiveDuration,
+    .addOption(
+      durationOption(
+        '--shard-lease-ttl <duration>',
+        "lease on this coordinator's lease shards: a dead coordinator's shards move within this (default: 5s)",
+        { min: 30 }, // the least shardLeaseTtlMs the coordinator accepts
+      ),
     )
     .option(
       '--coordinator-id <id>',
       "this coordinator's name in the shard leases, unique among live ones: a start under the id of a live coordinator is refused; under a dead one's, it waits for its presence to lapse (default: random per start)",
     )
     .addOption(
-      new Option('--sweep-interval <duration>', 'overdue-lease sweep period')
-        .argParser(parsePositiveDuration)
-        .hideHelp(),
+      // the least sweepIntervalMs the coordinator accepts
+      durationOption('--sweep-interval <duration>', 'overdue-lease sweep period', { min: 10 }).hideHelp(),
     )
     .addOption(
       new Option('--clock-offset-ms <ms>', "shift this coordinator's clock (tests)")

@@ -1,17 +1,12 @@
 /** `rouse submit <type> [payload]`: create a task, optionally wait until it is final. */
 import type { Command } from 'commander';
+import { MIN_TIMING_MS } from '../../core/timing.js';
 import { action } from '../action.js';
 import type { SubmitOptions } from '../actions/submit.js';
 import { withConnectionOptions } from '../connection-options.js';
 import type { CliContext } from '../context.js';
-import {
-  parseDurationRange,
-  parseInteger,
-  parseLabel,
-  parseList,
-  parsePositiveDuration,
-  parsePositiveInteger,
-} from '../parse.js';
+import { durationOption, durationRangeOption } from '../duration-option.js';
+import { parseInteger, parseLabel, parseList, parsePositiveInteger } from '../parse.js';
 
 export function registerSubmit(program: Command, ctx: CliContext): void {
   const cmd = program
@@ -31,16 +26,18 @@ export function registerSubmit(program: Command, ctx: CliContext): void {
       parseList,
     )
     .option('--label <key=value>', 'a label (repeatable)', parseLabel)
-    .option(
-      '--heartbeat-interval <duration>',
-      'how often the agent must heartbeat, e.g. 5s',
-      parsePositiveDuration,
+    .addOption(
+      durationOption('--heartbeat-interval <duration>', 'how often the agent must heartbeat, e.g. 5s', {
+        min: MIN_TIMING_MS.heartbeatIntervalMs,
+      }),
     )
-    .option('--expected-duration <min..max>', 'derive the timing from it, e.g. 5s..5m', parseDurationRange)
-    .option(
-      '--execution-timeout <duration>',
-      "the agent's own limit for one attempt, e.g. 10m",
-      parsePositiveDuration,
+    .addOption(
+      durationRangeOption('--expected-duration <min..max>', 'derive the timing from it, e.g. 5s..5m'),
+    )
+    .addOption(
+      durationOption('--execution-timeout <duration>', "the agent's own limit for one attempt, e.g. 10m", {
+        min: MIN_TIMING_MS.executionTimeoutMs,
+      }),
     )
     .option('-w, --wait', 'wait until the task is final, printing its transitions (exit 0 only if completed)')
     .option('--json', 'print the task as JSON');
