@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
-import { Client } from '@rouse/sdk';
+import { Client, resolveWorkerOptions } from '@rouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCli, spawnCli, waitForExit } from './run-cli.js';
 
@@ -179,6 +179,17 @@ describe('client commands', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('no_agents_for_type');
     expect(r.stdout).toContain('What you can do');
+    // the suggestion names the option an SDK Worker takes its task types from
+    const option = /an @rouse\/sdk Worker with (\w+): \["hello"\]/.exec(r.stdout)?.[1];
+    expect(option).toBe('taskTypes');
+    const worker = resolveWorkerOptions({
+      url,
+      token: 'enroll',
+      agentType: 'cli-test',
+      handler: async () => null,
+      [option as string]: ['hello'],
+    });
+    expect(worker.taskTypes).toEqual(['hello']);
     const d = json<{ taskId: string; reasons: { code: string }[] }>(await rouse('why', id, '--json'));
     expect(d.taskId).toBe(id);
     expect(d.reasons.map((x) => x.code)).toContain('no_agents_for_type');

@@ -72,7 +72,9 @@ export function suggestionsFor(task: Task, code: DiagnosisCode, d: JsonObject): 
         `wait for ${str(d.name)} to recover, or report it up: POST /v1/dependencies/${str(d.name)}/reports {"state":"up"}`,
       ];
     case 'no_agents_for_type':
-      return [`start a worker for type "${task.type}": an @rouse/sdk Worker with types: ["${task.type}"]`];
+      return [
+        `start a worker for type "${task.type}": an @rouse/sdk Worker with taskTypes: ["${task.type}"]`,
+      ];
     case 'agents_not_polling':
       return [`check the agents: rouse agents`, `restart the workers for type "${task.type}"`];
     case 'agents_busy':

@@ -171,7 +171,7 @@ describe('diagnose', () => {
     const d = diagnose(input(task(), { agents: [gone] }));
     expect(d.reasons.map((r) => r.code)).toEqual(['no_agents_for_type']);
     expect(d.reasons[0]!.details).toEqual({ type: 'codex', registeredAgents: 1 });
-    expect(d.suggestions[0]).toContain('types: ["codex"]');
+    expect(d.suggestions[0]).toContain('Worker with taskTypes: ["codex"]'); // the SDK option's name
   });
 
   it('agents_not_polling: live agents whose last poll is stale, with the latest poll time', () => {
