@@ -99,7 +99,7 @@ export async function submit(
   const style = createStyle(ctx.io.color);
   if (!opts.wait) {
     if (opts.json) {
-      ctx.printJson({ task, deduplicated: Boolean(created.deduplicated) });
+      ctx.printJson({ task, deduplicated: created.deduplicated });
       return EXIT.ok;
     }
     ctx.print(
@@ -121,7 +121,7 @@ export async function submit(
     return EXIT.error;
   }
   if (opts.json) {
-    ctx.printJson({ task: final, deduplicated: Boolean(created.deduplicated) });
+    ctx.printJson({ task: final, deduplicated: created.deduplicated });
   } else if (final.status === 'completed') {
     const took =
       final.finishedAt && final.createdAt ? ` in ${formatDuration(final.finishedAt - final.createdAt)}` : '';
