@@ -291,10 +291,21 @@ describe.concurrent('usage errors (exit 2)', () => {
     [['show'], /missing required argument 'id'/],
     [['show', 'a', 'b'], /too many arguments/],
     [[], /Usage: rouse/],
+    [
+      ['tasks', '--url', 'localhost:7070', '--token', 't'],
+      /--url: "localhost:7070" has no scheme; write http:\/\/localhost:7070 \(a coordinator URL looks like http:\/\/127\.0\.0\.1:7070\)/,
+    ],
+    [['agents', '--url', 'http://', '--token', 't'], /--url: "http:\/\/" is not a valid http\(s\) URL/],
   ])('rouse %j', async (args, message) => {
     const r = await rouse(...args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+  });
+
+  it('a ROUSE_URL that is not an http(s) URL', async () => {
+    const r = await runCli(['tasks'], { cwd: emptyDir, env: { ROUSE_URL: 'ftp://x', ROUSE_TOKEN: 't' } });
+    expect(r.stderr).toContain('error: ROUSE_URL: "ftp://x" is not a valid http(s) URL');
+    expect(r.code).toBe(2);
   });
 });
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client } from '@rouse/sdk';
 import type { ConnectionOptions } from './connection-options.js';
-import { type CliContext, CliError, EXIT } from './context.js';
+import { type CliContext, CliError, EXIT, type ExitCode } from './context.js';
 
 export interface Connection {
   url: string;
@@ -33,13 +33,38 @@ function readText(path: string): string | null {
   }
 }
 
+const serverFileOf = (dataDir: string) => join(dataDir, 'server.json');
+
+/**
+ * A coordinator URL is http(s) with a host. One the user gave (--url, ROUSE_URL) that is not is a usage
+ * error; the message shows what a valid one looks like.
+ */
+function checkUrl(url: string, exitCode: ExitCode, source: string): void {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '')
+    return;
+  const example = 'a coordinator URL looks like http://127.0.0.1:7070';
+  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
+  throw new CliError(
+    hasScheme
+      ? `${source}: "${url}" is not a valid http(s) URL; ${example}`
+      : `${source}: "${url}" has no scheme; write http://${url} (${example})`,
+    exitCode,
+  );
+}
+
 export function resolveConnection(ctx: CliContext, opts: ConnectionOptions): Connection {
   const dataDir = resolveDataDir(ctx, opts.dataDir);
   let url = opts.url ?? ctx.env.ROUSE_URL;
   let urlSource = opts.url ? '--url' : 'ROUSE_URL';
   let serverPid: number | null = null;
   if (!url) {
-    const serverFile = join(dataDir, 'server.json');
+    const serverFile = serverFileOf(dataDir);
     const text = readText(serverFile);
     if (text) {
       try {
@@ -60,6 +85,7 @@ export function resolveConnection(ctx: CliContext, opts: ConnectionOptions): Con
       );
     }
   }
+  checkUrl(url, urlSource === serverFileOf(dataDir) ? EXIT.error : EXIT.usage, urlSource);
   const token =
     opts.token || ctx.env.ROUSE_TOKEN || readText(join(dataDir, 'admin.token')) || ctx.env.ROUSE_ADMIN_TOKEN;
   if (!token) {

@@ -26,7 +26,8 @@ const ROOT_HELP = `
 Exit codes:
   0  success
   1  the coordinator answered with an error, or (submit --wait) the task did not complete
-  2  usage error: unknown command or flag, bad option value
+  2  usage error: unknown command or flag, bad option value (a duration without its unit,
+     a --url / ROUSE_URL that is not http(s)://host:port)
   3  the coordinator cannot be reached (run \`rouse serve\`, or pass --url / set ROUSE_URL)
 
 Durations take a unit: 500ms, 5s, 1.5m, 2h; a bare number is refused.
