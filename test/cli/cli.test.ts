@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
 import { Client, resolveWorkerOptions } from '@rouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, spawnCli, waitForExit } from './run-cli.js';
+import { type CliResult, ROUSE_BIN, runCli, spawnCli, waitForExit } from './run-cli.js';
 
 let dir: string; // cwd of every command; the server's data dir is <dir>/.rouse
 let emptyDir: string; // a directory with no server
@@ -87,6 +87,10 @@ describe('rouse serve', () => {
     expect(serverErr).toContain(join(dir, '.rouse', 'agent.token'));
     expect(serverOut + serverErr).not.toContain(adminToken);
     expect(serverOut + serverErr).not.toContain(enrollToken);
+    // run by path from a directory without rouse installed: the hint runs it the same way
+    expect(serverErr).toContain(
+      `try:         node ${ROUSE_BIN} submit hello '{"n":1}' && node ${ROUSE_BIN} tasks`,
+    );
     const lines = serverOut.trim().split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();

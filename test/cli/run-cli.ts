@@ -1,5 +1,6 @@
 /** Run the real `rouse` binary as a child process and collect what it printed. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROUSE_BIN = fileURLToPath(new URL('../../packages/server/bin/rouse.js', import.meta.url));
@@ -11,11 +12,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** The environment without any ROUSE_* variable of the machine running the tests. */
+/**
+ * The environment without any ROUSE_* variable of the machine running the tests, nor what npm adds
+ * when it runs them (npm_* variables, node_modules/.bin on PATH): the CLI runs as from a user's shell,
+ * which is what `rouse serve` looks at to say how to run rouse and whether it runs under npm.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith('ROUSE_') && k !== 'NO_COLOR') env[k] = v;
+    if (!k.startsWith('ROUSE_') && !/^npm_/i.test(k) && k !== 'NO_COLOR') env[k] = v;
+  if (env.PATH)
+    env.PATH = env.PATH.split(delimiter)
+      .filter((dir) => !dir.endsWith(join('node_modules', '.bin')))
+      .join(delimiter);
   return { ...env, ...extra };
 }
 

@@ -32,6 +32,8 @@ export interface CliDeps {
   io: CliIo;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** The script node runs (`process.argv[1]`), to tell the user how to run rouse again. */
+  script?: string;
   now(): number;
   /**
    * Call `handler` on SIGINT/SIGTERM; returns the function that removes it. The default listens on

@@ -131,7 +131,7 @@ export async function main(argv: readonly string[], deps: Partial<CliDeps> = {})
     exitQuietlyOnClosedPipe(process.stdout);
     exitQuietlyOnClosedPipe(process.stderr);
   }
-  const ctx = new CliContext({ ...defaultDeps(), ...deps }, readVersion());
+  const ctx = new CliContext({ ...defaultDeps(), script: argv[1], ...deps }, readVersion());
   const program = buildProgram(ctx);
   const args = argv.slice(2);
   if (args.length === 0) {

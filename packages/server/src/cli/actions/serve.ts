@@ -14,6 +14,7 @@ import { prettyDestination } from '../format/log-line.js';
 import { createStyle } from '../format/style.js';
 import { renderPairs } from '../format/table.js';
 import { formatDuration } from '../format/time.js';
+import { rouseCommand, shellQuote } from '../invocation.js';
 import { parseInteger } from '../parse.js';
 import { storeConfig } from '../store-config.js';
 import type { StoreCliOptions } from '../store-options.js';
@@ -126,10 +127,7 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
           `${tokenLine('agent', server.agentToken)}  ${style.dim('(enrollment: agents register with it)')}`,
         ],
         ['read-only', tokenLine('readonly', server.readonlyToken)],
-        [
-          'try',
-          `rouse submit hello '{"n":1}' && rouse tasks${opts.dataDir ? ` --data-dir ${opts.dataDir}` : ''}`,
-        ],
+        ['try', tryLine(ctx, opts.dataDir)],
       ],
       '  ',
     ),
@@ -170,4 +168,11 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
   }
   logger.info('stopped');
   return EXIT.ok;
+}
+
+/** The banner's "try" line, written the way this user runs rouse (`rouse`, `npx rouse`, …). */
+function tryLine(ctx: CliContext, dataDir: string | undefined): string {
+  const rouse = rouseCommand({ env: ctx.env, cwd: ctx.deps.cwd, script: ctx.deps.script });
+  const where = dataDir === undefined ? '' : ` --data-dir ${shellQuote(dataDir)}`;
+  return `${rouse} submit hello '{"n":1}'${where} && ${rouse} tasks${where}`;
 }
