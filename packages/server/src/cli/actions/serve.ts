@@ -15,6 +15,7 @@ import { createStyle } from '../format/style.js';
 import { renderPairs } from '../format/table.js';
 import { formatDuration } from '../format/time.js';
 import { rouseCommand, shellQuote } from '../invocation.js';
+import { watchParent } from '../parent-watch.js';
 import { parseInteger } from '../parse.js';
 import { storeConfig } from '../store-config.js';
 import type { StoreCliOptions } from '../store-options.js';
@@ -150,10 +151,26 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
     );
   }
 
-  const { done, dispose } = ctx.untilInterrupted();
+  // Under npm (npx, npm exec, npm run) a signal to npm is not passed on: stop when npm goes away.
+  // Elsewhere the parent may go on purpose (`nohup rouse serve &`), and signals reach this process.
+  const orphaned = new AbortController();
+  let formerParent: number | null = null;
+  const stopWatching = env.npm_command
+    ? watchParent((pid) => {
+        formerParent = pid;
+        orphaned.abort();
+      })
+    : () => {};
+  const { done, dispose } = ctx.untilInterrupted(orphaned.signal);
   const signal = await done;
   dispose();
-  logger.info({ signal }, 'shutting down');
+  stopWatching();
+  if (formerParent !== null)
+    logger.info(
+      { parentPid: formerParent },
+      'the process that started rouse serve has exited; shutting down',
+    );
+  else logger.info({ signal }, 'shutting down');
   const again = ctx.untilInterrupted();
   void again.done.then((sig) => {
     if (sig !== 'abort') {
