@@ -73,6 +73,8 @@ data directory (mode 0600). The banner prints where they are, never their values
 
 Logs are JSON lines (pino) on stdout, or one readable line per record when stdout is a terminal.
 The actual URL (useful with --port 0) is in <data-dir>/server.json while the server runs.
+It stops gracefully on SIGINT/SIGTERM, and, when started through npm (npx, npm exec, npm run), when
+npm exits: npm does not pass signals on.
 
 Several coordinators: start each with the same --store postgres://… and the same tokens (set
 ROUSE_ADMIN_TOKEN, ROUSE_AGENT_TOKEN and ROUSE_READONLY_TOKEN on every host), behind any load
