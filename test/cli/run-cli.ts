@@ -81,10 +81,13 @@ export function waitForExit(child: ChildProcess, timeoutMs = 10_000): Promise<nu
   });
 }
 
-/** What `rouse serve` printed up to the end of its banner; then it is stopped with SIGTERM. */
+/**
+ * What `rouse serve` printed up to the end of its banner; then it is stopped with SIGTERM. `onOutput`
+ * sees the output so far after each chunk (to act when the server reaches a point).
+ */
 export async function bannerOf(
   args: string[],
-  options: { cwd: string; env: Record<string, string> },
+  options: { cwd: string; env: Record<string, string>; onOutput?: (soFar: string) => void },
 ): Promise<string> {
   const child = spawnCli(args, options);
   let out = '';
@@ -92,6 +95,7 @@ export async function bannerOf(
     const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
     const take = (d: Buffer) => {
       out += d;
+      options.onOutput?.(out);
       if (out.includes('Press Ctrl-C to stop.')) {
         clearTimeout(timer);
         resolve();
