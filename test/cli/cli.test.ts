@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
-import { Client } from '@rouse/sdk';
+import { Client, resolveWorkerOptions } from '@rouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, spawnCli, waitForExit } from './run-cli.js';
+import { type CliResult, ROUSE_BIN, runCli, spawnCli, waitForExit } from './run-cli.js';
 
 let dir: string; // cwd of every command; the server's data dir is <dir>/.rouse
 let emptyDir: string; // a directory with no server
@@ -87,6 +87,10 @@ describe('rouse serve', () => {
     expect(serverErr).toContain(join(dir, '.rouse', 'agent.token'));
     expect(serverOut + serverErr).not.toContain(adminToken);
     expect(serverOut + serverErr).not.toContain(enrollToken);
+    // run by path from a directory without rouse installed: the hint runs it the same way
+    expect(serverErr).toContain(
+      `try:         node ${ROUSE_BIN} submit hello '{"n":1}' && node ${ROUSE_BIN} tasks`,
+    );
     const lines = serverOut.trim().split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
@@ -179,6 +183,17 @@ describe('client commands', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('no_agents_for_type');
     expect(r.stdout).toContain('What you can do');
+    // the suggestion names the option an SDK Worker takes its task types from
+    const option = /an @rouse\/sdk Worker with (\w+): \["hello"\]/.exec(r.stdout)?.[1];
+    expect(option).toBe('taskTypes');
+    const worker = resolveWorkerOptions({
+      url,
+      token: 'enroll',
+      agentType: 'cli-test',
+      handler: async () => null,
+      [option as string]: ['hello'],
+    });
+    expect(worker.taskTypes).toEqual(['hello']);
     const d = json<{ taskId: string; reasons: { code: string }[] }>(await rouse('why', id, '--json'));
     expect(d.taskId).toBe(id);
     expect(d.reasons.map((x) => x.code)).toContain('no_agents_for_type');
@@ -280,10 +295,21 @@ describe.concurrent('usage errors (exit 2)', () => {
     [['show'], /missing required argument 'id'/],
     [['show', 'a', 'b'], /too many arguments/],
     [[], /Usage: rouse/],
+    [
+      ['tasks', '--url', 'localhost:7070', '--token', 't'],
+      /--url: "localhost:7070" has no scheme; write http:\/\/localhost:7070 \(a coordinator URL looks like http:\/\/127\.0\.0\.1:7070\)/,
+    ],
+    [['agents', '--url', 'http://', '--token', 't'], /--url: "http:\/\/" is not a valid http\(s\) URL/],
   ])('rouse %j', async (args, message) => {
     const r = await rouse(...args);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+  });
+
+  it('a ROUSE_URL that is not an http(s) URL', async () => {
+    const r = await runCli(['tasks'], { cwd: emptyDir, env: { ROUSE_URL: 'ftp://x', ROUSE_TOKEN: 't' } });
+    expect(r.stderr).toContain('error: ROUSE_URL: "ftp://x" is not a valid http(s) URL');
+    expect(r.code).toBe(2);
   });
 });
 

@@ -154,7 +154,7 @@ describe('rouse migrate', () => {
     schemas.push(pg);
     const cwd = tempDir('rouse-serve-wait-');
     const real = new URL(pg.connectionString);
-    // The "database" comes up 1.5 s after the coordinator starts: a forwarder to the real one.
+    // The "database" comes up once the coordinator has been refused and waits: a forwarder to the real one.
     const late = new URL(pg.connectionString);
     late.hostname = '127.0.0.1';
     late.port = String(await freePort());
@@ -169,7 +169,7 @@ describe('rouse migrate', () => {
       '--pg-schema',
       pg.schema,
     ];
-    const opening = setTimeout(() => {
+    const open = () => {
       forwarder = createServer((client) => {
         const upstream = connect(Number(real.port || 5432), real.hostname);
         client.pipe(upstream).pipe(client);
@@ -180,7 +180,7 @@ describe('rouse migrate', () => {
         client.on('error', drop);
         upstream.on('error', drop);
       }).listen(Number(late.port), '127.0.0.1');
-    }, 1500);
+    };
     let forwarder: Server | undefined;
     try {
       const env = {
@@ -188,12 +188,17 @@ describe('rouse migrate', () => {
         ROUSE_AGENT_TOKEN: 'agent-token-0123456789',
         ROUSE_READONLY_TOKEN: 'read-token-0123456789',
       };
-      const out = await bannerOf(args, { cwd, env });
+      const out = await bannerOf(args, {
+        cwd,
+        env,
+        onOutput: (soFar) => {
+          if (!forwarder && soFar.includes('waiting for the store to become reachable')) open();
+        },
+      });
       expect(out).toMatch(/waiting for the store to become reachable/);
       expect(out).toContain(`cannot reach PostgreSQL at 127.0.0.1:${late.port} (ECONNREFUSED)`);
       expect(out).toMatch(/coordinator listening on http:\/\/127\.0\.0\.1:\d+/);
     } finally {
-      clearTimeout(opening);
       await new Promise((r) => (forwarder ? forwarder.close(r) : r(undefined)));
     }
   });

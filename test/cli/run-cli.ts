@@ -1,5 +1,6 @@
 /** Run the real `rouse` binary as a child process and collect what it printed. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROUSE_BIN = fileURLToPath(new URL('../../packages/server/bin/rouse.js', import.meta.url));
@@ -11,11 +12,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** The environment without any ROUSE_* variable of the machine running the tests. */
+/**
+ * The environment without any ROUSE_* variable of the machine running the tests, nor what npm adds
+ * when it runs them (npm_* variables, node_modules/.bin on PATH): the CLI runs as from a user's shell,
+ * which is what `rouse serve` looks at to say how to run rouse and whether it runs under npm.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!k.startsWith('ROUSE_') && k !== 'NO_COLOR') env[k] = v;
+    if (!k.startsWith('ROUSE_') && !/^npm_/i.test(k) && k !== 'NO_COLOR') env[k] = v;
+  if (env.PATH)
+    env.PATH = env.PATH.split(delimiter)
+      .filter((dir) => !dir.endsWith(join('node_modules', '.bin')))
+      .join(delimiter);
   return { ...env, ...extra };
 }
 
@@ -72,10 +81,13 @@ export function waitForExit(child: ChildProcess, timeoutMs = 10_000): Promise<nu
   });
 }
 
-/** What `rouse serve` printed up to the end of its banner; then it is stopped with SIGTERM. */
+/**
+ * What `rouse serve` printed up to the end of its banner; then it is stopped with SIGTERM. `onOutput`
+ * sees the output so far after each chunk (to act when the server reaches a point).
+ */
 export async function bannerOf(
   args: string[],
-  options: { cwd: string; env: Record<string, string> },
+  options: { cwd: string; env: Record<string, string>; onOutput?: (soFar: string) => void },
 ): Promise<string> {
   const child = spawnCli(args, options);
   let out = '';
@@ -83,6 +95,7 @@ export async function bannerOf(
     const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
     const take = (d: Buffer) => {
       out += d;
+      options.onOutput?.(out);
       if (out.includes('Press Ctrl-C to stop.')) {
         clearTimeout(timer);
         resolve();

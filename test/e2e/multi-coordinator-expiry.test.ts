@@ -11,10 +11,12 @@ import type { NewTask, Store } from '../../packages/server/src/store/store.js';
 import { type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { waitFor } from '../harness/wait.js';
 
+// Leases of 1 s: long enough that the early expireLease calls land before them on a loaded machine
+// (150 ms did not), short enough to keep the test quick.
 const TIMING: Timing = {
-  heartbeatIntervalMs: 50,
-  heartbeatTimeoutMs: 150,
-  claimTimeoutMs: 150,
+  heartbeatIntervalMs: 300,
+  heartbeatTimeoutMs: 1000,
+  claimTimeoutMs: 1000,
   executionTimeoutMs: null,
   attemptDeadlineMs: null,
   stallTimeoutMs: 300_000,

@@ -54,7 +54,11 @@ describe('Client', () => {
       json(res, 404, { error: { code: 'not_found', message: 'no' } });
     });
     const client = new Client({ url: `${url}/`, token: 'secret' });
-    expect(await client.createTask({ type: 'x', payload: { a: 1 } })).toEqual({ task: { id: 't1' } });
+    // a new task: the server leaves `deduplicated` out, the client says false
+    expect(await client.createTask({ type: 'x', payload: { a: 1 } })).toEqual({
+      task: { id: 't1' },
+      deduplicated: false,
+    });
     expect(seen[0]!.headers.authorization).toBe('Bearer secret');
     expect(seen[0]!.headers['content-type']).toBe('application/json');
     expect(JSON.parse(seen[0]!.body)).toEqual({ type: 'x', payload: { a: 1 } });
@@ -73,6 +77,19 @@ describe('Client', () => {
     expect(await client.listAgents()).toEqual([{ id: 'agt' }]);
     await client.withToken('other').listAgents();
     expect(seen.at(-1)!.headers.authorization).toBe('Bearer other');
+  });
+
+  it('createTask: deduplicated is always a boolean', async () => {
+    let known = false;
+    const { url } = await serve((_req, _body, res) => {
+      if (known) return json(res, 200, { task: { id: 't1' }, deduplicated: true });
+      known = true;
+      json(res, 201, { task: { id: 't1' } });
+    });
+    const client = new Client({ url, token: 'secret' });
+    const req = { type: 'x', idempotencyKey: 'k' };
+    expect((await client.createTask(req)).deduplicated).toBe(false);
+    expect((await client.createTask(req)).deduplicated).toBe(true);
   });
 
   it('maps error bodies to RouseApiError and proxies and sockets to RouseNetworkError', async () => {

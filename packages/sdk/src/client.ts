@@ -145,11 +145,15 @@ export class Client {
 
   // ---- tasks -----------------------------------------------------------------------------------
 
-  /** `POST /v1/tasks`. Retried on transient errors only when `idempotencyKey` is set. */
-  createTask(req: CreateTaskRequest): Promise<CreateTaskResponse> {
-    return this.http.json('POST', '/v1/tasks', JSON.stringify(req), {
+  /**
+   * `POST /v1/tasks`. Retried on transient errors only when `idempotencyKey` is set. `deduplicated` is
+   * always a boolean: true when the idempotency key named an existing task, which is returned instead.
+   */
+  async createTask(req: CreateTaskRequest): Promise<CreateTaskResponse & { deduplicated: boolean }> {
+    const res = await this.http.json<CreateTaskResponse>('POST', '/v1/tasks', JSON.stringify(req), {
       retry: req.idempotencyKey !== undefined,
     });
+    return { task: res.task, deduplicated: res.deduplicated === true };
   }
 
   /** `POST /v1/tasks/batch` — all or nothing. Retried only when every task has an `idempotencyKey`. */

@@ -6,15 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client } from '@rouse/sdk';
-import type { Command } from 'commander';
-import { type CliContext, CliError, EXIT } from './context.js';
-
-/** Options every client command accepts. */
-export interface ConnectionOptions {
-  url?: string;
-  token?: string;
-  dataDir?: string;
-}
+import type { ConnectionOptions } from './connection-options.js';
+import { type CliContext, CliError, EXIT, type ExitCode } from './context.js';
 
 export interface Connection {
   url: string;
@@ -26,17 +19,6 @@ export interface Connection {
 }
 
 export const DEFAULT_DATA_DIR = './.rouse';
-
-/** Add `--url`, `--token` and `--data-dir` to a client command. */
-export function withConnectionOptions(cmd: Command): Command {
-  return cmd
-    .option('--url <url>', 'coordinator URL (env: ROUSE_URL; default: from <data-dir>/server.json)')
-    .option(
-      '--token <token>',
-      'bearer token, admin or read-only (env: ROUSE_TOKEN; default: <data-dir>/admin.token)',
-    )
-    .option('--data-dir <dir>', 'data directory of a local `rouse serve` (env: ROUSE_DATA_DIR)', undefined);
-}
 
 /** The data directory: `--data-dir`, else `ROUSE_DATA_DIR`, else `./.rouse`, resolved against cwd. */
 export function resolveDataDir(ctx: CliContext, dataDir: string | undefined): string {
@@ -51,13 +33,38 @@ function readText(path: string): string | null {
   }
 }
 
+const serverFileOf = (dataDir: string) => join(dataDir, 'server.json');
+
+/**
+ * A coordinator URL is http(s) with a host. One the user gave (--url, ROUSE_URL) that is not is a usage
+ * error; the message shows what a valid one looks like.
+ */
+function checkUrl(url: string, exitCode: ExitCode, source: string): void {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '')
+    return;
+  const example = 'a coordinator URL looks like http://127.0.0.1:7070';
+  const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
+  throw new CliError(
+    hasScheme
+      ? `${source}: "${url}" is not a valid http(s) URL; ${example}`
+      : `${source}: "${url}" has no scheme; write http://${url} (${example})`,
+    exitCode,
+  );
+}
+
 export function resolveConnection(ctx: CliContext, opts: ConnectionOptions): Connection {
   const dataDir = resolveDataDir(ctx, opts.dataDir);
   let url = opts.url ?? ctx.env.ROUSE_URL;
   let urlSource = opts.url ? '--url' : 'ROUSE_URL';
   let serverPid: number | null = null;
   if (!url) {
-    const serverFile = join(dataDir, 'server.json');
+    const serverFile = serverFileOf(dataDir);
     const text = readText(serverFile);
     if (text) {
       try {
@@ -78,6 +85,7 @@ export function resolveConnection(ctx: CliContext, opts: ConnectionOptions): Con
       );
     }
   }
+  checkUrl(url, urlSource === serverFileOf(dataDir) ? EXIT.error : EXIT.usage, urlSource);
   const token =
     opts.token || ctx.env.ROUSE_TOKEN || readText(join(dataDir, 'admin.token')) || ctx.env.ROUSE_ADMIN_TOKEN;
   if (!token) {
@@ -93,14 +101,4 @@ export function createClient(ctx: CliContext, opts: ConnectionOptions): { client
   const conn = resolveConnection(ctx, opts);
   ctx.reachHint = { url: conn.url, urlSource: conn.urlSource, serverPid: conn.serverPid };
   return { client: new Client({ url: conn.url, token: conn.token }), conn };
-}
-
-/** Is a process with this pid alive? (to say "server.json is stale" when it is not) */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

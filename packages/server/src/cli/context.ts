@@ -9,7 +9,7 @@ export const EXIT = {
   ok: 0,
   /** The coordinator answered with an error, or (`submit --wait`) the task did not complete. */
   error: 1,
-  /** Usage error: unknown command or flag, bad option value. */
+  /** Usage error: unknown command or flag, bad option value (or --url / ROUSE_URL). */
   usage: 2,
   /** The coordinator cannot be reached (not running, wrong URL, nothing in the data directory). */
   unreachable: 3,
@@ -32,6 +32,8 @@ export interface CliDeps {
   io: CliIo;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** The script node runs (`process.argv[1]`), to tell the user how to run rouse again. */
+  script?: string;
   now(): number;
   /**
    * Call `handler` on SIGINT/SIGTERM; returns the function that removes it. The default listens on

@@ -2,9 +2,7 @@
  * Turning whatever a command threw into one line on stderr and an exit code:
  * API errors → `error: <message> (<code>)`, exit 1; unreachable coordinator → exit 3; usage → exit 2.
  */
-import { RouseApiError, RouseNetworkError } from '@rouse/sdk';
 import { CommanderError } from 'commander';
-import { processAlive } from './connection.js';
 import { type CliContext, CliError, EXIT, type ExitCode } from './context.js';
 
 const HELP_CODES = new Set([
@@ -14,7 +12,7 @@ const HELP_CODES = new Set([
   'commander.executeSubCommandAsync',
 ]);
 
-export function reportError(ctx: CliContext, err: unknown): ExitCode {
+export async function reportError(ctx: CliContext, err: unknown): Promise<ExitCode> {
   const hint = ctx.reachHint;
   if (err instanceof CommanderError) {
     // commander has already printed its message (through configureOutput)
@@ -24,6 +22,9 @@ export function reportError(ctx: CliContext, err: unknown): ExitCode {
     ctx.warn(`error: ${err.message}`);
     return err.exitCode;
   }
+  // The HTTP client's errors: only a command that used the client can throw them, and it has loaded
+  // the SDK already; `rouse --help` and usage errors do not load it.
+  const { RouseApiError, RouseNetworkError } = await import('@rouse/sdk');
   if (err instanceof RouseApiError) {
     ctx.warn(`error: ${err.message} (${err.code})`);
     const details = err.details;
@@ -54,4 +55,14 @@ export function reportError(ctx: CliContext, err: unknown): ExitCode {
   const message = err instanceof Error ? err.message : String(err);
   ctx.warn(`error: ${message}`);
   return EXIT.error;
+}
+
+/** Is a process with this pid alive? (to say "server.json is stale" when it is not) */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

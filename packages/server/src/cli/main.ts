@@ -1,6 +1,10 @@
 /**
  * The `rouse` command line: `main(argv)` builds the commander program, runs one subcommand and
  * returns its exit code (the bin sets `process.exitCode`). Nothing happens at import time.
+ *
+ * A command loads what it uses: `commands/<name>.ts` only declares a subcommand (flags, help) and
+ * imports its `actions/<name>.ts` when it runs, so `rouse tasks` or `rouse --help` never load the
+ * server (fastify, pg, better-sqlite3), and help does not load the HTTP client either.
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
@@ -22,8 +26,11 @@ const ROOT_HELP = `
 Exit codes:
   0  success
   1  the coordinator answered with an error, or (submit --wait) the task did not complete
-  2  usage error: unknown command or flag, bad option value
+  2  usage error: unknown command or flag, bad option value (a duration without its unit,
+     a --url / ROUSE_URL that is not http(s)://host:port)
   3  the coordinator cannot be reached (run \`rouse serve\`, or pass --url / set ROUSE_URL)
+
+Durations take a unit: 500ms, 5s, 1.5m, 2h; a bare number is refused.
 
 Client commands find the coordinator through --url / ROUSE_URL and --token / ROUSE_TOKEN, else
 through the data directory of a local \`rouse serve\` (--data-dir, default ./.rouse: server.json
@@ -124,7 +131,7 @@ export async function main(argv: readonly string[], deps: Partial<CliDeps> = {})
     exitQuietlyOnClosedPipe(process.stdout);
     exitQuietlyOnClosedPipe(process.stderr);
   }
-  const ctx = new CliContext({ ...defaultDeps(), ...deps }, readVersion());
+  const ctx = new CliContext({ ...defaultDeps(), script: argv[1], ...deps }, readVersion());
   const program = buildProgram(ctx);
   const args = argv.slice(2);
   if (args.length === 0) {
@@ -135,6 +142,6 @@ export async function main(argv: readonly string[], deps: Partial<CliDeps> = {})
     await program.parseAsync(args, { from: 'user' });
     return ctx.exitCode;
   } catch (err) {
-    return reportError(ctx, err);
+    return await reportError(ctx, err);
   }
 }

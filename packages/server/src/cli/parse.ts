@@ -6,19 +6,34 @@ import { InvalidArgumentError } from 'commander';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** "500ms", "5s", "1.5m", "2h", "1d"; a bare number is milliseconds. */
+/**
+ * A duration and its unit, "500ms", "5s", "1.5m", "2h" or "1d", in milliseconds. A bare number is
+ * refused, not guessed (`--heartbeat-interval 5` meaning 5 ms times every agent out at once); only
+ * "0" needs no unit.
+ */
 export function parseDuration(value: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(value.trim());
-  if (!m) throw new InvalidArgumentError(`expected a duration such as 500ms, 5s, 3m or 1h (got "${value}")`);
-  const ms = Number(m[1]) * (UNIT_MS[m[2] ?? 'ms'] ?? 1);
-  return Math.round(ms);
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) {
+    if (Number(v) === 0) return 0;
+    throw new InvalidArgumentError(noUnit(v));
+  }
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/.exec(v);
+  if (!m) {
+    throw new InvalidArgumentError(
+      `"${value}" is not a duration; write a number and its unit: 500ms, 5s, 1.5m, 2h`,
+    );
+  }
+  return Math.round(Number(m[1]) * (UNIT_MS[m[2] as string] ?? 1));
 }
 
-/** A positive duration in milliseconds. */
-export function parsePositiveDuration(value: string): number {
-  const ms = parseDuration(value);
-  if (ms <= 0) throw new InvalidArgumentError(`must be greater than 0 (got "${value}")`);
-  return ms;
+/** The fix for a bare number: a small one was most likely meant in seconds, a large one in milliseconds. */
+function noUnit(n: string, prefix = ''): string {
+  const x = Number(n);
+  const fix =
+    x < 100
+      ? `${prefix}${n}s (or ${prefix}${Math.round(x * 1000)}ms)`
+      : `${prefix}${n}ms (or ${prefix}${x / 1000}s)`;
+  return `"${prefix}${n}" has no unit; write ${fix}`;
 }
 
 /** "min..max" durations, e.g. "5s..5m". */
@@ -32,17 +47,34 @@ export function parseDurationRange(value: string): { min: number; max: number } 
   return { min, max };
 }
 
+/** Epoch milliseconds before this (2001-09-09) are not a time anyone means to run a task at. */
+const LEAST_EPOCH_MS = 1_000_000_000_000;
+
 /**
- * When to run: an ISO date ("2025-06-01T12:00:00Z"), epoch milliseconds ("1764450000000") or a delay
- * from now ("+30s", "+5m").
+ * When to run: a delay from now ("+30s", "+5m"), an ISO date ("2025-06-01T12:00:00Z") or epoch
+ * milliseconds ("1764450000000"). A delay needs its unit, like any duration.
  */
 export function parseRunAt(value: string, now: number): number {
   const v = value.trim();
-  if (v.startsWith('+')) return now + parseDuration(v.slice(1));
-  if (/^\d+$/.test(v)) return Number(v);
+  if (v.startsWith('+')) {
+    const delay = v.slice(1).trim();
+    if (/^\d+(\.\d+)?$/.test(delay) && Number(delay) !== 0)
+      throw new InvalidArgumentError(noUnit(delay, '+'));
+    return now + parseDuration(delay);
+  }
+  if (/^\d+$/.test(v)) {
+    if (Number(v) < LEAST_EPOCH_MS) {
+      throw new InvalidArgumentError(
+        `"${value}" is not a time: for a delay write +${v}s, else an ISO date or epoch milliseconds`,
+      );
+    }
+    return Number(v);
+  }
   const t = Date.parse(v);
   if (Number.isNaN(t)) {
-    throw new InvalidArgumentError(`expected an ISO date, epoch milliseconds or +30s (got "${value}")`);
+    throw new InvalidArgumentError(
+      `expected a delay like +30s, an ISO date or epoch milliseconds (got "${value}")`,
+    );
   }
   return t;
 }

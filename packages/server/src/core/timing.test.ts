@@ -40,6 +40,19 @@ describe('resolveTiming', () => {
     expect(t.heartbeatTimeoutMs).toBe(2100);
   });
 
+  it('accepts each value at its least (100 ms; stall timeout 1 s)', () => {
+    const t = resolveTiming({
+      heartbeatIntervalMs: 100,
+      heartbeatTimeoutMs: 101,
+      claimTimeoutMs: 100,
+      executionTimeoutMs: 100,
+      attemptDeadlineMs: 101,
+      stallTimeoutMs: 1000,
+    });
+    expect(t).toMatchObject({ heartbeatIntervalMs: 100, claimTimeoutMs: 100, stallTimeoutMs: 1000 });
+    expect(resolveTiming({ expectedDurationMs: { min: 0, max: 67 } }).executionTimeoutMs).toBe(101);
+  });
+
   it('rejects bad values naming the field and the rule', () => {
     const bad: [Parameters<typeof resolveTiming>[0], RegExp][] = [
       [
@@ -50,7 +63,15 @@ describe('resolveTiming', () => {
         { executionTimeoutMs: 1000, attemptDeadlineMs: 1000 },
         /timing.attemptDeadlineMs must exceed timing.executionTimeoutMs/,
       ],
-      [{ heartbeatIntervalMs: 0 }, /timing.heartbeatIntervalMs must be an integer >= 1/],
+      [{ heartbeatIntervalMs: 0 }, /timing.heartbeatIntervalMs must be an integer >= 100 \(milliseconds\)/],
+      // a number of seconds taken for milliseconds: every agent would time out at once
+      [{ heartbeatIntervalMs: 5 }, /timing.heartbeatIntervalMs must be an integer >= 100/],
+      [{ heartbeatTimeoutMs: 99 }, /timing.heartbeatTimeoutMs must be an integer >= 100/],
+      [{ claimTimeoutMs: 30 }, /timing.claimTimeoutMs must be an integer >= 100/],
+      [{ executionTimeoutMs: 60 }, /timing.executionTimeoutMs must be an integer >= 100/],
+      [{ attemptDeadlineMs: 90 }, /timing.attemptDeadlineMs must be an integer >= 100/],
+      [{ stallTimeoutMs: 999 }, /timing.stallTimeoutMs must be an integer >= 1000/],
+      [{ expectedDurationMs: { min: 0, max: 50 } }, /timing.expectedDurationMs.max must be >= 67/],
       [{ claimTimeoutMs: 1.5 }, /timing.claimTimeoutMs/],
       [{ timeoutFactor: 0.5 }, /timing.timeoutFactor must be a number >= 1/],
       [{ expectedDurationMs: { min: 10, max: 5 } }, /expectedDurationMs.max must be >= /],

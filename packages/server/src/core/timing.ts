@@ -6,17 +6,17 @@
 import type { Timing, TimingInput } from '@rouse/protocol';
 import { ValidationError } from './errors.js';
 
-/** Defaults for one agent type's policy (or the global defaults). */
+/** Defaults for one agent type's policy (or the global defaults). Each at least its {@link MIN_TIMING_MS}. */
 export interface TimingDefaults {
-  /** @default 5000 */
+  /** At least 100. @default 5000 */
   heartbeatIntervalMs: number;
-  /** @default 3 */
+  /** > 1. @default 3 */
   timeoutFactor: number;
-  /** @default 30000 */
+  /** At least 100. @default 30000 */
   claimTimeoutMs: number;
-  /** @default null (no limit) */
+  /** At least 100. @default null (no limit) */
   executionTimeoutMs: number | null;
-  /** @default 300000 */
+  /** At least 1000. @default 300000 */
   stallTimeoutMs: number;
 }
 
@@ -33,17 +33,26 @@ export const ATTEMPT_DEADLINE_FACTOR = 1.5;
 /** With `expectedDurationMs`, the execution timeout is this multiple of `max`. */
 export const EXECUTION_TIMEOUT_FACTOR = 1.5;
 export const MIN_DERIVED_INTERVAL_MS = 1000;
+
+/**
+ * The least each timing value may be, in milliseconds. Below these a value is certainly a mistake (a
+ * number of seconds read as milliseconds), not a tight setting: every agent would time out at once.
+ */
+export const MIN_TIMING_MS = {
+  heartbeatIntervalMs: 100,
+  heartbeatTimeoutMs: 100,
+  claimTimeoutMs: 100,
+  executionTimeoutMs: 100,
+  attemptDeadlineMs: 100,
+  stallTimeoutMs: 1000,
+} as const;
 export const MAX_DERIVED_INTERVAL_MS = 60_000;
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
 export function resolveTiming(input: TimingInput = {}, defaults: TimingDefaults = DEFAULT_TIMING): Timing {
-  checkPositive('timing.heartbeatIntervalMs', input.heartbeatIntervalMs);
-  checkPositive('timing.heartbeatTimeoutMs', input.heartbeatTimeoutMs);
-  checkPositive('timing.claimTimeoutMs', input.claimTimeoutMs);
-  checkPositive('timing.executionTimeoutMs', input.executionTimeoutMs);
-  checkPositive('timing.attemptDeadlineMs', input.attemptDeadlineMs);
-  checkPositive('timing.stallTimeoutMs', input.stallTimeoutMs);
+  for (const field of Object.keys(MIN_TIMING_MS) as (keyof typeof MIN_TIMING_MS)[])
+    checkTimingMs(`timing.${field}`, input[field], MIN_TIMING_MS[field]);
   if (
     input.timeoutFactor !== undefined &&
     !(Number.isFinite(input.timeoutFactor) && input.timeoutFactor >= 1)
@@ -68,6 +77,13 @@ export function resolveTiming(input: TimingInput = {}, defaults: TimingDefaults 
     }
     interval = Math.round(clamp(expected.min / 10, MIN_DERIVED_INTERVAL_MS, MAX_DERIVED_INTERVAL_MS));
     execution = Math.round(EXECUTION_TIMEOUT_FACTOR * expected.max);
+    if (input.executionTimeoutMs === undefined && execution < MIN_TIMING_MS.executionTimeoutMs) {
+      const least = Math.ceil(MIN_TIMING_MS.executionTimeoutMs / EXECUTION_TIMEOUT_FACTOR);
+      throw new ValidationError(
+        'timing.expectedDurationMs.max',
+        `must be >= ${least} (milliseconds): the execution timeout derived from it (${EXECUTION_TIMEOUT_FACTOR} × max) must be >= ${MIN_TIMING_MS.executionTimeoutMs}`,
+      );
+    }
   }
 
   interval = input.heartbeatIntervalMs ?? interval;
@@ -97,10 +113,11 @@ export function resolveTiming(input: TimingInput = {}, defaults: TimingDefaults 
   };
 }
 
-function checkPositive(field: string, v: number | undefined): void {
+/** A timing value in milliseconds: an integer, at least `min` (see {@link MIN_TIMING_MS}). */
+export function checkTimingMs(field: string, v: number | undefined, min: number): void {
   if (v === undefined) return;
-  if (!Number.isInteger(v) || v < 1)
-    throw new ValidationError(field, 'must be an integer >= 1 (milliseconds)');
+  if (!Number.isInteger(v) || v < min)
+    throw new ValidationError(field, `must be an integer >= ${min} (milliseconds)`);
 }
 
 /**

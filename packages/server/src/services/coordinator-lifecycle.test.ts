@@ -144,7 +144,7 @@ describe('task lifecycle through the coordinator', () => {
     await expect(
       f.coordinator.createTasks(ADMIN, [
         { type: 't' },
-        { type: 't', timing: { executionTimeoutMs: 10, attemptDeadlineMs: 10 } },
+        { type: 't', timing: { executionTimeoutMs: 1000, attemptDeadlineMs: 1000 } },
       ]),
     ).rejects.toThrow(/^tasks\[1\]\.timing\.attemptDeadlineMs must exceed/);
   });

@@ -38,7 +38,13 @@ describe('resolveCoordinatorOptions', () => {
     [{ timingDefaults: { timeoutFactor: 1 } }, 'timingDefaults.timeoutFactor must be a number > 1'],
     [
       { timingDefaults: { heartbeatIntervalMs: 0 } },
-      'timingDefaults.heartbeatIntervalMs must be an integer >= 1',
+      'timingDefaults.heartbeatIntervalMs must be an integer >= 100 (milliseconds)',
+    ],
+    [{ timingDefaults: { claimTimeoutMs: 50 } }, 'timingDefaults.claimTimeoutMs must be an integer >= 100'],
+    [{ timingDefaults: { stallTimeoutMs: 500 } }, 'timingDefaults.stallTimeoutMs must be an integer >= 1000'],
+    [
+      { timingDefaults: { executionTimeoutMs: 10 } },
+      'timingDefaults.executionTimeoutMs must be an integer >= 100',
     ],
     [{ backoff: { baseMs: -1 } }, 'backoff.baseMs must be an integer >= 0'],
     [{ tokens: { admin: '', enrollment: 'e' } }, 'tokens.admin must be a non-empty string'],

@@ -6,7 +6,13 @@ import type { Logger } from 'pino';
 import { type BackoffOptions, type ResolvedBackoffOptions, resolveBackoffOptions } from '../core/backoff.js';
 import type { Clock } from '../core/clock.js';
 import { ValidationError } from '../core/errors.js';
-import { DEFAULT_TIMING, resolveTiming, type TimingDefaults } from '../core/timing.js';
+import {
+  checkTimingMs,
+  DEFAULT_TIMING,
+  MIN_TIMING_MS,
+  resolveTiming,
+  type TimingDefaults,
+} from '../core/timing.js';
 import type { Store } from '../store/store.js';
 import type { AuthTokens } from './auth.js';
 import { fixedPolicies, type PolicyProvider } from './policy-registry.js';
@@ -19,7 +25,10 @@ export interface CoordinatorOptions {
   /** Directory for result blobs (`<dataDir>/blobs`). */
   blobDir: string;
   tokens: AuthTokens;
-  /** Timing defaults for tasks that do not set their own. @default DEFAULT_TIMING (core/timing.ts) */
+  /**
+   * Timing defaults for tasks that do not set their own; each at least its `MIN_TIMING_MS` (100 ms,
+   * stall timeout 1 s). @default DEFAULT_TIMING (core/timing.ts)
+   */
   timingDefaults?: Partial<TimingDefaults>;
   /** Retry backoff. @default 1 s, 2 s, 4 s … capped at 5 min, no jitter */
   backoff?: BackoffOptions;
@@ -231,10 +240,14 @@ function resolveTimingDefaults(partial: Partial<TimingDefaults> = {}): TimingDef
   const d: TimingDefaults = { ...DEFAULT_TIMING };
   for (const [k, v] of Object.entries(partial))
     if (v !== undefined) (d as unknown as Record<string, unknown>)[k] = v;
-  checkInt('timingDefaults.heartbeatIntervalMs', d.heartbeatIntervalMs, 1);
-  checkInt('timingDefaults.claimTimeoutMs', d.claimTimeoutMs, 1);
-  checkInt('timingDefaults.stallTimeoutMs', d.stallTimeoutMs, 1);
-  if (d.executionTimeoutMs !== null) checkInt('timingDefaults.executionTimeoutMs', d.executionTimeoutMs, 1);
+  for (const field of ['heartbeatIntervalMs', 'claimTimeoutMs', 'stallTimeoutMs'] as const)
+    checkTimingMs(`timingDefaults.${field}`, d[field], MIN_TIMING_MS[field]);
+  if (d.executionTimeoutMs !== null)
+    checkTimingMs(
+      'timingDefaults.executionTimeoutMs',
+      d.executionTimeoutMs,
+      MIN_TIMING_MS.executionTimeoutMs,
+    );
   if (!(Number.isFinite(d.timeoutFactor) && d.timeoutFactor > 1)) {
     throw new ValidationError(
       'timingDefaults.timeoutFactor',

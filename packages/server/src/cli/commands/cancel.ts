@@ -1,17 +1,9 @@
 /** `rouse cancel <id>`: cancel a task that is not final; its holder learns it on its next heartbeat. */
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { createClient, withConnectionOptions } from '../connection.js';
-import { type CliContext, EXIT } from '../context.js';
-import { createStyle } from '../format/style.js';
-
-interface CancelOptions {
-  reason?: string;
-  json?: boolean;
-  url?: string;
-  token?: string;
-  dataDir?: string;
-}
+import type { CancelOptions } from '../actions/cancel.js';
+import { withConnectionOptions } from '../connection-options.js';
+import type { CliContext } from '../context.js';
 
 export function registerCancel(program: Command, ctx: CliContext): void {
   const cmd = program
@@ -29,19 +21,9 @@ Cancelling a final task is an error (invalid_transition, exit 1).
 Examples:
   $ rouse cancel tsk_01JD… --reason "superseded by PR 43"`,
     )
-    .action(action(ctx, (id: string, opts: CancelOptions) => cancel(ctx, id, opts)));
-}
-
-async function cancel(ctx: CliContext, id: string, opts: CancelOptions): Promise<number> {
-  const { client } = createClient(ctx, opts);
-  const task = await client.cancelTask(id, opts.reason);
-  if (opts.json) {
-    ctx.printJson({ task });
-    return EXIT.ok;
-  }
-  const style = createStyle(ctx.io.color);
-  ctx.print(
-    `${style.status(task.status)} ${style.bold(task.id)} (${task.type})${opts.reason ? `: ${opts.reason}` : ''}`,
-  );
-  return EXIT.ok;
+    .action(
+      action(ctx, async (id: string, opts: CancelOptions) =>
+        (await import('../actions/cancel.js')).cancel(ctx, id, opts),
+      ),
+    );
 }

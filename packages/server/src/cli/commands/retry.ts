@@ -1,17 +1,9 @@
 /** `rouse retry <id>`: give a final failed/timeout task one more attempt. */
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { createClient, withConnectionOptions } from '../connection.js';
-import { type CliContext, EXIT } from '../context.js';
-import { createStyle } from '../format/style.js';
-import { formatAttempts } from '../format/task.js';
-
-interface RetryOptions {
-  json?: boolean;
-  url?: string;
-  token?: string;
-  dataDir?: string;
-}
+import type { RetryOptions } from '../actions/retry.js';
+import { withConnectionOptions } from '../connection-options.js';
+import type { CliContext } from '../context.js';
 
 export function registerRetry(program: Command, ctx: CliContext): void {
   const cmd = program
@@ -29,19 +21,9 @@ Examples:
   $ rouse retry tsk_01JD…
   $ rouse tasks --status failed --json | jq -r '.tasks[].id' | xargs -n1 rouse retry`,
     )
-    .action(action(ctx, (id: string, opts: RetryOptions) => retry(ctx, id, opts)));
-}
-
-async function retry(ctx: CliContext, id: string, opts: RetryOptions): Promise<number> {
-  const { client } = createClient(ctx, opts);
-  const task = await client.retryTask(id);
-  if (opts.json) {
-    ctx.printJson({ task });
-    return EXIT.ok;
-  }
-  const style = createStyle(ctx.io.color);
-  ctx.print(
-    `retrying ${style.bold(task.id)} (${task.type}): ${style.status(task.status)}, attempts ${formatAttempts(task)}`,
-  );
-  return EXIT.ok;
+    .action(
+      action(ctx, async (id: string, opts: RetryOptions) =>
+        (await import('../actions/retry.js')).retry(ctx, id, opts),
+      ),
+    );
 }

@@ -1,17 +1,9 @@
 /** `rouse why <id>`: why is this task where it is? The coordinator's diagnosis, made readable. */
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { createClient, withConnectionOptions } from '../connection.js';
-import { type CliContext, EXIT } from '../context.js';
-import { renderDiagnosis } from '../format/diagnosis.js';
-import { createStyle } from '../format/style.js';
-
-interface WhyOptions {
-  json?: boolean;
-  url?: string;
-  token?: string;
-  dataDir?: string;
-}
+import type { WhyOptions } from '../actions/why.js';
+import { withConnectionOptions } from '../connection-options.js';
+import type { CliContext } from '../context.js';
 
 export function registerWhy(program: Command, ctx: CliContext): void {
   const cmd = program
@@ -33,16 +25,9 @@ Examples:
   $ rouse why tsk_01JD…
   $ rouse why tsk_01JD… --json | jq -r '.reasons[].code'`,
     )
-    .action(action(ctx, (id: string, opts: WhyOptions) => why(ctx, id, opts)));
-}
-
-async function why(ctx: CliContext, id: string, opts: WhyOptions): Promise<number> {
-  const { client } = createClient(ctx, opts);
-  const diagnosis = await client.diagnose(id);
-  if (opts.json) {
-    ctx.printJson(diagnosis);
-    return EXIT.ok;
-  }
-  for (const line of renderDiagnosis(diagnosis, ctx.now(), createStyle(ctx.io.color))) ctx.print(line);
-  return EXIT.ok;
+    .action(
+      action(ctx, async (id: string, opts: WhyOptions) =>
+        (await import('../actions/why.js')).why(ctx, id, opts),
+      ),
+    );
 }

@@ -1,7 +1,7 @@
 /** The end of the demo: `rouse why`-style diagnoses for a few tasks, the hung task's history, a summary table. */
 import type { Task } from '@rouse/protocol';
 import type { Client } from '@rouse/sdk';
-import { renderEvents } from '../commands/show.js';
+import { renderEvents } from '../actions/show.js';
 import { renderDiagnosis } from '../format/diagnosis.js';
 import { renderTable } from '../format/table.js';
 import { formatAttempts, taskNote } from '../format/task.js';

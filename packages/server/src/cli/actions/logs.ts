@@ -1,0 +1,53 @@
+/** `rouse logs <id>`: a task's log lines, optionally following new ones live. */
+import type { LogLine } from '@rouse/protocol';
+import { createClient } from '../connection.js';
+import { type CliContext, EXIT } from '../context.js';
+import { createStyle, type Style } from '../format/style.js';
+import { formatClock } from '../format/time.js';
+
+export interface LogsOptions {
+  follow?: boolean;
+  after?: number;
+  json?: boolean;
+  url?: string;
+  token?: string;
+  dataDir?: string;
+}
+
+export function formatLogLine(l: LogLine, style: Style): string {
+  const stream = l.stream === 'stderr' ? style.red(l.stream) : style.dim(l.stream);
+  return `${style.dim(formatClock(l.at))} ${style.dim(`#${l.attempt}`)} ${stream}  ${l.text}`;
+}
+
+export async function logs(ctx: CliContext, id: string, opts: LogsOptions): Promise<number> {
+  const { client } = createClient(ctx, opts);
+  const style = createStyle(ctx.io.color);
+  if (!opts.follow) {
+    const res = await client.getLogs(id, opts.after === undefined ? {} : { after: opts.after });
+    if (opts.json) {
+      ctx.printJson({ lines: res.lines });
+      return EXIT.ok;
+    }
+    for (const l of res.lines) ctx.print(formatLogLine(l, style));
+    if (res.lines.length === 0) ctx.warn('(no log lines)');
+    return EXIT.ok;
+  }
+  const stop = new AbortController();
+  const interrupt = ctx.untilInterrupted(stop.signal);
+  void interrupt.done.then(() => stop.abort());
+  try {
+    const lines = client.followLogs(id, {
+      ...(opts.after === undefined ? {} : { after: opts.after }),
+      signal: stop.signal,
+    });
+    for await (const l of lines) {
+      ctx.print(opts.json ? JSON.stringify(l) : formatLogLine(l, style));
+    }
+  } catch (err) {
+    if (!stop.signal.aborted) throw err;
+  } finally {
+    stop.abort();
+    interrupt.dispose();
+  }
+  return EXIT.ok;
+}

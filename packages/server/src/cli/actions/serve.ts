@@ -1,0 +1,195 @@
+/**
+ * `rouse serve`: run the coordinator (HTTP API on SQLite, or on PostgreSQL shared with other
+ * coordinators) until SIGINT/SIGTERM.
+ */
+import { resolve } from 'node:path';
+import { pino } from 'pino';
+import { ValidationError } from '../../core/errors.js';
+import { startRouseServer } from '../../server.js';
+import { describeStore, explainStoreOpenFailure, isPassingStoreOpenFailure } from '../../server-store.js';
+import { DEFAULT_STORE_WAIT_MS } from '../commands/serve.js';
+import { resolveDataDir } from '../connection.js';
+import { type CliContext, CliError, EXIT } from '../context.js';
+import { prettyDestination } from '../format/log-line.js';
+import { createStyle } from '../format/style.js';
+import { renderPairs } from '../format/table.js';
+import { formatDuration } from '../format/time.js';
+import { rouseCommand, shellQuote } from '../invocation.js';
+import { watchParent } from '../parent-watch.js';
+import { parseInteger } from '../parse.js';
+import { storeConfig } from '../store-config.js';
+import type { StoreCliOptions } from '../store-options.js';
+
+export interface ServeOptions extends StoreCliOptions {
+  port: number;
+  host: string;
+  dataDir?: string;
+  db?: string;
+  logLevel: string;
+  metricsPublic?: boolean;
+  showTokens?: boolean;
+  shardLeaseTtl?: number;
+  storeWait?: number;
+  sweepInterval?: number;
+  coordinatorId?: string;
+  clockOffsetMs?: number;
+}
+
+/** The environment variable each token is read from. */
+const TOKEN_ENV_BY_NAME = {
+  admin: 'ROUSE_ADMIN_TOKEN',
+  agent: 'ROUSE_AGENT_TOKEN',
+  readonly: 'ROUSE_READONLY_TOKEN',
+} as const;
+
+/** The same, by the name of the option a validation error names. */
+const TOKEN_ENV: Record<string, string> = Object.fromEntries(
+  Object.entries(TOKEN_ENV_BY_NAME).map(([name, variable]) => [`${name}Token`, variable]),
+);
+
+export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
+  const { io, env } = ctx;
+  const style = createStyle(io.color);
+  const dataDir = resolveDataDir(ctx, opts.dataDir);
+  const destination = io.isTTY
+    ? prettyDestination((s) => io.out(s), style)
+    : { write: (s: string) => io.out(s) };
+  const logger = pino({ level: opts.logLevel, base: { pid: process.pid } }, destination);
+  const db = opts.db === undefined || opts.db === ':memory:' ? opts.db : resolve(ctx.deps.cwd, opts.db);
+  const store = storeConfig(ctx, opts);
+  if (opts.storeWait !== undefined && store?.kind !== 'postgres')
+    throw new CliError('--store-wait needs a PostgreSQL store: pass --store postgres://…', EXIT.usage);
+  const storeWaitMs = store?.kind === 'postgres' ? (opts.storeWait ?? DEFAULT_STORE_WAIT_MS) : 0;
+  const clockOffsetMs =
+    opts.clockOffsetMs ?? (env.ROUSE_CLOCK_OFFSET_MS ? parseInteger(env.ROUSE_CLOCK_OFFSET_MS) : 0);
+
+  let server: Awaited<ReturnType<typeof startRouseServer>>;
+  try {
+    server = await startRouseServer({
+      port: opts.port,
+      host: opts.host,
+      dataDir,
+      ...(db === undefined ? {} : { db }),
+      ...(store === undefined ? {} : { store, storeWaitMs }),
+      ...(clockOffsetMs === 0 ? {} : { clockOffsetMs }),
+      ...(opts.shardLeaseTtl === undefined ? {} : { shardLeaseTtlMs: opts.shardLeaseTtl }),
+      ...(opts.sweepInterval === undefined ? {} : { sweepIntervalMs: opts.sweepInterval }),
+      ...(opts.coordinatorId === undefined ? {} : { coordinatorId: opts.coordinatorId }),
+      ...(env.ROUSE_ADMIN_TOKEN ? { adminToken: env.ROUSE_ADMIN_TOKEN } : {}),
+      ...(env.ROUSE_AGENT_TOKEN ? { agentToken: env.ROUSE_AGENT_TOKEN } : {}),
+      ...(env.ROUSE_READONLY_TOKEN ? { readonlyToken: env.ROUSE_READONLY_TOKEN } : {}),
+      logLevel: opts.logLevel,
+      logger,
+      metricsPublic: Boolean(opts.metricsPublic),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new CliError(
+        `${opts.host}:${opts.port} is already in use. Is another \`rouse serve\` running? Pick another --port (0 = any free port).`,
+      );
+    }
+    if (code === 'EACCES')
+      throw new CliError(`not allowed to listen on ${opts.host}:${opts.port}: ${String(err)}`);
+    const storeFailure = explainStoreOpenFailure(err, store);
+    if (storeFailure) {
+      const waited = storeWaitMs > 0 && isPassingStoreOpenFailure(err);
+      throw new CliError(
+        waited
+          ? `${storeFailure} (gave up after ${formatDuration(storeWaitMs)}: --store-wait)`
+          : storeFailure,
+      );
+    }
+    // A token from the environment that is too weak: name the variable, not the option.
+    const issue =
+      err instanceof ValidationError
+        ? (err.details.issues as { path: string; message: string }[] | undefined)?.[0]
+        : undefined;
+    const envName = issue ? TOKEN_ENV[issue.path] : undefined;
+    if (issue && envName && env[envName]) throw new CliError(`${envName} ${issue.message}`, EXIT.usage);
+    throw err;
+  }
+
+  const tokenLine = (name: keyof typeof TOKEN_ENV_BY_NAME, value: string): string => {
+    const envName = TOKEN_ENV_BY_NAME[name];
+    const file = server.tokenFiles?.[name] ?? null;
+    const where = file ?? (env[envName] ? `from ${envName}` : 'given by option');
+    return opts.showTokens ? `${where}  ${style.yellow(value)}` : where;
+  };
+  const banner = [
+    `${style.bold('Rouse')} ${ctx.version} coordinator listening on ${style.bold(server.url)}`,
+    ...renderPairs(
+      [
+        ['data dir', server.dataDir],
+        ['store', describeStore(server.storeConfig)],
+        ['admin token', tokenLine('admin', server.adminToken)],
+        [
+          'agent token',
+          `${tokenLine('agent', server.agentToken)}  ${style.dim('(enrollment: agents register with it)')}`,
+        ],
+        ['read-only', tokenLine('readonly', server.readonlyToken)],
+        ['try', tryLine(ctx, opts.dataDir)],
+      ],
+      '  ',
+    ),
+    style.dim('Press Ctrl-C to stop.'),
+  ];
+  // keep stdout pure JSON lines when it is not a terminal: the banner goes to stderr then
+  const say = io.isTTY ? (s: string) => io.out(`${s}\n`) : (s: string) => io.err(`${s}\n`);
+  for (const line of banner) say(line);
+  // Behind a load balancer every coordinator must accept the same tokens: one made on this host is
+  // known only here.
+  const ownTokens = (Object.keys(TOKEN_ENV_BY_NAME) as (keyof typeof TOKEN_ENV_BY_NAME)[]).filter(
+    (name) => server.tokenFiles[name] !== null,
+  );
+  if (server.storeConfig.kind === 'postgres' && ownTokens.length > 0) {
+    const vars = ownTokens.map((name) => TOKEN_ENV_BY_NAME[name]).join(', ');
+    say(
+      style.yellow(
+        `warning: the ${ownTokens.join(', ')} token(s) come from this host's data directory; other coordinators on this store will not accept them. Set ${vars} to the same values on every coordinator.`,
+      ),
+    );
+  }
+
+  // Under npm (npx, npm exec, npm run) a signal to npm is not passed on: stop when npm goes away.
+  // Elsewhere the parent may go on purpose (`nohup rouse serve &`), and signals reach this process.
+  const orphaned = new AbortController();
+  let formerParent: number | null = null;
+  const stopWatching = env.npm_command
+    ? watchParent((pid) => {
+        formerParent = pid;
+        orphaned.abort();
+      })
+    : () => {};
+  const { done, dispose } = ctx.untilInterrupted(orphaned.signal);
+  const signal = await done;
+  dispose();
+  stopWatching();
+  if (formerParent !== null)
+    logger.info(
+      { parentPid: formerParent },
+      'the process that started rouse serve has exited; shutting down',
+    );
+  else logger.info({ signal }, 'shutting down');
+  const again = ctx.untilInterrupted();
+  void again.done.then((sig) => {
+    if (sig !== 'abort') {
+      ctx.warn(`received ${sig} again: exiting without a clean shutdown`);
+      process.exit(EXIT.error);
+    }
+  });
+  try {
+    await server.close();
+  } finally {
+    again.dispose();
+  }
+  logger.info('stopped');
+  return EXIT.ok;
+}
+
+/** The banner's "try" line, written the way this user runs rouse (`rouse`, `npx rouse`, …). */
+function tryLine(ctx: CliContext, dataDir: string | undefined): string {
+  const rouse = rouseCommand({ env: ctx.env, cwd: ctx.deps.cwd, script: ctx.deps.script });
+  const where = dataDir === undefined ? '' : ` --data-dir ${shellQuote(dataDir)}`;
+  return `${rouse} submit hello '{"n":1}'${where} && ${rouse} tasks${where}`;
+}

@@ -1,0 +1,23 @@
+/**
+ * The flags every client command accepts to find the coordinator. Kept apart from `connection.ts` (which
+ * resolves them and builds the HTTP client) so that registering a command loads no client code.
+ */
+import type { Command } from 'commander';
+
+/** Options every client command accepts. */
+export interface ConnectionOptions {
+  url?: string;
+  token?: string;
+  dataDir?: string;
+}
+
+/** Add `--url`, `--token` and `--data-dir` to a client command. */
+export function withConnectionOptions(cmd: Command): Command {
+  return cmd
+    .option('--url <url>', 'coordinator URL (env: ROUSE_URL; default: from <data-dir>/server.json)')
+    .option(
+      '--token <token>',
+      'bearer token, admin or read-only (env: ROUSE_TOKEN; default: <data-dir>/admin.token)',
+    )
+    .option('--data-dir <dir>', 'data directory of a local `rouse serve` (env: ROUSE_DATA_DIR)', undefined);
+}
