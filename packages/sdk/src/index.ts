@@ -10,7 +10,14 @@ import type { Json } from '@rouse/protocol';
 import type { TaskHandler } from './worker/task-context.js';
 
 export * from '@rouse/protocol';
-export type { ClientOptions, FetchedResult, ListTasksQuery, ResolvedClientOptions } from './client.js';
+export type {
+  AgentConditionEntry,
+  ClientOptions,
+  FetchedResult,
+  ListAgentsQuery,
+  ListTasksQuery,
+  ResolvedClientOptions,
+} from './client.js';
 export { Client, resolveClientOptions } from './client.js';
 export {
   ExecutionTimeoutError,
