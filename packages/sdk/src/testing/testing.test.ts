@@ -76,7 +76,10 @@ describe('testing helpers', () => {
     const run = await runHandler(
       async (_task, ctx) => {
         await ctx.withDependency('search', async () => 'hit');
-        const limited = Object.assign(new Error('slow down'), { status: 429, headers: { 'retry-after': '7' } });
+        const limited = Object.assign(new Error('slow down'), {
+          status: 429,
+          headers: { 'retry-after': '7' },
+        });
         await ctx.withDependency('openai', () => Promise.reject(limited)).catch(() => {});
         const first = await ctx.safePoint();
         return { first, second: await ctx.safePoint() };
