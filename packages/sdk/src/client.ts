@@ -231,8 +231,8 @@ export class Client {
   }
 
   /** `DELETE /v1/agents/{id}` — graceful leave; held tasks move to `timeout` at once. */
-  async leave(agentId: string): Promise<void> {
-    await this.http.json('DELETE', `/v1/agents/${id(agentId)}`, undefined);
+  async leave(agentId: string, options: Pick<CallOptions, 'timeoutMs' | 'signal'> = {}): Promise<void> {
+    await this.http.json('DELETE', `/v1/agents/${id(agentId)}`, undefined, options);
   }
 
   /** `GET /v1/agents?status=&agentType=&taskType=` — agents with their derived status and open conditions. */

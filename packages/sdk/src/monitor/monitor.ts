@@ -41,8 +41,8 @@ import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerWithWait } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
+import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
 import { WakeState } from '../runtime/wake-state.js';
-import { heartbeatTimeoutFor } from '../worker/options.js';
 import type { MonitorEvents } from './events.js';
 import { IterationClock } from './iteration-clock.js';
 import { checkMetadata, MAX_METADATA_BYTES, mergeMetadata } from './metadata.js';
@@ -337,10 +337,11 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     }
     this.state = 'stopping';
     await this.heartbeats.stop();
-    if (this.unsent || this.deps.pending) await this.beat(); // the last word: final progress, an error
+    // the last word (final progress, an error) — unless the coordinator is away: no waiting then
+    if ((this.unsent || this.deps.pending) && !this.connection.down) await this.beat();
     this.processMetrics.stop();
     try {
-      await this.agentClient!.leave(this.agentId!);
+      await this.agentClient!.leave(this.agentId!, { timeoutMs: leaveTimeoutMs(this.options) });
     } catch (error) {
       this.safeEmit('error', { error, op: 'leave' });
     }

@@ -13,8 +13,8 @@ import {
   resolveAgentIdentity,
 } from '../runtime/agent-identity.js';
 import { DEFAULT_START_TIMEOUT_MS } from '../runtime/register.js';
+import { checkTimings } from '../runtime/timing-options.js';
 import type { FetchFn } from '../transport.js';
-import { checkTimings } from '../worker/options.js';
 import { checkMetadata } from './metadata.js';
 
 export interface MonitorOptions extends AgentIdentityOptions {

@@ -30,15 +30,11 @@ import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerWithWait } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
+import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
 import { ClaimLoop } from './claim-loop.js';
 import type { WorkerEvents } from './events.js';
 import { LogBuffer } from './log-buffer.js';
-import {
-  heartbeatTimeoutFor,
-  type ResolvedWorkerOptions,
-  resolveWorkerOptions,
-  type WorkerOptions,
-} from './options.js';
+import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { splitHeartbeat } from './split-heartbeat.js';
 import { Spool } from './spool.js';
 import { minTaskIntervalMs, taskBeats } from './task-beats.js';
@@ -313,7 +309,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.heartbeats.stop();
     this.metrics.stop();
     try {
-      await this.agentApi().leave(this.agentId!);
+      await this.agentApi().leave(this.agentId!, { timeoutMs: leaveTimeoutMs(this.options) });
     } catch (error) {
       this.safeEmit('error', { error, op: 'leave' });
     }
