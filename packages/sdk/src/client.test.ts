@@ -54,7 +54,7 @@ describe('Client', () => {
       json(res, 404, { error: { code: 'not_found', message: 'no' } });
     });
     const client = new Client({ url: `${url}/`, token: 'secret' });
-    // a new task: the server leaves `deduplicated` out, the client says false
+    // a new task: the server sends no `deduplicated`; the client says false, not undefined
     expect(await client.createTask({ type: 'x', payload: { a: 1 } })).toEqual({
       task: { id: 't1' },
       deduplicated: false,
@@ -90,6 +90,59 @@ describe('Client', () => {
     const req = { type: 'x', idempotencyKey: 'k' };
     expect((await client.createTask(req)).deduplicated).toBe(false);
     expect((await client.createTask(req)).deduplicated).toBe(true);
+  });
+
+  it('reads the watchdog routes: agents by status, diagnosis, conditions, policies, a policy check', async () => {
+    const { url, seen } = await serve((req, body, res) => {
+      const u = new URL(req.url!, 'http://x');
+      if (u.pathname === '/v1/tasks') return json(res, 200, { task: { id: 'old' }, deduplicated: true });
+      if (u.pathname === '/v1/agents')
+        return json(res, 200, { agents: [{ id: 'agt_1', status: 'stalled' }] });
+      if (u.pathname === '/v1/agents/agt%2F1/diagnosis')
+        return json(res, 200, { agentId: 'agt/1', status: 'lost', summary: 'no heartbeat', reasons: [] });
+      if (u.pathname === '/v1/agents/agt_1/conditions')
+        return json(res, 200, { conditions: [{ condition: 'progress_stalled', closedAt: null }] });
+      if (u.pathname === '/v1/policies' && req.method === 'GET')
+        return json(res, 200, { source: null, loadedAt: 1, policies: [], taskTypes: {}, lastError: null });
+      if (u.pathname === '/v1/policies/check') {
+        const { file } = JSON.parse(body) as { file?: string };
+        return json(res, 200, {
+          valid: false,
+          errors: [{ file, line: 2, column: 3, path: 'x', message: 'm' }],
+        });
+      }
+      json(res, 404, { error: { code: 'not_found', message: 'no' } });
+    });
+    const client = new Client({ url, token: 'secret' });
+    expect(await client.createTask({ type: 'x', idempotencyKey: 'k' })).toEqual({
+      task: { id: 'old' },
+      deduplicated: true,
+    });
+    expect(
+      await client.listAgents({ status: ['stalled', 'lost'], agentType: 'bot', taskType: 'review' }),
+    ).toEqual([{ id: 'agt_1', status: 'stalled' }]);
+    const q = new URL(seen.at(-1)!.url, url).searchParams;
+    expect([q.get('status'), q.get('agentType'), q.get('taskType')]).toEqual([
+      'stalled,lost',
+      'bot',
+      'review',
+    ]);
+    await client.listAgents();
+    expect(seen.at(-1)!.url).toBe('/v1/agents');
+    expect((await client.diagnoseAgent('agt/1')).summary).toBe('no heartbeat');
+    expect(await client.agentConditions('agt_1', { open: false, limit: 5 })).toEqual([
+      { condition: 'progress_stalled', closedAt: null },
+    ]);
+    expect(seen.at(-1)!.url).toBe('/v1/agents/agt_1/conditions?open=false&limit=5');
+    await client.agentConditions('agt_1');
+    expect(seen.at(-1)!.url).toBe('/v1/agents/agt_1/conditions');
+    expect((await client.policies()).lastError).toBeNull();
+    const check = await client.checkPolicies('policies: [', 'rouse.yaml');
+    expect(check.valid).toBe(false);
+    expect(check.errors[0]).toMatchObject({ file: 'rouse.yaml', line: 2 });
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ source: 'policies: [', file: 'rouse.yaml' });
+    await client.checkPolicies('policies: []');
+    expect(JSON.parse(seen.at(-1)!.body)).toEqual({ source: 'policies: []' });
   });
 
   it('maps error bodies to RouseApiError and proxies and sockets to RouseNetworkError', async () => {
@@ -241,11 +294,12 @@ describe('Client', () => {
         return json(res, 404, { error: { code: 'not_found', message: 'no such task' } });
       // /v1/tasks/silent never answers
     });
+    // a generous limit for the calls that are answered (fetch's first request is slow on a busy machine)
     const client = new Client({
       url,
       token: 't',
       fetch: globalThis.fetch,
-      requestTimeoutMs: 50,
+      requestTimeoutMs: 5000,
       retry: fast,
     });
     expect((await client.getTask('flaky')).id).toBe('flaky');
@@ -255,7 +309,14 @@ describe('Client', () => {
       code: 'not_found',
       message: 'no such task',
     });
-    const err = await client
+    const impatient = new Client({
+      url,
+      token: 't',
+      fetch: globalThis.fetch,
+      requestTimeoutMs: 50,
+      retry: fast,
+    });
+    const err = await impatient
       .withToken('other')
       .getTask('silent')
       .catch((e: unknown) => e);

@@ -16,9 +16,11 @@
 import type {
   Agent,
   AgentCommand,
+  AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
   AppendLogsRequest,
+  CheckPoliciesResponse,
   CheckpointRequest,
   ClaimRequest,
   ClaimResponse,
@@ -30,6 +32,7 @@ import type {
   ListTasksResponse,
   LogLine,
   LogsResponse,
+  PoliciesResponse,
   RegisterAgentRequest,
   RegisterAgentResponse,
   ResultRef,
@@ -37,82 +40,17 @@ import type {
   Task,
   TaskEvent,
   TaskHeartbeatRequest,
-  TaskStatus,
   WriteOutcome,
 } from '@rouse/protocol';
-import { InvalidOptionError, RouseSdkError } from './errors.js';
-import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from './retry.js';
+import { type ClientOptions, type ResolvedClientOptions, resolveClientOptions } from './client-options.js';
+import type { AgentConditionEntry, FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
+import { RouseSdkError } from './errors.js';
 import { readSseJson } from './sse.js';
-import { type CallOptions, type FetchFn, Transport } from './transport.js';
+import { type CallOptions, Transport } from './transport.js';
 
-/** Options of {@link Client}. */
-export interface ClientOptions {
-  /** Base URL of the coordinator, e.g. `http://127.0.0.1:7070` (no `/v1`). */
-  url: string;
-  /** Bearer token: admin, read-only, enrollment or agent token (PROTOCOL.md "Auth"). */
-  token: string;
-  /** Send requests with this `fetch` implementation. @default node:http(s) with a keep-alive agent (cheaper per request than Node's fetch) */
-  fetch?: FetchFn;
-  /** Time limit of one request, the wait for the answer's body included. Long-poll claims get `waitMs` on top. @default 30000 */
-  requestTimeoutMs?: number;
-  /** Retry policy for retryable errors on calls that are safe to repeat. */
-  retry?: RetryOptions;
-}
+export { type ClientOptions, type ResolvedClientOptions, resolveClientOptions } from './client-options.js';
 
-/** {@link ClientOptions} with every default filled in. */
-export interface ResolvedClientOptions {
-  url: string;
-  token: string;
-  fetch: FetchFn | undefined;
-  requestTimeoutMs: number;
-  retry: ResolvedRetryOptions;
-}
-
-/** Fill defaults and reject bad values with an error naming the option and the rule. */
-export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
-  if (typeof options?.url !== 'string' || !/^https?:\/\/[^/]/.test(options.url)) {
-    throw new InvalidOptionError('url', 'must be an http(s) URL such as http://127.0.0.1:7070', options?.url);
-  }
-  if (typeof options.token !== 'string')
-    throw new InvalidOptionError('token', 'must be a string', options.token);
-  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
-    throw new InvalidOptionError('requestTimeoutMs', 'must be an integer >= 1', requestTimeoutMs);
-  }
-  const fetchFn = options.fetch;
-  if (fetchFn !== undefined && typeof fetchFn !== 'function') {
-    throw new InvalidOptionError('fetch', 'must be a function');
-  }
-  return {
-    url: options.url.replace(/\/+$/, ''),
-    token: options.token,
-    fetch: fetchFn,
-    requestTimeoutMs,
-    retry: resolveRetryOptions(options.retry),
-  };
-}
-
-/** Query of {@link Client.listTasks}. */
-export interface ListTasksQuery {
-  /** One status or several (any of them). */
-  status?: TaskStatus | TaskStatus[];
-  type?: string;
-  agentId?: string;
-  /** `key:value` pairs; a task must carry all of them. */
-  label?: string[];
-  /** Page size (1..1000). */
-  limit?: number;
-  /** `nextCursor` of the previous page. */
-  cursor?: string;
-}
-
-/** A stored result as fetched by {@link Client.getResult}. */
-export interface FetchedResult {
-  contentType: string;
-  body: Buffer;
-  /** The parsed body when the content type is JSON. */
-  json?: unknown;
-}
+export type { AgentConditionEntry, FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
 
 const id = encodeURIComponent;
 
@@ -147,12 +85,15 @@ export class Client {
 
   /**
    * `POST /v1/tasks`. Retried on transient errors only when `idempotencyKey` is set. `deduplicated` is
-   * always a boolean: true when the idempotency key named an existing task, which is returned instead.
+   * true when the key matched an existing task (which is returned), false for a new task.
    */
-  async createTask(req: CreateTaskRequest): Promise<CreateTaskResponse & { deduplicated: boolean }> {
-    const res = await this.http.json<CreateTaskResponse>('POST', '/v1/tasks', JSON.stringify(req), {
-      retry: req.idempotencyKey !== undefined,
-    });
+  async createTask(req: CreateTaskRequest): Promise<CreateTaskResponse> {
+    const res = await this.http.json<{ task: Task; deduplicated?: boolean }>(
+      'POST',
+      '/v1/tasks',
+      JSON.stringify(req),
+      { retry: req.idempotencyKey !== undefined },
+    );
     return { task: res.task, deduplicated: res.deduplicated === true };
   }
 
@@ -249,43 +190,85 @@ export class Client {
   /** `POST /v1/agents` (enrollment or admin token) → the agent, its token and heartbeat interval. */
   registerAgent(
     req: RegisterAgentRequest,
-    options: { retry?: boolean } = {},
+    options: Pick<CallOptions, 'retry' | 'signal' | 'timeoutMs'> = {},
   ): Promise<RegisterAgentResponse> {
-    return this.http.json('POST', '/v1/agents', JSON.stringify(req), { retry: options.retry ?? false });
+    return this.http.json('POST', '/v1/agents', JSON.stringify(req), {
+      ...options,
+      retry: options.retry ?? false,
+    });
   }
 
   /**
-   * `POST /v1/agents/{id}/claim` — long-polls up to `req.waitMs`; the request timeout is extended by it.
-   * Never retried: a lost answer would leave tasks claimed and unseen.
+   * `POST /v1/agents/{id}/claim` — long-polls up to `req.waitMs`; the request timeout is extended by it
+   * (`options.timeoutMs` replaces the whole limit). Never retried: a lost answer would leave tasks
+   * claimed and unseen.
    */
-  claim(agentId: string, req: ClaimRequest, options: { signal?: AbortSignal } = {}): Promise<ClaimResponse> {
-    const timeoutMs = this.options.requestTimeoutMs + (req.waitMs ?? 0);
+  claim(
+    agentId: string,
+    req: ClaimRequest,
+    options: Pick<CallOptions, 'signal' | 'timeoutMs'> = {},
+  ): Promise<ClaimResponse> {
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs + (req.waitMs ?? 0);
     return this.http.json('POST', `/v1/agents/${id(agentId)}/claim`, JSON.stringify(req), {
       timeoutMs,
       signal: options.signal,
     });
   }
 
-  /** `POST /v1/agents/{id}/heartbeat` — the agent's heartbeat carrying its tasks' heartbeats. */
-  agentHeartbeat(agentId: string, req: AgentHeartbeatRequest): Promise<AgentHeartbeatResponse> {
+  /**
+   * `POST /v1/agents/{id}/heartbeat` — the agent's heartbeat carrying its tasks' heartbeats. Retried;
+   * the runtimes give it a short `timeoutMs` so that a dead connection is noticed quickly.
+   */
+  agentHeartbeat(
+    agentId: string,
+    req: AgentHeartbeatRequest,
+    options: Pick<CallOptions, 'signal' | 'timeoutMs' | 'onRetry'> = {},
+  ): Promise<AgentHeartbeatResponse> {
     return this.http.json('POST', `/v1/agents/${id(agentId)}/heartbeat`, JSON.stringify(req), {
+      ...options,
       retry: true,
     });
   }
 
   /** `DELETE /v1/agents/{id}` — graceful leave; held tasks move to `timeout` at once. */
-  async leave(agentId: string): Promise<void> {
-    await this.http.json('DELETE', `/v1/agents/${id(agentId)}`, undefined);
+  async leave(agentId: string, options: Pick<CallOptions, 'timeoutMs' | 'signal'> = {}): Promise<void> {
+    await this.http.json('DELETE', `/v1/agents/${id(agentId)}`, undefined, options);
   }
 
-  /** `GET /v1/agents`. */
-  async listAgents(): Promise<Agent[]> {
-    return (await this.get<{ agents: Agent[] }>('/v1/agents')).agents;
+  /** `GET /v1/agents?status=&agentType=&taskType=` — agents with their derived status and open conditions. */
+  async listAgents(query: ListAgentsQuery = {}): Promise<Agent[]> {
+    const q = new URLSearchParams();
+    if (query.status !== undefined) q.set('status', [query.status].flat().join(','));
+    if (query.agentType !== undefined) q.set('agentType', query.agentType);
+    if (query.taskType !== undefined) q.set('taskType', query.taskType);
+    const qs = q.toString();
+    return (await this.get<{ agents: Agent[] }>(qs ? `/v1/agents?${qs}` : '/v1/agents')).agents;
   }
 
   /** `GET /v1/agents/{id}`. */
   async getAgent(agentId: string): Promise<Agent> {
     return (await this.get<{ agent: Agent }>(`/v1/agents/${id(agentId)}`)).agent;
+  }
+
+  /** `GET /v1/agents/{id}/diagnosis` — why the agent is in its status, with evidence and suggestions. */
+  diagnoseAgent(agentId: string): Promise<AgentDiagnosis> {
+    return this.get(`/v1/agents/${id(agentId)}/diagnosis`);
+  }
+
+  /**
+   * `GET /v1/agents/{id}/conditions?open=&limit=` — the agent's conditions, open and closed, newest
+   * first (`open: true` only the open ones, `false` only the closed ones).
+   */
+  async agentConditions(
+    agentId: string,
+    query: { open?: boolean; limit?: number } = {},
+  ): Promise<AgentConditionEntry[]> {
+    const q = new URLSearchParams();
+    if (query.open !== undefined) q.set('open', String(query.open));
+    if (query.limit !== undefined) q.set('limit', String(query.limit));
+    const qs = q.toString();
+    const path = `/v1/agents/${id(agentId)}/conditions${qs ? `?${qs}` : ''}`;
+    return (await this.get<{ conditions: AgentConditionEntry[] }>(path)).conditions;
   }
 
   /** `POST /v1/agents/{id}/commands` (admin) — `wake`, `restart` or `terminate`. */
@@ -351,6 +334,22 @@ export class Client {
       signal: options.signal,
     });
     return res.task;
+  }
+
+  // ---- policies ------------------------------------------------------------------------------
+
+  /** `GET /v1/policies` — the watchdog policies in force, their file, and the last refused reload. */
+  policies(): Promise<PoliciesResponse> {
+    return this.get('/v1/policies');
+  }
+
+  /**
+   * `POST /v1/policies/check` — validate a policy file's text (YAML) without applying it; `file` is the
+   * name errors are reported under. Answers whether or not the file is valid.
+   */
+  checkPolicies(source: string, file?: string): Promise<CheckPoliciesResponse> {
+    const body = JSON.stringify(file === undefined ? { source } : { source, file });
+    return this.http.json('POST', '/v1/policies/check', body, { retry: true });
   }
 
   // ---- events and health -----------------------------------------------------------------------

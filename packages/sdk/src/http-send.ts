@@ -11,6 +11,16 @@ import {
   type IncomingMessage,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+
+/**
+ * TCP keepalive probes start after a connection has been idle this long. A long-poll claim is idle
+ * for up to its whole wait: with probes, a peer that vanished and answers with a reset (a restarted
+ * host, a load balancer that dropped the connection) is noticed in about a second instead of at the
+ * request timeout. (Node 20 sets only the initial delay; the probe interval and count stay the
+ * system's, so a peer that answers nothing at all is found by the heartbeat's short timeout instead.)
+ */
+export const TCP_KEEPALIVE_DELAY_MS = 1000;
 
 export interface RawResponse {
   status: number;
@@ -33,16 +43,27 @@ export type Send = ((
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ) => Promise<RawResponse>) & {
-  /** Close idle keep-alive connections. */
+  /**
+   * Close idle keep-alive connections (after a lost connection they may be dead too: the next
+   * request should open a fresh one).
+   */
   close?: () => void;
 };
 
 /** A sender on node:http(s) with its own keep-alive agent (idle sockets do not keep the process alive). */
 export function createNodeSend(baseUrl: string): Send {
   const https = baseUrl.startsWith('https:');
-  const agent = https
-    ? new HttpsAgent({ keepAlive: true, scheduling: 'lifo' })
-    : new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
+  const options = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_DELAY_MS, scheduling: 'lifo' as const };
+  const agent = https ? new HttpsAgent(options) : new HttpAgent(options);
+  // The agent turns TCP keepalive on only when a socket goes back to the pool; a fresh socket's first
+  // request (often a long-poll) would run without it.
+  const onSocket = (socket: Socket): void => {
+    if (!probed.has(socket)) {
+      probed.add(socket);
+      socket.setKeepAlive(true, TCP_KEEPALIVE_DELAY_MS);
+    }
+  };
+  const probed = new WeakSet<Socket>();
   const request = https ? httpsRequest : httpRequest;
 
   const attempt = (
@@ -91,6 +112,7 @@ export function createNodeSend(baseUrl: string): Send {
       }, timeoutMs);
       timer.unref();
       signal?.addEventListener('abort', onAbort, { once: true });
+      req.once('socket', onSocket);
       req.on('error', (err: NodeJS.ErrnoException) => {
         // The server closed an idle keep-alive socket just as it was reused: the request never
         // reached it, so sending again is safe (the Node docs' recommended handling).
@@ -112,8 +134,12 @@ export function createNodeSend(baseUrl: string): Send {
       req.end(body);
     });
 
-  return (method, url, headers, body, timeoutMs, signal) =>
+  const send: Send = (method, url, headers, body, timeoutMs, signal) =>
     attempt(method, url, headers, body, timeoutMs, signal, true);
+  send.close = () => {
+    for (const sockets of Object.values(agent.freeSockets)) for (const s of sockets ?? []) s.destroy();
+  };
+  return send;
 }
 
 /** A sender on a `fetch` implementation. */

@@ -2,6 +2,8 @@
  * `@rouse/sdk` — what an agent installs to work with a Rouse coordinator:
  * - {@link Client}: the typed HTTP client, one method per endpoint;
  * - {@link Worker}: the worker runtime (claim loop, heartbeats, checkpoints, logs, spool, shutdown);
+ * - {@link monitor} / {@link Monitor}, {@link monitored}, {@link trackIteration}: monitor mode, the
+ *   watchdog's heartbeats for agents that are not task workers;
  * - the errors a handler throws or sees ({@link NonRetryableError}, {@link LeaseLostError}, ...);
  * - the protocol's types, re-exported.
  * Test helpers live in `@rouse/sdk/testing`.
@@ -10,7 +12,14 @@ import type { Json } from '@rouse/protocol';
 import type { TaskHandler } from './worker/task-context.js';
 
 export * from '@rouse/protocol';
-export type { ClientOptions, FetchedResult, ListTasksQuery, ResolvedClientOptions } from './client.js';
+export type {
+  AgentConditionEntry,
+  ClientOptions,
+  FetchedResult,
+  ListAgentsQuery,
+  ListTasksQuery,
+  ResolvedClientOptions,
+} from './client.js';
 export { Client, resolveClientOptions } from './client.js';
 export {
   ExecutionTimeoutError,
@@ -25,7 +34,16 @@ export {
   WorkerShutdownError,
 } from './errors.js';
 export { type Logger, noopLogger } from './logger.js';
+export type { MonitorEvents } from './monitor/events.js';
+export { Monitor, type MonitorStatus, monitor } from './monitor/monitor.js';
+export { monitored, trackIteration } from './monitor/monitored.js';
+export type { MonitorOptions, ResolvedMonitorOptions } from './monitor/options.js';
+export { MONITOR_DEFAULTS, resolveMonitorOptions } from './monitor/options.js';
 export { backoffDelayMs, RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOptions } from './retry.js';
+export type { AgentIdentityOptions } from './runtime/agent-identity.js';
+export type { DependencyObservation } from './runtime/classify-dependency.js';
+export type { DependencyReportOptions } from './runtime/dependencies.js';
+export type { RuntimeErrorEvent } from './runtime/safe-emit.js';
 export type { FetchFn } from './transport.js';
 export type { SpoolOutcome, WorkerEvents } from './worker/events.js';
 export type { ResolvedWorkerOptions, WorkerOptions } from './worker/options.js';

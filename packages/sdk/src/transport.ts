@@ -20,6 +20,8 @@ export interface CallOptions {
   /** Overrides the transport's request timeout (long-polls need more than their `waitMs`). */
   timeoutMs?: number;
   signal?: AbortSignal | undefined;
+  /** Told of each failed try that will be retried (e.g. to notice a lost connection at the first one). */
+  onRetry?: ((error: unknown, attempt: number) => void) | undefined;
 }
 
 export interface TransportConfig {
@@ -61,7 +63,7 @@ export class Transport {
     return new Transport({ ...this.config, token }, this.send);
   }
 
-  /** Close idle keep-alive connections (of every transport sharing the pool). */
+  /** Close idle keep-alive connections (of every transport sharing the pool); the transport stays usable. */
   close(): void {
     this.send.close?.();
   }
@@ -138,6 +140,7 @@ export class Transport {
         return await this.once(method, path, body, headers, options, read);
       } catch (err) {
         if (!options.retry || attempt >= policy.attempts || !isRetryable(err)) throw err;
+        options.onRetry?.(err, attempt);
         await sleepMs(backoffDelayMs(attempt, policy), options.signal);
       }
     }

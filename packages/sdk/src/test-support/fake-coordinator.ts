@@ -6,7 +6,15 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentCommand, Json, Task, TaskBeat, TaskError } from '@rouse/protocol';
+import type {
+  AgentCommand,
+  AgentHeartbeatRequest,
+  Json,
+  RegisterAgentRequest,
+  Task,
+  TaskBeat,
+  TaskError,
+} from '@rouse/protocol';
 import { mockTask } from '../testing/index.js';
 
 export interface Recorded {
@@ -32,6 +40,20 @@ export class FakeCoordinator extends EventEmitter {
   readonly logs: { taskId: string; lines: { stream?: string; text: string }[] }[] = [];
   /** Tasks whose lease is gone: heartbeats answer ok:false, writes 409 stale_version. */
   readonly stale = new Set<string>();
+  /**
+   * Tasks an operator cancelled, answered as the real coordinator does: a beat gets `cancelled` (and a
+   * `cancel` command with it), a complete/fail 409 `invalid_transition` from `cancelled`, a completion
+   * folded into a claim `invalid_transition` without details.
+   */
+  readonly cancelled = new Set<string>();
+  /** The last progress and phase each task's beats carried (what the task shows). */
+  readonly taskProgress = new Map<string, { progress: number | undefined; phase: string | undefined }>();
+  /** Every registration body, in order. */
+  readonly registrations: RegisterAgentRequest[] = [];
+  /** Agent ids that left (DELETE). */
+  readonly left: string[] = [];
+  /** When set, registration needs this enrollment token (else 401). */
+  enrollToken: string | undefined;
   commands: AgentCommand[] = [];
   heartbeatIntervalMs = 60_000;
   agentToken = 'agent-token-1';
@@ -107,6 +129,13 @@ export class FakeCoordinator extends EventEmitter {
     });
   }
 
+  /** The agent heartbeat bodies received so far. */
+  agentBeats(): AgentHeartbeatRequest[] {
+    return this.requests
+      .filter((r) => r.method === 'POST' && /^\/v1\/agents\/[^/]+\/heartbeat$/.test(r.path))
+      .map((r) => r.body as AgentHeartbeatRequest);
+  }
+
   /** Resolve once `check()` holds (re-checked after every handled request). */
   waitUntil(check: () => boolean): Promise<void> {
     if (check()) return Promise.resolve();
@@ -123,34 +152,56 @@ export class FakeCoordinator extends EventEmitter {
 
   private async route(r: Recorded, res: ServerResponse, auth: string): Promise<void> {
     const p = r.path;
+    const token = auth.replace(/^Bearer /, '');
     if (r.method === 'POST' && p === '/v1/agents') {
+      if (this.enrollToken !== undefined && token !== this.enrollToken)
+        return error(res, 401, 'unauthorized', 'not an enrollment token');
+      const body = r.body as RegisterAgentRequest;
+      const incarnation =
+        body.key === undefined ? 1 : this.registrations.filter((x) => x.key === body.key).length + 1;
+      this.registrations.push(body);
       return send(res, 201, {
-        agent: { id: 'agt_1', agentType: (r.body as { agentType: string }).agentType },
+        agent: { id: 'agt_1', agentType: body.agentType, key: body.key ?? null, incarnation },
         token: this.agentToken,
         heartbeatIntervalMs: this.heartbeatIntervalMs,
+        incarnation,
       });
     }
-    const token = auth.replace(/^Bearer /, '');
     if (token !== this.agentToken && !this.acceptedTokens.has(token))
       return error(res, 403, 'forbidden', 'not this agent');
     if (r.method === 'POST' && /^\/v1\/agents\/[^/]+\/claim$/.test(p)) return this.claim(r, res);
     if (r.method === 'POST' && /^\/v1\/agents\/[^/]+\/heartbeat$/.test(p)) {
       const beats = (r.body as { tasks?: TaskBeat[] }).tasks ?? [];
-      const tasks = beats.map((b) =>
-        this.stale.has(b.taskId)
-          ? { taskId: b.taskId, ok: false, code: 'stale_version' }
-          : { taskId: b.taskId, ok: true, leaseExpiresAt: Date.now() + 15000 },
-      );
+      const tasks = beats.map((b) => {
+        if (this.stale.has(b.taskId)) return { taskId: b.taskId, ok: false, code: 'stale_version' };
+        if (this.cancelled.has(b.taskId)) {
+          this.commands.push({ type: 'cancel', taskId: b.taskId, reason: 'the task was cancelled' });
+          return { taskId: b.taskId, ok: false, code: 'cancelled' };
+        }
+        this.taskProgress.set(b.taskId, { progress: b.progress, phase: b.phase });
+        return { taskId: b.taskId, ok: true, leaseExpiresAt: Date.now() + 15000 };
+      });
       const commands = this.commands;
       this.commands = [];
       return send(res, 200, { heartbeatIntervalMs: this.heartbeatIntervalMs, tasks, commands });
     }
-    if (r.method === 'DELETE' && /^\/v1\/agents\/[^/]+$/.test(p)) return send(res, 204);
+    if (r.method === 'DELETE' && /^\/v1\/agents\/[^/]+$/.test(p)) {
+      this.left.push(p.split('/')[3]!);
+      return send(res, 204);
+    }
     const m = p.match(/^\/v1\/tasks\/([^/]+)\/(complete|fail|logs|checkpoint|result)$/);
     if (!m) return error(res, 404, 'not_found', `no route ${r.method} ${p}`);
     const taskId = m[1]!;
     if (this.stale.has(taskId))
       return error(res, 409, 'stale_version', 'version is not current', { currentVersion: 99 });
+    if (this.cancelled.has(taskId) && m[2] !== 'logs') {
+      const to = m[2] === 'complete' ? 'completed' : m[2] === 'fail' ? 'failed' : 'running';
+      return error(res, 409, 'invalid_transition', `task ${taskId} cannot go from cancelled to ${to}`, {
+        taskId,
+        from: 'cancelled',
+        to,
+      });
+    }
     const body = r.body as { version: number; result?: Json; error?: TaskError; lines?: { text: string }[] };
     switch (m[2]) {
       case 'complete':
@@ -185,6 +236,7 @@ export class FakeCoordinator extends EventEmitter {
     };
     const completed = (req.complete ?? []).map((c) => {
       if (this.stale.has(c.taskId)) return { taskId: c.taskId, ok: false, code: 'stale_version' };
+      if (this.cancelled.has(c.taskId)) return { taskId: c.taskId, ok: false, code: 'invalid_transition' };
       this.completed.set(c.taskId, { version: c.version, result: c.result, via: 'claim' });
       return { taskId: c.taskId, ok: true };
     });

@@ -1,5 +1,6 @@
 /** Shared set-up of the SDK tests: a fake coordinator, a worker against it, cleanup when the test ends. */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
@@ -16,9 +17,21 @@ export async function startHarness(
   setup?: (fake: FakeCoordinator, worker: Worker) => void,
 ): Promise<{ fake: FakeCoordinator; worker: Worker; spoolDir: string }> {
   const fake = await startFakeCoordinator();
+  onTestFinished(() => fake.close());
+  const worker = await createTestWorker(fake.url, options);
+  setup?.(fake, worker);
+  await worker.start();
+  return { fake, worker, spoolDir: worker.options.spoolDir };
+}
+
+/**
+ * A worker (not started) with fast, quiet test settings against `url`, stopped and its spool removed
+ * when the test ends.
+ */
+export async function createTestWorker(url: string, options: TestWorkerOptions): Promise<Worker> {
   const spoolDir = await mkdtemp(join(tmpdir(), 'rouse-sdk-test-'));
   const worker = new Worker({
-    url: fake.url,
+    url,
     token: 'enroll-token',
     agentType: 'test-agent',
     taskTypes: ['test'],
@@ -30,15 +43,12 @@ export async function startHarness(
     requestTimeoutMs: 5000,
     ...options,
   });
-  setup?.(fake, worker);
   onTestFinished(async () => {
     await worker.stop({ graceful: false });
-    await fake.close();
     await rm(spoolDir, { recursive: true, force: true });
     await rm(worker.options.spoolDir, { recursive: true, force: true });
   });
-  await worker.start();
-  return { fake, worker, spoolDir: worker.options.spoolDir };
+  return worker;
 }
 
 /** A promise with its resolve function, for handlers that wait on the test. */
@@ -60,4 +70,26 @@ export function nextEvent<K extends keyof WorkerEvents>(worker: Worker, event: K
       resolve(args as WorkerEvents[K]),
     );
   });
+}
+
+/** `promise`, or a rejection naming `what` when it takes longer than `ms` (a bounded wait). */
+export async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A port on 127.0.0.1 that nothing listens on (yet). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

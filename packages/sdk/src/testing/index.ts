@@ -10,9 +10,10 @@ import { runHandler } from '@rouse/sdk/testing';
  * expect(run.progress.at(-1)).toEqual({ value: 1, phase: 'done' });
  */
 import { createHash } from 'node:crypto';
-import type { Json, ResultRef, Task } from '@rouse/protocol';
+import type { DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import { systemNow } from '../clock.js';
 import { TaskCancelledError } from '../errors.js';
+import { classifyError, classifyValue, type DependencyObservation } from '../runtime/classify-dependency.js';
 import type { TaskContext, TaskHandler } from '../worker/task-context.js';
 import { TaskRun, type TaskRunHost } from '../worker/task-run.js';
 
@@ -85,6 +86,11 @@ export interface MockContext {
   logs: { stream: string; text: string }[];
   /** Every `ctx.uploadResult` call. */
   uploads: { body: Buffer; contentType: string | undefined }[];
+  /**
+   * What every `ctx.withDependency` call revealed, in order (`state` undefined: the error said nothing
+   * about the service). Classified as the worker does.
+   */
+  dependencies: { name: string; state: DependencyState | undefined; retryAfterMs?: number }[];
   /** True once the handler called `ctx.executionDone()`. */
   readonly executionDone: boolean;
   /** Abort `ctx.signal`, as a lost lease, a cancel or a shutdown would. @default reason TaskCancelledError */
@@ -103,6 +109,7 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
     checkpoints: [] as MockContext['checkpoints'],
     logs: [] as MockContext['logs'],
     uploads: [] as MockContext['uploads'],
+    dependencies: [] as MockContext['dependencies'],
     get executionDone() {
       return executionDone;
     },
@@ -124,6 +131,21 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
         contentType: contentType ?? 'application/octet-stream',
         sha256: createHash('sha256').update(bytes).digest('hex'),
       };
+    },
+    async withDependency(_run, name, fn) {
+      const record = (o: DependencyObservation | undefined): void => {
+        const entry: MockContext['dependencies'][number] = { name, state: o?.state };
+        if (o?.retryAfterMs !== undefined) entry.retryAfterMs = o.retryAfterMs;
+        mock.dependencies.push(entry);
+      };
+      try {
+        const value = await fn();
+        record(classifyValue(value, systemNow()));
+        return value;
+      } catch (err) {
+        record(classifyError(err, systemNow()));
+        throw err;
+      }
     },
     onError(_run, err) {
       throw err;

@@ -71,4 +71,27 @@ describe('testing helpers', () => {
     expect(ref).toMatchObject({ sizeBytes: 5, contentType: 'text/plain' });
     expect(mock.uploads[0]!.body.toString()).toBe('hello');
   });
+
+  it('records what ctx.withDependency calls revealed, and safePoint() consumes a wake', async () => {
+    const run = await runHandler(
+      async (_task, ctx) => {
+        await ctx.withDependency('search', async () => 'hit');
+        const limited = Object.assign(new Error('slow down'), {
+          status: 429,
+          headers: { 'retry-after': '7' },
+        });
+        await ctx.withDependency('openai', () => Promise.reject(limited)).catch(() => {});
+        const first = await ctx.safePoint();
+        return { first, second: await ctx.safePoint() };
+      },
+      {},
+      { during: (m) => m.wake('replan') },
+    );
+    expect(run.error).toBeUndefined();
+    expect(run.dependencies).toEqual([
+      { name: 'search', state: 'up' },
+      { name: 'openai', state: 'rate_limited', retryAfterMs: 7000 },
+    ]);
+    expect(run.result).toEqual({ first: true, second: false });
+  });
 });

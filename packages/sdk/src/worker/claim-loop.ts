@@ -9,6 +9,10 @@
  *   when the queue is empty, and under load every claim returns at once anyway.
  * - A completion that cannot ride a claim (no free slot, loop stopping, the claim failed, the loop
  *   backing off) goes back to the worker to be sent by `POST /complete` (and spooled if need be).
+ * - When the worker learns that its connection died (a heartbeat timed out), {@link ClaimLoop.interrupt}
+ *   aborts the claims in flight — a long-poll on a dead keep-alive socket would otherwise wait for its
+ *   whole timeout — and backs off; when the connection is back, {@link ClaimLoop.reconnect} ends the
+ *   backoff (and replaces a long-poll that may sit on a dead socket).
  */
 import type { ClaimCompletion, ClaimRequest, ClaimResponse, Task, WriteOutcome } from '@rouse/protocol';
 
@@ -32,6 +36,8 @@ export interface ClaimLoopDeps<C extends Carried> {
   onUncarried(items: C[]): void;
   /** A claim succeeded (the coordinator is reachable). */
   onReachable(): void;
+  /** True while the worker considers its connection lost. */
+  connectionDown(): boolean;
   onError(err: unknown): void;
   /** Wait before the next claim after `failures` consecutive failed claims. */
   backoffMs(failures: number): number;
@@ -44,6 +50,9 @@ export class ClaimLoop<C extends Carried> {
   private scheduled = false;
   private reserved = 0;
   private longPoll: AbortController | undefined;
+  /** The long-poll in flight was sent while the connection was down. */
+  private longPollWhileDown = false;
+  private carrierAbort: AbortController | undefined;
   private carrier: Promise<void> | undefined;
   private backoffTimer: NodeJS.Timeout | undefined;
   private failures = 0;
@@ -68,6 +77,28 @@ export class ClaimLoop<C extends Carried> {
     if (this.scheduled || !this.running) return;
     this.scheduled = true;
     setImmediate(this.pump);
+  }
+
+  /** The connection is lost: abort the claims in flight (their sockets with them) and back off. */
+  interrupt(): void {
+    this.longPoll?.abort(INTERRUPTED);
+    this.carrierAbort?.abort(INTERRUPTED);
+  }
+
+  /**
+   * The connection is back: claim now. With `replaceStale` (the outage had timeouts: connections may
+   * have died silently), a long-poll sent during the outage is replaced by a fresh one. Not otherwise:
+   * aborting a live long-poll risks the coordinator handing it a task just as its socket goes.
+   */
+  reconnect(replaceStale: boolean): void {
+    if (!this.running) return;
+    if (replaceStale && this.longPoll !== undefined && this.longPollWhileDown) this.longPoll.abort(RESTART);
+    if (this.backoffTimer !== undefined) {
+      clearTimeout(this.backoffTimer);
+      this.backoffTimer = undefined;
+      this.failures = 0;
+    }
+    this.schedule();
   }
 
   /**
@@ -123,26 +154,36 @@ export class ClaimLoop<C extends Carried> {
     const req: ClaimRequest = { types: this.deps.types, max, waitMs, start: true };
     if (items) req.complete = items.map((c) => c.wire);
     const ac = new AbortController();
-    if (!items) this.longPoll = ac;
+    if (items) this.carrierAbort = ac;
+    else {
+      this.longPoll = ac;
+      this.longPollWhileDown = this.deps.connectionDown();
+    }
     this.reserved += max;
     let res: ClaimResponse;
     try {
       res = await this.deps.claim(req, ac.signal);
     } catch (err) {
       this.reserved -= max;
-      if (!items) this.longPoll = undefined;
+      this.release(ac, items);
       if (items) this.deps.onUncarried(items);
-      if (ac.signal.aborted || !this.running) return;
-      this.failures++;
-      this.deps.onError(err);
-      this.backoffTimer = setTimeout(() => {
-        this.backoffTimer = undefined;
+      if (!this.running) return;
+      if (ac.signal.aborted && ac.signal.reason === RESTART) {
         this.schedule();
-      }, this.deps.backoffMs(this.failures));
+        return;
+      }
+      if (!ac.signal.aborted) this.deps.onError(err);
+      this.failures++;
+      if (this.backoffTimer === undefined) {
+        this.backoffTimer = setTimeout(() => {
+          this.backoffTimer = undefined;
+          this.schedule();
+        }, this.deps.backoffMs(this.failures));
+      }
       return;
     }
     this.reserved -= max;
-    if (!items) this.longPoll = undefined;
+    this.release(ac, items);
     this.failures = 0;
     if (items) {
       const outcomes = res.completed ?? [];
@@ -155,4 +196,14 @@ export class ClaimLoop<C extends Carried> {
     this.deps.onReachable();
     this.schedule();
   }
+
+  private release(ac: AbortController, items: C[] | undefined): void {
+    if (items) {
+      if (this.carrierAbort === ac) this.carrierAbort = undefined;
+    } else if (this.longPoll === ac) this.longPoll = undefined;
+  }
 }
+
+/** Abort reasons: the connection died (back off), or a stale long-poll is replaced (claim again now). */
+const INTERRUPTED = new Error('claim interrupted: the connection to the coordinator was lost');
+const RESTART = new Error('claim replaced: the connection to the coordinator is back');

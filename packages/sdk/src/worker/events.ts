@@ -11,6 +11,7 @@ import type {
   Task,
   TaskError,
 } from '@rouse/protocol';
+import type { RuntimeErrorEvent } from '../runtime/safe-emit.js';
 
 /** What happened to a spooled report when the worker delivered it. */
 export type SpoolOutcome = 'delivered' | 'superseded' | 'rejected';
@@ -26,10 +27,14 @@ export interface WorkerEvents {
   failed: [{ task: Task; error: TaskError }];
   /** The lease is gone (`code`: stale_version, not_found, forbidden, ...): signal aborted, result dropped. */
   leaseLost: [{ task: Task; code: string }];
-  /** A `cancel` command arrived: signal aborted, nothing is reported. */
+  /** A cancelled task: its signal aborted with `TaskCancelledError`, nothing is reported for it. */
   cancelled: [{ task: Task; reason: string | undefined }];
   /** Something went wrong that the runtime handles itself (retry, spool, backoff); for logs and metrics. */
-  error: [{ error: unknown; op: string; taskId?: string }];
+  error: [RuntimeErrorEvent];
+  /** The connection to the coordinator was lost (a request failed at the network level); claims are interrupted. */
+  disconnected: [{ error: unknown }];
+  /** It is back after `downMs`; claiming resumes at once. */
+  reconnected: [{ downMs: number }];
   /** An agent heartbeat was answered. */
   heartbeat: [{ request: AgentHeartbeatRequest; response: AgentHeartbeatResponse }];
   /** A command arrived with a heartbeat answer (after the runtime acted on it). */

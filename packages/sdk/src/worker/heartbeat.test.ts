@@ -2,9 +2,10 @@ import type { AgentHeartbeatRequest, TaskBeat } from '@rouse/protocol';
 import { MAX_HEARTBEAT_BYTES } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError, TaskCancelledError } from '../errors.js';
+import { jitteredDelayMs } from '../runtime/heartbeat-loop.js';
 import type { Recorded } from '../test-support/fake-coordinator.js';
 import { deferred, nextEvent, startHarness } from '../test-support/harness.js';
-import { jitteredDelayMs, splitHeartbeat } from './heartbeat-loop.js';
+import { splitHeartbeat } from './split-heartbeat.js';
 
 const isBeat = (r: Recorded): boolean => r.path.endsWith('/heartbeat');
 const beatTasks = (r: Recorded): TaskBeat[] => (r.body as AgentHeartbeatRequest).tasks ?? [];

@@ -8,10 +8,17 @@ import { InvalidOptionError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { noopLogger } from '../logger.js';
 import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from '../retry.js';
+import {
+  type AgentIdentityOptions,
+  type ResolvedAgentIdentity,
+  resolveAgentIdentity,
+} from '../runtime/agent-identity.js';
+import { DEFAULT_START_TIMEOUT_MS } from '../runtime/register.js';
+import { checkTimings } from '../runtime/timing-options.js';
 import type { FetchFn } from '../transport.js';
 import type { TaskHandler } from './task-context.js';
 
-export interface WorkerOptions {
+export interface WorkerOptions extends AgentIdentityOptions {
   /** Base URL of the coordinator, e.g. `http://127.0.0.1:7070`. */
   url: string;
   /** Enrollment (or admin) token used once to register; the worker then acts with its agent token. */
@@ -32,6 +39,17 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Heartbeat interval; tasks with a shorter `timing.heartbeatIntervalMs` beat faster. @default the coordinator's (register response) */
   heartbeatIntervalMs?: number;
+  /**
+   * Time limit of one heartbeat request. Short on purpose: a heartbeat that times out is how the worker
+   * notices a connection that died silently (it then aborts its long-poll claim and reconnects).
+   * @default the heartbeat interval, within [1000, 5000]
+   */
+  heartbeatTimeoutMs?: number;
+  /**
+   * How long `start()` waits for a coordinator that is not up yet (retrying registration with backoff,
+   * each wait logged); 0 fails at the first refusal. @default 60000
+   */
+  startTimeoutMs?: number;
   /** Long-poll wait of a claim (0..60000). @default 20000 */
   waitMs?: number;
   /** Directory of the spool of undelivered results. @default `${os.tmpdir()}/rouse-spool/${agentType}` */
@@ -44,7 +62,7 @@ export interface WorkerOptions {
   shutdownGraceMs?: number;
   /** Retry policy of transient network errors (requests and the claim loop's backoff). */
   retry?: RetryOptions;
-  /** Time limit of one request (claims get `waitMs` on top). @default 30000 */
+  /** Time limit of one request; a long-poll claim gets `waitMs` + min(this, 5000). @default 30000 */
   requestTimeoutMs?: number;
   /** How often buffered `ctx.log` lines are sent. @default 250 */
   logFlushIntervalMs?: number;
@@ -52,7 +70,7 @@ export interface WorkerOptions {
   fetch?: FetchFn;
 }
 
-export interface ResolvedWorkerOptions {
+export interface ResolvedWorkerOptions extends ResolvedAgentIdentity {
   url: string;
   token: string;
   agentType: string;
@@ -63,6 +81,9 @@ export interface ResolvedWorkerOptions {
   handlers: Map<string, TaskHandler>;
   concurrency: number;
   heartbeatIntervalMs: number | undefined;
+  /** undefined: derived from the interval ({@link heartbeatTimeoutFor}). */
+  heartbeatTimeoutMs: number | undefined;
+  startTimeoutMs: number;
   waitMs: number;
   spoolDir: string;
   logger: Logger;
@@ -81,6 +102,7 @@ export const WORKER_DEFAULTS = Object.freeze({
   shutdownGraceMs: 10_000,
   requestTimeoutMs: 30_000,
   logFlushIntervalMs: 250,
+  startTimeoutMs: DEFAULT_START_TIMEOUT_MS,
 });
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -139,12 +161,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new InvalidOptionError('concurrency', 'must be an integer from 1 to 1000', concurrency);
   }
-  if (
-    o.heartbeatIntervalMs !== undefined &&
-    (!Number.isInteger(o.heartbeatIntervalMs) || o.heartbeatIntervalMs < 10)
-  ) {
-    throw new InvalidOptionError('heartbeatIntervalMs', 'must be an integer >= 10', o.heartbeatIntervalMs);
-  }
+  checkTimings(o);
   const waitMs = o.waitMs ?? WORKER_DEFAULTS.waitMs;
   if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > 60_000) {
     throw new InvalidOptionError('waitMs', 'must be an integer from 0 to 60000', waitMs);
@@ -187,6 +204,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     handlers,
     concurrency,
     heartbeatIntervalMs: o.heartbeatIntervalMs,
+    heartbeatTimeoutMs: o.heartbeatTimeoutMs,
+    startTimeoutMs: o.startTimeoutMs ?? WORKER_DEFAULTS.startTimeoutMs,
+    ...resolveAgentIdentity(o),
     waitMs,
     spoolDir: o.spoolDir ?? join(tmpdir(), 'rouse-spool', o.agentType),
     logger: o.logger ?? noopLogger,

@@ -7,14 +7,17 @@
 import type { Json, TaskError } from '@rouse/protocol';
 import { MAX_INLINE_RESULT_BYTES } from '@rouse/protocol';
 import type { Client } from '../client.js';
-import { isRetryable, NonRetryableError, RouseApiError } from '../errors.js';
+import { isRetryable, NonRetryableError, RouseApiError, WorkerShutdownError } from '../errors.js';
 
 export type Report =
   | { kind: 'complete'; taskId: string; version: number; result?: Json }
   | { kind: 'fail'; taskId: string; version: number; error: TaskError };
 
-/** The coordinator's answer to a report: accepted, or refused with a code (the attempt is superseded). */
-export type ReportOutcome = { ok: true } | { ok: false; code: string };
+/**
+ * The coordinator's answer to a report: accepted, or refused with a code (the attempt is superseded);
+ * `from` is the task's status when the refusal says (`invalid_transition` from `cancelled`).
+ */
+export type ReportOutcome = { ok: true } | { ok: false; code: string; from?: string | undefined };
 
 /**
  * Send a report: upload a result over {@link MAX_INLINE_RESULT_BYTES} as a blob first, then complete
@@ -38,7 +41,10 @@ export async function deliverReport(client: Client, report: Report): Promise<Rep
     );
     return { ok: true };
   } catch (err) {
-    if (err instanceof RouseApiError && !isRetryable(err)) return { ok: false, code: err.code };
+    if (err instanceof RouseApiError && !isRetryable(err)) {
+      const from = err.details?.from;
+      return typeof from === 'string' ? { ok: false, code: err.code, from } : { ok: false, code: err.code };
+    }
     throw err;
   }
 }
@@ -62,4 +68,24 @@ export function toTaskError(err: unknown): TaskError {
     out.details = JSON.parse(JSON.stringify(err.details)) as TaskError['details'] & object;
   }
   return out;
+}
+
+/** The report of an attempt the worker gives up because it stops: retryable `shutdown` (requeued at once). */
+export function shutdownReport(taskId: string, version: number): Report {
+  const error = { code: 'shutdown', message: new WorkerShutdownError().message, retryable: true };
+  return { kind: 'fail', taskId, version, error };
+}
+
+/** True when a refused write says the task was cancelled (a beat's `cancelled`, or a report's 409 from it). */
+export function refusedAsCancelled(code: string, from: unknown): boolean {
+  return code === 'cancelled' || (code === 'invalid_transition' && from === 'cancelled');
+}
+
+/** How a spooled report's delivery is told in the `spoolDelivered` event. */
+export function spoolOutcome(outcome: ReportOutcome): {
+  outcome: 'delivered' | 'superseded' | 'rejected';
+  code?: string;
+} {
+  if (outcome.ok) return { outcome: 'delivered' };
+  return { outcome: outcome.code === 'stale_version' ? 'superseded' : 'rejected', code: outcome.code };
 }

@@ -34,7 +34,8 @@ export interface TaskContext {
   /** The session carried from a previous attempt, or null. */
   readonly session: Json | null;
   /**
-   * Set by a `wake` command: check it at safe points and change course (then set it back to false).
+   * Set by a `wake` command (for this task, or for the whole agent): check it at safe points and change
+   * course. {@link safePoint} reads and clears it.
    */
   interrupted: boolean;
   /**
@@ -48,8 +49,22 @@ export interface TaskContext {
   log(text: string, stream?: string): void;
   /** Wait `ms`; rejects with `signal.reason` as soon as the signal aborts. */
   sleep(ms: number): Promise<void>;
-  /** Run `fn` when a `wake` command arrives for this task. Returns a function that unsubscribes. */
+  /** Run `fn` when a `wake` command arrives for this task or this agent. Returns a function that unsubscribes. */
   onWake(fn: (reason: string | undefined) => void): () => void;
+  /**
+   * A safe point: resolves true when a `wake` was pending (and clears {@link interrupted}), so the code
+   * can change course here: `if (await ctx.safePoint()) plan = replan()`.
+   */
+  safePoint(): Promise<boolean>;
+  /**
+   * Run `fn` (a call to an external service) and report what it revealed about dependency `name` on the
+   * next heartbeat: a 429 with Retry-After → `rate_limited`; a 5xx, a refused / reset / timed-out
+   * connection → `down`; an answer → `up`. Returns fn's value or rethrows its error unchanged.
+   *
+   * @example
+   * const reply = await ctx.withDependency('openai', () => openai.chat.completions.create(req));
+   */
+  withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
   /**
    * Tell the coordinator that execution finished and the write-back is pending, so a failed write-back
    * is given a grace period instead of being declared dead. The runtime does this itself once the

@@ -13,6 +13,8 @@ export interface TaskRunHost {
   checkpoint(run: TaskRun, state: Json, session: Json | undefined): Promise<void>;
   log(run: TaskRun, text: string, stream: string): void;
   uploadResult(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<ResultRef>;
+  /** Run `fn` and record what its outcome says about dependency `name`. */
+  withDependency<T>(run: TaskRun, name: string, fn: () => Promise<T> | T): Promise<T>;
   /** A wake callback threw. */
   onError(run: TaskRun, err: unknown, op: string): void;
   /** Replaces the real timer of `ctx.sleep` (the test helper's instant sleep). */
@@ -45,9 +47,12 @@ export class TaskRun implements TaskContext {
   /** @internal True once the handler's promise settled (its concurrency slot is free). */ settled = false;
   /** @internal */ progressValue: number | undefined = undefined;
   /** @internal */ phase: string | undefined = undefined;
+  /** @internal Progress or phase changed since the last heartbeat took them. */ progressDirty = false;
   /** @internal */ done = false;
   /** @internal Log lines not yet sent. */ logLines: { stream: string; text: string }[] | null = null;
   /** @internal */ timeoutTimer: NodeJS.Timeout | undefined = undefined;
+  /** @internal A cancel arrived while the report was on its way. */
+  cancelNotice: { reason: string | undefined } | undefined = undefined;
 
   // Created on first use of `signal`: most handlers never look at it, and an AbortController per
   // task is a measurable share of the worker's CPU at thousands of tasks per second.
@@ -90,6 +95,7 @@ export class TaskRun implements TaskContext {
     }
     this.progressValue = value;
     if (phase !== undefined) this.phase = phase;
+    this.progressDirty = true;
     this.host.onProgress?.(this, value, phase);
   }
 
@@ -112,6 +118,16 @@ export class TaskRun implements TaskContext {
       const i = this.wakeFns?.indexOf(fn) ?? -1;
       if (i !== -1) this.wakeFns?.splice(i, 1);
     };
+  }
+
+  async safePoint(): Promise<boolean> {
+    const was = this.interrupted;
+    this.interrupted = false;
+    return was;
+  }
+
+  withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    return this.host.withDependency(this, name, fn);
   }
 
   executionDone(): void {

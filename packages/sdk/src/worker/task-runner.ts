@@ -5,9 +5,14 @@
  *
  * Fencing rules enforced here (DESIGN.md §3): a run whose lease is lost or which was cancelled is
  * aborted and never reported; a report refused as stale is dropped (`leaseLost`), never retried.
+ * A cancelled task is reported as `cancelled` however the worker learns it: a `cancel` command, a
+ * heartbeat answered `cancelled`, or a report refused because the task is already `cancelled`.
+ *
+ * A run whose last `ctx.progress()` has not ridden a heartbeat yet when its handler ends waits for
+ * one more (shared) heartbeat before its report, so the task keeps the progress it ended with.
  */
 
-import type { AgentHeartbeatResponse, Json, ResultRef, Task, TaskBeat, WriteOutcome } from '@rouse/protocol';
+import type { AgentHeartbeatResponse, Json, Task, TaskBeat, WriteOutcome } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import {
@@ -17,11 +22,22 @@ import {
   TaskCancelledError,
   WorkerShutdownError,
 } from '../errors.js';
+import type { DependencyTracker } from '../runtime/dependencies.js';
 import type { Carried } from './claim-loop.js';
 import type { WorkerEvents } from './events.js';
 import type { LogBuffer } from './log-buffer.js';
-import { deliverReport, isTooLargeInline, type Report, type ReportOutcome, toTaskError } from './report.js';
-import type { Spool, SpoolEntry } from './spool.js';
+import {
+  deliverReport,
+  isTooLargeInline,
+  type Report,
+  type ReportOutcome,
+  refusedAsCancelled,
+  shutdownReport,
+  spoolOutcome,
+  toTaskError,
+} from './report.js';
+import { RunHost } from './run-host.js';
+import type { Spool } from './spool.js';
 import type { TaskHandler } from './task-context.js';
 import { TaskRun, type TaskRunHost } from './task-run.js';
 
@@ -47,15 +63,25 @@ export interface TaskRunnerDeps {
   spool: Spool;
   logs: LogBuffer;
   emit: Emit;
+  /** Dependency observations of handlers (`ctx.withDependency`), carried by the agent heartbeat. */
+  dependencies: DependencyTracker;
+  /** An agent heartbeat now; resolves when it ended (final progress before a report). */
+  beatSoon(): Promise<void>;
 }
 
+/** Codes of a refused write that mean the lease is gone. */
 const LEASE_GONE = new Set(['stale_version', 'not_found', 'forbidden', 'invalid_transition']);
 
-export class TaskRunner implements TaskRunHost {
+export class TaskRunner {
   /** Attempts held: running, reporting or spooled. */
   readonly held = new Map<string, TaskRun>();
   /** Handlers that have not settled. */
   busy = 0;
+  /**
+   * Ended runs whose report waits for a log flush or a final heartbeat: their slots stay taken, so the
+   * report can ride the claim that asks for them.
+   */
+  waiting = 0;
   /** Set when the worker stops: no more carrying, new tasks are handed back. */
   stopping = false;
 
@@ -63,29 +89,35 @@ export class TaskRunner implements TaskRunHost {
   private readonly inFlight = new Set<Promise<void>>();
   private idleWaiters: (() => void)[] = [];
 
+  private readonly host: TaskRunHost;
+
   constructor(deps: TaskRunnerDeps) {
     this.deps = deps;
+    this.host = new RunHost({
+      client: deps.client,
+      logs: deps.logs,
+      dependencies: deps.dependencies,
+      emit: deps.emit,
+      refused: (run, err) => this.writeRefused(run, err),
+    });
   }
 
   /** Start handlers for freshly claimed (and started) tasks. */
   accept(tasks: Task[]): void {
     for (const task of tasks) {
-      const run = new TaskRun(task, this);
+      const run = new TaskRun(task, this.host);
       this.held.set(task.id, run);
       if (this.stopping) {
         run.settled = true;
-        this.report(run, shutdownReport(run));
+        this.report(run, shutdownReport(run.task.id, run.version));
         continue;
       }
       const handler = this.deps.handlers.get(task.type);
       this.deps.emit('claimed', { task });
       if (handler === undefined) {
         run.settled = true;
-        const error = {
-          code: 'no_handler',
-          message: `this worker has no handler for type ${task.type}`,
-          retryable: true,
-        };
+        const message = `this worker has no handler for type ${task.type}`;
+        const error = { code: 'no_handler', message, retryable: true };
         this.report(run, { kind: 'fail', taskId: task.id, version: task.version, error });
         continue;
       }
@@ -109,51 +141,40 @@ export class TaskRunner implements TaskRunHost {
     }
   }
 
-  /** The task beats of the next agent heartbeat. */
-  beats(): TaskBeat[] {
-    const out: TaskBeat[] = [];
-    for (const run of this.held.values()) {
-      const beat: TaskBeat = { taskId: run.task.id, version: run.version };
-      if (run.progressValue !== undefined) beat.progress = run.progressValue;
-      if (run.phase !== undefined) beat.phase = run.phase;
-      if (run.done || run.state !== 'running') beat.executionDone = true;
-      out.push(beat);
-    }
-    return out;
-  }
-
-  /** The shortest heartbeat interval among held tasks (Infinity when none). */
-  minTaskIntervalMs(): number {
-    let min = Number.POSITIVE_INFINITY;
-    for (const run of this.held.values()) min = Math.min(min, run.task.timing.heartbeatIntervalMs);
-    return min;
-  }
-
-  /** Act on the per-task outcomes and commands of a heartbeat answer. */
+  /** Act on the commands and the per-task outcomes of a heartbeat answer. */
   applyHeartbeat(res: AgentHeartbeatResponse, sent: TaskBeat[]): void {
-    const failed = (res.tasks ?? []).filter((o) => !o.ok);
-    if (failed.length > 0) {
-      const sentVersions = new Map(sent.map((b) => [b.taskId, b.version]));
-      for (const o of failed) {
-        const run = this.held.get(o.taskId);
-        if (!run || sentVersions.get(o.taskId) !== run.version) continue;
-        if (run.state === 'running') this.loseLease(run, o.code ?? 'stale_version');
-        else if (run.state === 'spooled') void this.dropSpooled(run, o.code ?? 'stale_version');
-        // 'reporting': the report in flight decides
-      }
-    }
+    // Commands first: a `cancel` carries the operator's reason and comes with the beat's `cancelled`.
     for (const command of res.commands ?? []) {
       if (command.type === 'cancel' && command.taskId) this.cancel(command.taskId, command.reason);
       else if (command.type === 'wake') this.wake(command.taskId, command.reason);
     }
+    const failed = (res.tasks ?? []).filter((o) => !o.ok);
+    if (failed.length === 0) return;
+    const sentVersions = new Map(sent.map((b) => [b.taskId, b.version]));
+    for (const o of failed) {
+      const run = this.held.get(o.taskId);
+      if (!run || sentVersions.get(o.taskId) !== run.version) continue;
+      const code = o.code ?? 'stale_version';
+      if (code === 'cancelled') this.cancel(o.taskId, undefined);
+      else if (run.state === 'running') this.loseLease(run, code);
+      else if (run.state === 'spooled') void this.dropSpooled(run, code);
+      // 'reporting': the report in flight decides
+    }
   }
 
+  /**
+   * The task was cancelled. A running handler is aborted with {@link TaskCancelledError}; a spooled
+   * report is dropped; a report on its way will be refused, and is then told apart from a lost lease.
+   */
   cancel(taskId: string, reason: string | undefined): void {
     const run = this.held.get(taskId);
-    if (run?.state !== 'running') return;
-    this.forget(run);
-    run.abort(new TaskCancelledError(taskId, reason));
-    this.deps.emit('cancelled', { task: run.task, reason });
+    if (run === undefined || run.state === 'gone') return;
+    if (run.state === 'reporting') {
+      run.cancelNotice ??= { reason };
+      return;
+    }
+    if (run.state === 'spooled') void this.removeSpooled(run, 'cancelled');
+    this.cancelled(run, reason);
   }
 
   wake(taskId: string | undefined, reason: string | undefined): void {
@@ -173,8 +194,15 @@ export class TaskRunner implements TaskRunHost {
       const { run, wire } = items[i]!;
       const o = outcomes[i];
       const report: Report = { kind: 'complete', ...wire };
-      if (o === undefined) this.track(this.sendDirect(run, report));
-      else this.finish(run, report, o.ok ? { ok: true } : { ok: false, code: o.code ?? 'stale_version' });
+      // A claim's outcome has no details: `invalid_transition` may be a cancel, which the direct
+      // (idempotent) complete tells us in its error's details.
+      if (o === undefined || (o.code === 'invalid_transition' && run.cancelNotice === undefined))
+        this.track(this.sendDirect(run, report));
+      else if (o.ok) this.finish(run, report, { ok: true });
+      else {
+        const from = run.cancelNotice === undefined ? undefined : 'cancelled';
+        this.finish(run, report, { ok: false, code: o.code ?? 'stale_version', from });
+      }
     }
   }
 
@@ -183,7 +211,7 @@ export class TaskRunner implements TaskRunHost {
     for (const run of this.held.values()) {
       if (run.state !== 'running') continue;
       run.abort(new WorkerShutdownError());
-      this.report(run, shutdownReport(run));
+      this.report(run, shutdownReport(run.task.id, run.version));
     }
   }
 
@@ -213,42 +241,9 @@ export class TaskRunner implements TaskRunHost {
         const run = this.held.get(entry.taskId);
         if (run && run.version === entry.version && run.state === 'spooled') this.finish(run, entry, outcome);
       },
-      onError: (error, entry) => this.deps.emit('error', { error, op: 'spool', ...taskIdOf(entry) }),
+      onError: (error, entry) =>
+        this.deps.emit('error', { error, op: 'spool', ...(entry ? { taskId: entry.taskId } : {}) }),
     });
-  }
-
-  // ---- TaskRunHost ---------------------------------------------------------------------------
-
-  async checkpoint(run: TaskRun, state: Json, session: Json | undefined): Promise<void> {
-    const req =
-      session === undefined ? { version: run.version, state } : { version: run.version, state, session };
-    try {
-      await this.deps.client().checkpoint(run.task.id, req);
-    } catch (err) {
-      this.onWriteError(run, err);
-      throw err;
-    }
-  }
-
-  log(run: TaskRun, text: string, stream: string): void {
-    if (run.state === 'running') this.deps.logs.append(run, text, stream);
-  }
-
-  async uploadResult(
-    run: TaskRun,
-    body: Buffer | string,
-    contentType: string | undefined,
-  ): Promise<ResultRef> {
-    try {
-      return await this.deps.client().uploadResult(run.task.id, run.version, body, contentType);
-    } catch (err) {
-      this.onWriteError(run, err);
-      throw err;
-    }
-  }
-
-  onError(run: TaskRun, error: unknown, op: string): void {
-    this.deps.emit('error', { error, op, taskId: run.task.id });
   }
 
   // ---- internals ---------------------------------------------------------------------------------
@@ -294,8 +289,22 @@ export class TaskRunner implements TaskRunHost {
 
   private report(run: TaskRun, report: Report): void {
     run.state = 'reporting';
-    if (run.logLines !== null) this.track(this.deps.logs.flush(run).then(() => this.route(run, report)));
-    else this.route(run, report);
+    const logs = run.logLines !== null;
+    // the last progress rides one more heartbeat first (shared by every report of this turn)
+    const progress = run.progressDirty;
+    if (!logs && !progress) {
+      this.route(run, report);
+      return;
+    }
+    const waits = [logs ? this.deps.logs.flush(run) : undefined, progress ? this.deps.beatSoon() : undefined];
+    this.waiting++;
+    this.track(
+      Promise.all(waits).then(() => {
+        this.waiting--;
+        this.route(run, report);
+        this.deps.slotsFreed();
+      }),
+    );
   }
 
   private route(run: TaskRun, report: Report): void {
@@ -340,6 +349,10 @@ export class TaskRunner implements TaskRunHost {
 
   private finish(run: TaskRun, report: Report, outcome: ReportOutcome): void {
     if (run.state === 'gone') return;
+    if (!outcome.ok && refusedAsCancelled(outcome.code, outcome.from)) {
+      this.cancelled(run, run.cancelNotice?.reason);
+      return;
+    }
     this.forget(run);
     if (!outcome.ok) {
       // The handler already returned, but work it started may still watch the signal: stop it too.
@@ -356,23 +369,33 @@ export class TaskRunner implements TaskRunHost {
     this.deps.emit('leaseLost', { task: run.task, code });
   }
 
+  private cancelled(run: TaskRun, reason: string | undefined): void {
+    this.forget(run);
+    run.abort(new TaskCancelledError(run.task.id, reason));
+    this.deps.emit('cancelled', { task: run.task, reason });
+  }
+
   private async dropSpooled(run: TaskRun, code: string): Promise<void> {
     this.forget(run);
+    await this.removeSpooled(run, code);
+    run.abort(new LeaseLostError(run.task.id, run.version, code));
+    this.deps.emit('leaseLost', { task: run.task, code });
+  }
+
+  private async removeSpooled(run: TaskRun, code: string): Promise<void> {
     try {
       await this.deps.spool.remove(run.task.id, run.version);
     } catch (error) {
       this.deps.emit('error', { error, op: 'spool', taskId: run.task.id });
     }
     this.deps.emit('spoolDelivered', { taskId: run.task.id, outcome: 'superseded', code });
-    run.abort(new LeaseLostError(run.task.id, run.version, code));
-    this.deps.emit('leaseLost', { task: run.task, code });
   }
 
-  /** Writes by a holder (checkpoint, upload) that find the lease gone abort the run. */
-  private onWriteError(run: TaskRun, err: unknown): void {
-    if (err instanceof RouseApiError && LEASE_GONE.has(err.code) && run.state === 'running') {
-      this.loseLease(run, err.code);
-    }
+  /** A holder write (checkpoint, upload) was refused: a lease gone or a cancel aborts the run. */
+  writeRefused(run: TaskRun, err: unknown): void {
+    if (!(err instanceof RouseApiError) || run.state !== 'running') return;
+    if (refusedAsCancelled(err.code, err.details?.from)) this.cancelled(run, undefined);
+    else if (LEASE_GONE.has(err.code)) this.loseLease(run, err.code);
   }
 
   private forget(run: TaskRun): void {
@@ -387,21 +410,4 @@ export class TaskRunner implements TaskRunHost {
     this.inFlight.add(safe);
     void safe.then(() => this.inFlight.delete(safe));
   }
-}
-
-function shutdownReport(run: TaskRun): Report {
-  const error = { code: 'shutdown', message: new WorkerShutdownError().message, retryable: true };
-  return { kind: 'fail', taskId: run.task.id, version: run.version, error };
-}
-
-function spoolOutcome(outcome: ReportOutcome): {
-  outcome: 'delivered' | 'superseded' | 'rejected';
-  code?: string;
-} {
-  if (outcome.ok) return { outcome: 'delivered' };
-  return { outcome: outcome.code === 'stale_version' ? 'superseded' : 'rejected', code: outcome.code };
-}
-
-function taskIdOf(entry: SpoolEntry | undefined): { taskId?: string } {
-  return entry ? { taskId: entry.taskId } : {};
 }

@@ -15,18 +15,33 @@
  */
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { Agent, AgentHeartbeatRequest } from '@rouse/protocol';
+import type { Agent, AgentHeartbeatRequest, DependencyState } from '@rouse/protocol';
 import { Client } from '../client.js';
+import { systemNow } from '../clock.js';
 import { RouseSdkError } from '../errors.js';
 import { backoffDelayMs } from '../retry.js';
+import { ConnectionWatch } from '../runtime/connection.js';
+import {
+  type DependencyReportOptions,
+  DependencyTracker,
+  runWithDependency,
+} from '../runtime/dependencies.js';
+import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
+import { ProcessMetrics } from '../runtime/process-metrics.js';
+import { registerWithWait } from '../runtime/register.js';
+import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
+import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
 import { ClaimLoop } from './claim-loop.js';
 import type { WorkerEvents } from './events.js';
-import { HeartbeatLoop, splitHeartbeat } from './heartbeat-loop.js';
 import { LogBuffer } from './log-buffer.js';
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from './options.js';
-import { ProcessMetrics } from './process-metrics.js';
+import { splitHeartbeat } from './split-heartbeat.js';
 import { Spool } from './spool.js';
+import { minTaskIntervalMs, taskBeats } from './task-beats.js';
 import { type PendingCompletion, TaskRunner } from './task-runner.js';
+
+/** A long-poll claim may take its wait plus this much (at most) before it counts as hung. */
+const CLAIM_GRACE_MS = 5000;
 
 type WorkerState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
 
@@ -39,7 +54,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly logs: LogBuffer;
   private readonly spool: Spool;
   private readonly metrics = new ProcessMetrics();
+  private readonly dependencies = new DependencyTracker(systemNow);
+  private readonly connection: ConnectionWatch;
   private readonly tokenClients = new Map<string, Client>();
+  private readonly startAbort = new AbortController();
+  /** Emit without ever throwing into the runtime (a throwing listener is logged). */
+  private readonly safeEmit: SafeEmit<WorkerEvents>;
   private state: WorkerState = 'new';
   private agent: Agent | undefined;
   private agentClient: Client | undefined;
@@ -62,7 +82,35 @@ export class Worker extends EventEmitter<WorkerEvents> {
       retry: o.retry,
       ...(o.fetch ? { fetch: o.fetch } : {}),
     });
+    this.safeEmit = createSafeEmit<WorkerEvents>(
+      this,
+      o.logger,
+      'worker',
+      () => ({ agentId: this.agentId }),
+      {
+        leaseLost: 'warn',
+        spooled: 'warn',
+        cancelled: 'info',
+        registered: 'info',
+        stopped: 'info',
+      },
+    );
     this.spool = new Spool(o.spoolDir);
+    this.connection = new ConnectionWatch({
+      url: o.url,
+      logger: o.logger,
+      now: systemNow,
+      onDown: (error) => {
+        this.loop.interrupt();
+        this.client.close(); // idle sockets may be dead too: the next request opens a fresh one
+        this.safeEmit('disconnected', { error });
+      },
+      onUp: (downMs, silent) => {
+        this.loop.reconnect(silent);
+        this.safeEmit('reconnected', { downMs });
+        this.onReachable();
+      },
+    });
     this.logs = new LogBuffer({
       flushIntervalMs: o.logFlushIntervalMs,
       send: async (run, lines) => {
@@ -80,27 +128,50 @@ export class Worker extends EventEmitter<WorkerEvents> {
       spool: this.spool,
       logs: this.logs,
       emit: this.safeEmit,
+      dependencies: this.dependencies,
+      beatSoon: () => this.heartbeats.beatSoon(),
     });
     this.loop = new ClaimLoop<PendingCompletion>({
       types: o.taskTypes,
       concurrency: o.concurrency,
       waitMs: o.waitMs,
-      busySlots: () => this.runner.busy,
-      claim: (req, signal) => this.agentApi().claim(this.agentId!, req, { signal }),
+      busySlots: () => this.runner.busy + this.runner.waiting,
+      claim: (req, signal) => {
+        // a long-poll that outlives its wait by more than the grace sits on a dead connection
+        const grace = Math.min(o.requestTimeoutMs, CLAIM_GRACE_MS);
+        const timeoutMs = (req.waitMs ?? 0) > 0 ? (req.waitMs ?? 0) + grace : o.requestTimeoutMs;
+        return this.agentApi().claim(this.agentId!, req, { signal, timeoutMs });
+      },
       onTasks: (tasks) => {
         this.runner.accept(tasks);
         this.heartbeats.nudge();
       },
       onCarried: (items, outcomes) => this.runner.onCarried(items, outcomes),
       onUncarried: (items) => this.runner.sendUncarried(items),
-      onReachable: () => this.onReachable(),
-      onError: (error) => this.safeEmit('error', { error, op: 'claim' }),
+      onReachable: () => {
+        this.connection.ok();
+        this.onReachable();
+      },
+      connectionDown: () => this.connection.down,
+      onError: (error) => {
+        this.safeEmit('error', { error, op: 'claim' });
+        this.connection.failed(error);
+      },
       backoffMs: (failures) => backoffDelayMs(failures, o.retry),
     });
     this.heartbeats = new HeartbeatLoop({
-      intervalMs: () => Math.min(this.agentIntervalMs, this.runner.minTaskIntervalMs()),
+      intervalMs: () => this.heartbeatIntervalMs(),
       beat: () => this.beat(),
     });
+  }
+
+  private heartbeatIntervalMs(): number {
+    return Math.min(this.agentIntervalMs, minTaskIntervalMs(this.runner.held.values()));
+  }
+
+  /** A heartbeat try failed: at the network level, the connection is lost and claims in flight are dead. */
+  private heartbeatFailed(error: unknown): void {
+    if (this.connection.failed(error)) this.loop.interrupt();
   }
 
   /** The agent id given at registration (undefined before `start()` resolved). */
@@ -108,9 +179,29 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.agent?.id;
   }
 
+  /** This process's incarnation of the agent slot (1 unless it registered again under its `key`). */
+  get incarnation(): number | undefined {
+    return this.agent?.incarnation;
+  }
+
   /**
-   * Register with the coordinator and start claiming. Resolves once registered; the work runs in
-   * the background until {@link stop}. Rejects if registration fails (the worker may be started again).
+   * Report what this worker knows of dependency `name` (an external service); it rides on the next
+   * heartbeat. Handlers usually call `ctx.withDependency(name, fn)` instead.
+   */
+  dependency(name: string, state: DependencyState, options: DependencyReportOptions = {}): void {
+    this.dependencies.observe(name, state, options);
+  }
+
+  /** Run `fn` and report what its outcome says about dependency `name` (see `ctx.withDependency`). */
+  withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    return runWithDependency(this.dependencies, name, fn);
+  }
+
+  /**
+   * Register with the coordinator and start claiming. Resolves once registered; the work runs in the
+   * background until {@link stop}. A coordinator that cannot be reached yet is waited for, up to
+   * `startTimeoutMs`; rejects when that runs out or registration is refused (the worker may be started
+   * again), or when `stop()` is called meanwhile.
    */
   start(): Promise<void> {
     if (this.state !== 'new') {
@@ -136,6 +227,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.endGrace?.();
     }
     if (this.stopPromise) return this.stopPromise;
+    if (this.state === 'starting') {
+      this.startAbort.abort(
+        new RouseSdkError('stop() was called before the worker registered', { code: 'stopped' }),
+      );
+    }
     if (this.state === 'new' || this.state === 'stopped') {
       this.state = 'stopped';
       return Promise.resolve();
@@ -147,18 +243,26 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async register(): Promise<void> {
     const o = this.options;
     try {
-      const reg = await this.client.registerAgent(
-        {
+      const reg = await registerWithWait({
+        client: this.client,
+        request: {
           agentType: o.agentType,
           name: o.name,
           host: hostname(),
           pid: process.pid,
           taskTypes: o.taskTypes,
           labels: o.labels,
+          ...(o.key === undefined ? {} : { key: o.key }),
+          ...(o.supervisorId === undefined ? {} : { supervisorId: o.supervisorId }),
+          ...(o.requires.length === 0 ? {} : { requires: o.requires }),
         },
-        // a duplicate registration is harmless: the orphan holds nothing and goes `lost`
-        { retry: true },
-      );
+        url: o.url,
+        startTimeoutMs: o.startTimeoutMs,
+        requestTimeoutMs: o.requestTimeoutMs,
+        logger: o.logger,
+        now: systemNow,
+        signal: this.startAbort.signal,
+      });
       this.agent = reg.agent;
       this.agentToken = reg.token;
       this.agentClient = this.client.withToken(reg.token);
@@ -205,7 +309,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.heartbeats.stop();
     this.metrics.stop();
     try {
-      await this.agentApi().leave(this.agentId!);
+      await this.agentApi().leave(this.agentId!, { timeoutMs: leaveTimeoutMs(this.options) });
     } catch (error) {
       this.safeEmit('error', { error, op: 'leave' });
     }
@@ -216,20 +320,33 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async beat(): Promise<void> {
-    const tasks = this.runner.beats();
+    const tasks = taskBeats(this.runner.held.values());
+    const deps = this.dependencies.take();
     const req: AgentHeartbeatRequest = {
       status: tasks.length > 0 ? 'running' : 'idle',
       metrics: this.metrics.sample(),
       tasks,
     };
+    if (deps.reports.length > 0) req.dependencies = deps.reports;
+    const timeoutMs = heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs());
+    let first = true;
     for (const part of splitHeartbeat(req)) {
       let res: Awaited<ReturnType<Client['agentHeartbeat']>>;
       try {
-        res = await this.agentApi().agentHeartbeat(this.agentId!, part);
+        res = await this.agentApi().agentHeartbeat(this.agentId!, part, {
+          timeoutMs,
+          // the first failed try already tells: do not wait for the retries to notice a dead connection
+          onRetry: (error) => this.heartbeatFailed(error),
+        });
       } catch (error) {
+        if (first) this.dependencies.undelivered(deps);
         this.safeEmit('error', { error, op: 'heartbeat' });
+        this.heartbeatFailed(error);
         return;
       }
+      if (first) this.dependencies.delivered(deps);
+      first = false;
+      this.connection.ok();
       if (this.options.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
         this.agentIntervalMs = res.heartbeatIntervalMs;
       }
@@ -268,25 +385,4 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     return c;
   }
-
-  /** Emit without ever throwing into the runtime: a throwing listener is logged. */
-  private readonly safeEmit = <K extends keyof WorkerEvents>(event: K, ...args: WorkerEvents[K]): void => {
-    const log = this.options.logger;
-    if (event === 'leaseLost' || event === 'spooled') {
-      const e = args[0] as { task?: { id: string }; taskId?: string; code?: string };
-      log.warn({ taskId: e.task?.id ?? e.taskId, code: e.code, agentId: this.agentId }, `worker ${event}`);
-    } else if (event === 'registered' || event === 'stopped') {
-      log.info({ agentId: this.agentId }, `worker ${event}`);
-    }
-    if (event === 'error') {
-      const e = args[0] as WorkerEvents['error'][0];
-      log.warn({ err: e.error, op: e.op, taskId: e.taskId, agentId: this.agentId }, `worker ${e.op} error`);
-      if (this.listenerCount('error') === 0) return;
-    }
-    try {
-      (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args);
-    } catch (err) {
-      log.error({ err, event, agentId: this.agentId }, 'a worker event listener threw');
-    }
-  };
 }

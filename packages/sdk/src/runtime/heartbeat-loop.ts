@@ -1,11 +1,10 @@
 /**
- * The heartbeat timer: one beat per interval with ±10 % jitter (so a fleet started together does not
- * beat together), never two beats at once. What a beat sends is injected (`beat`), as is the interval,
- * which may change between beats (the coordinator's answer, a task with a shorter interval).
+ * The heartbeat timer of an agent (worker or monitor): one beat per interval with ±10 % jitter (so a
+ * fleet started together does not beat together), never two beats at once. What a beat sends is
+ * injected (`beat`), as is the interval, which may change between beats (the coordinator's answer, a
+ * task with a shorter interval). {@link HeartbeatLoop.beatSoon} asks for an extra beat now (a task's
+ * last progress before its completion), coalescing the requests of one event-loop turn.
  */
-
-import type { AgentHeartbeatRequest, TaskBeat } from '@rouse/protocol';
-import { MAX_HEARTBEAT_BYTES } from '@rouse/protocol';
 import { type Now, systemNow } from '../clock.js';
 
 /** Relative jitter of the heartbeat interval (±10 %, DESIGN.md §4). */
@@ -28,21 +27,25 @@ export interface HeartbeatLoopDeps {
 
 export class HeartbeatLoop {
   private readonly deps: HeartbeatLoopDeps;
+  private readonly now: Now;
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private dueAt = 0;
   private inFlight: Promise<void> | undefined;
   private running = false;
-
-  private readonly now: Now;
+  /** Callers of beatSoon waiting for the next beat to start and end. */
+  private soon: (() => void)[] = [];
 
   constructor(deps: HeartbeatLoopDeps) {
     this.deps = deps;
     this.now = deps.now ?? systemNow;
   }
 
-  start(): void {
+  /** Start beating; the first beat comes after one (jittered) interval, or at once with `immediately`. */
+  start(options: { immediately?: boolean } = {}): void {
     this.running = true;
-    this.schedule();
+    if (options.immediately) this.runSoon();
+    else this.schedule();
   }
 
   /** Beat sooner if the interval shrank below the time left (a task with a shorter interval arrived). */
@@ -54,12 +57,27 @@ export class HeartbeatLoop {
     }
   }
 
+  /**
+   * Beat now (in this event-loop turn's batch, or right after the beat in flight) instead of at the
+   * next tick; resolves when a beat that started after this call has ended (or at once when stopped).
+   */
+  beatSoon(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.soon.push(resolve);
+      if (this.inFlight === undefined) this.runSoon();
+    });
+  }
+
   /** Stop the timer and wait for a beat in flight. */
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.immediate !== undefined) clearImmediate(this.immediate);
+    this.immediate = undefined;
     await this.inFlight;
+    for (const resolve of this.soon.splice(0)) resolve();
   }
 
   private schedule(): void {
@@ -68,50 +86,28 @@ export class HeartbeatLoop {
     this.timer = setTimeout(this.tick, delayMs);
   }
 
+  private runSoon(): void {
+    if (this.immediate !== undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.immediate = setImmediate(this.tick);
+  }
+
   private readonly tick = (): void => {
     this.timer = undefined;
+    this.immediate = undefined;
+    if (!this.running) return;
+    const waiting = this.soon;
+    this.soon = [];
     this.inFlight = this.deps
       .beat()
       .catch(() => {})
       .finally(() => {
         this.inFlight = undefined;
-        if (this.running) this.schedule();
+        for (const resolve of waiting) resolve();
+        if (!this.running) return;
+        if (this.soon.length > 0) this.runSoon();
+        else this.schedule();
       });
   };
-}
-
-/**
- * Split an agent heartbeat whose body would exceed `maxBytes` (the coordinator refuses larger ones with
- * 413) into several: the first carries status, metrics and dependencies, each carries a share of the
- * task beats.
- */
-export function splitHeartbeat(
-  req: AgentHeartbeatRequest,
-  maxBytes = MAX_HEARTBEAT_BYTES,
-): AgentHeartbeatRequest[] {
-  const tasks = req.tasks ?? [];
-  const { tasks: _omit, ...head } = req;
-  const headBytes = Buffer.byteLength(JSON.stringify({ ...head, tasks: [] }));
-  if (headBytes + tasks.reduce((n, t) => n + beatBytes(t), 0) <= maxBytes) return [req];
-  const out: AgentHeartbeatRequest[] = [];
-  let current: TaskBeat[] = [];
-  let bytes = headBytes;
-  for (const beat of tasks) {
-    const b = beatBytes(beat);
-    if (current.length > 0 && bytes + b > maxBytes) {
-      out.push(out.length === 0 ? { ...head, tasks: current } : { tasks: current });
-      current = [];
-      bytes = 20;
-    }
-    current.push(beat);
-    bytes += b;
-  }
-  if (current.length > 0 || out.length === 0)
-    out.push(out.length === 0 ? { ...head, tasks: current } : { tasks: current });
-  return out;
-}
-
-function beatBytes(beat: TaskBeat): number {
-  // +1 for the comma between entries
-  return Buffer.byteLength(JSON.stringify(beat)) + 1;
 }

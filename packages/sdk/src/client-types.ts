@@ -1,0 +1,47 @@
+/** Queries and answers of {@link Client} methods that are not wire types of the protocol. */
+import type { AgentCondition, AgentStatus, TaskStatus } from '@rouse/protocol';
+
+/** Query of {@link Client.listTasks}. */
+export interface ListTasksQuery {
+  /** One status or several (any of them). */
+  status?: TaskStatus | TaskStatus[];
+  type?: string;
+  agentId?: string;
+  /** `key:value` pairs; a task must carry all of them. */
+  label?: string[];
+  /** Page size (1..1000). */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** Query of {@link Client.listAgents}. */
+export interface ListAgentsQuery {
+  /** One derived status or several (any of them). */
+  status?: AgentStatus | AgentStatus[];
+  agentType?: string;
+  /** Agents that claim this task type. */
+  taskType?: string;
+}
+
+/**
+ * One entry of an agent's condition history ({@link Client.agentConditions}): a condition as on the
+ * agent, and when and why it closed (null while open).
+ */
+export interface AgentConditionEntry extends AgentCondition {
+  agentId: string;
+  incarnation: number;
+  agentType: string;
+  /** `coordinator:<id>` or `admin`. */
+  openedBy: string;
+  closedAt: number | null;
+  closeReason: string | null;
+}
+
+/** A stored result as fetched by {@link Client.getResult}. */
+export interface FetchedResult {
+  contentType: string;
+  body: Buffer;
+  /** The parsed body when the content type is JSON. */
+  json?: unknown;
+}

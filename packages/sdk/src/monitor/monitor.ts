@@ -1,0 +1,406 @@
+/**
+ * Monitor mode (DESIGN.md §6.6): the watchdog's heartbeats for an agent that is not a task worker — a
+ * chat bot, a loop, a long conversation. It registers, heartbeats on a timer (±10 % jitter) with the
+ * agent's status, progress, metadata, iteration timing, process metrics and dependency reports, and
+ * hands `wake` commands to the code (`onWake`, `interrupted`, `safePoint()`). Nothing in the agent's
+ * logic has to change: a few calls where it already knows something.
+ *
+ * @example
+ * const m = monitor({ url: 'http://127.0.0.1:7070', token: process.env.ROUSE_AGENT_TOKEN!, agentType: 'chat-bot' });
+ * await m.start();
+ * while (!m.signal.aborted) {
+ *   await m.iteration(async () => {
+ *     const msg = await inbox.next({ signal: m.signal });
+ *     await m.withDependency('openai', () => reply(msg));
+ *   });
+ *   if (await m.safePoint()) inbox.reconnect(); // a `wake` arrived
+ * }
+ * await m.stop();
+ */
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type {
+  Agent,
+  AgentHeartbeatRequest,
+  AgentHeartbeatResponse,
+  DependencyState,
+  Json,
+  JsonObject,
+  ReportedAgentStatus,
+} from '@rouse/protocol';
+import { Client } from '../client.js';
+import { systemNow } from '../clock.js';
+import { InvalidOptionError, RouseSdkError } from '../errors.js';
+import { ConnectionWatch } from '../runtime/connection.js';
+import {
+  type DependencyReportOptions,
+  DependencyTracker,
+  runWithDependency,
+} from '../runtime/dependencies.js';
+import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
+import { ProcessMetrics } from '../runtime/process-metrics.js';
+import { registerWithWait } from '../runtime/register.js';
+import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
+import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
+import { WakeState } from '../runtime/wake-state.js';
+import type { MonitorEvents } from './events.js';
+import { IterationClock } from './iteration-clock.js';
+import { checkMetadata, MAX_METADATA_BYTES, mergeMetadata } from './metadata.js';
+import { type MonitorOptions, type ResolvedMonitorOptions, resolveMonitorOptions } from './options.js';
+
+type MonitorState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+/** What a monitored agent may report itself as (`terminating` is the monitor's own, while it stops). */
+export type MonitorStatus = Exclude<ReportedAgentStatus, 'terminating'>;
+const STATUSES: readonly MonitorStatus[] = ['idle', 'running', 'error'];
+const MAX_TEXT = 1024;
+
+/** Create a {@link Monitor} (not started). */
+export function monitor(options: MonitorOptions): Monitor {
+  return new Monitor(options);
+}
+
+export class Monitor extends EventEmitter<MonitorEvents> {
+  readonly options: ResolvedMonitorOptions;
+  private readonly client: Client;
+  private readonly heartbeats: HeartbeatLoop;
+  private readonly processMetrics = new ProcessMetrics();
+  private readonly deps = new DependencyTracker(systemNow);
+  private readonly wakes = new WakeState();
+  private readonly iterations = new IterationClock();
+  private readonly connection: ConnectionWatch;
+  private readonly safeEmit: SafeEmit<MonitorEvents>;
+  private readonly startAbort = new AbortController();
+  private readonly stopAbort = new AbortController();
+  private state: MonitorState = 'new';
+  private agentInfo: Agent | undefined;
+  private agentClient: Client | undefined;
+  private intervalMs = 5000;
+  private reported: MonitorStatus = 'running';
+  private statusMessage: string | undefined;
+  private progressValue: number | undefined;
+  private phaseText: string | undefined;
+  private meta: JsonObject;
+  /** Changes not yet carried by an answered beat (a final beat on stop() sends them). */
+  private unsent = true;
+  private startPromise: Promise<void> | undefined;
+  private stopPromise: Promise<void> | undefined;
+
+  constructor(options: MonitorOptions) {
+    super();
+    this.options = resolveMonitorOptions(options);
+    const o = this.options;
+    this.meta = { ...o.metadata };
+    this.client = new Client({
+      url: o.url,
+      token: o.token,
+      requestTimeoutMs: o.requestTimeoutMs,
+      retry: o.retry,
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+    });
+    this.safeEmit = createSafeEmit<MonitorEvents>(
+      this,
+      o.logger,
+      'monitor',
+      () => ({ agentId: this.agentId }),
+      {
+        registered: 'info',
+        wake: 'info',
+        stopped: 'info',
+      },
+    );
+    this.connection = new ConnectionWatch({
+      url: o.url,
+      logger: o.logger,
+      now: systemNow,
+      onDown: (error) => {
+        this.client.close();
+        this.safeEmit('disconnected', { error });
+      },
+      onUp: (downMs) => this.safeEmit('reconnected', { downMs }),
+    });
+    this.heartbeats = new HeartbeatLoop({ intervalMs: () => this.intervalMs, beat: () => this.beat() });
+  }
+
+  /** The agent id given at registration (undefined before `start()` resolved). */
+  get agentId(): string | undefined {
+    return this.agentInfo?.id;
+  }
+
+  /** This process's incarnation of the agent slot (1 unless it registered again under its `key`). */
+  get incarnation(): number | undefined {
+    return this.agentInfo?.incarnation;
+  }
+
+  /** Aborts when the monitor stops (`stop()`, SIGTERM/SIGINT, a `terminate` command): end your loop. */
+  get signal(): AbortSignal {
+    return this.stopAbort.signal;
+  }
+
+  /** True after a `wake` command until the next {@link safePoint}. */
+  get interrupted(): boolean {
+    return this.wakes.interrupted;
+  }
+
+  /** What the agent reports itself as now. */
+  get reportedStatus(): MonitorStatus {
+    return this.reported;
+  }
+
+  /** The latest state of every dependency observed, by name. */
+  get dependencies(): Record<string, DependencyState> {
+    return this.deps.states();
+  }
+
+  /**
+   * Register (key from the options or `ROUSE_AGENT_KEY`, supervisor from `ROUSE_SUPERVISOR_ID`), send a
+   * first heartbeat at once, then one per interval. Waits for a coordinator not up yet up to
+   * `startTimeoutMs`; rejects when that runs out, registration is refused, or `stop()` is called.
+   */
+  start(): Promise<void> {
+    if (this.state !== 'new') {
+      return Promise.reject(
+        new RouseSdkError(`start() called on a monitor that is ${this.state}`, { code: 'invalid_state' }),
+      );
+    }
+    this.state = 'starting';
+    this.startPromise = this.register();
+    return this.startPromise;
+  }
+
+  /**
+   * Stop: abort {@link signal}, send what changed since the last heartbeat, and leave (`DELETE
+   * /v1/agents/{id}`). Never rejects (failures are `error` events); calling it again returns the same promise.
+   */
+  stop(): Promise<void> {
+    if (this.stopPromise) return this.stopPromise;
+    if (this.state === 'new' || this.state === 'stopped') {
+      this.state = 'stopped';
+      this.stopAbort.abort(new RouseSdkError('the monitor stopped', { code: 'stopped' }));
+      return Promise.resolve();
+    }
+    if (this.state === 'starting') {
+      this.startAbort.abort(
+        new RouseSdkError('stop() was called before the monitor registered', { code: 'stopped' }),
+      );
+    }
+    this.stopPromise = this.shutdown();
+    return this.stopPromise;
+  }
+
+  /** Report progress in [0, 1] (and a phase, ≤ 256 characters); rides on the next heartbeat. */
+  progress(value: number, phase?: string): void {
+    if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
+      throw new InvalidOptionError('progress(value)', 'must be a number from 0 to 1', value);
+    }
+    if (phase !== undefined) this.phase(phase);
+    this.progressValue = value;
+    this.unsent = true;
+  }
+
+  /** Report what the agent is doing (≤ 256 characters); rides on the next heartbeat. */
+  phase(text: string): void {
+    if (typeof text !== 'string' || text.length > 256) {
+      throw new InvalidOptionError('phase(text)', 'must be a string of at most 256 characters', text);
+    }
+    this.phaseText = text;
+    this.unsent = true;
+  }
+
+  /**
+   * Merge `patch` into the metadata sent with every heartbeat (`undefined` removes a key); the policy's
+   * `stall_detection.progress_field` is read from it. Throws when the result would pass 2048 characters
+   * of JSON (the metadata is then unchanged).
+   */
+  metadata(patch: Record<string, Json | undefined>): void {
+    const next = mergeMetadata(this.meta, patch);
+    checkMetadata(next, 'metadata(patch)');
+    this.meta = next;
+    this.unsent = true;
+  }
+
+  /** Report the agent's own status; `message` (trimmed to 1024 characters) says why, with `error`. */
+  status(status: MonitorStatus, message?: string): void {
+    if (!STATUSES.includes(status)) {
+      throw new InvalidOptionError('status(status)', `must be one of ${STATUSES.join(', ')}`, status);
+    }
+    this.reported = status;
+    this.statusMessage = message === undefined ? undefined : String(message).slice(0, MAX_TEXT);
+    this.unsent = true;
+  }
+
+  /** `status('error', message)`: the watchdog opens `error_persisting` if it lasts past the policy's `error_timeout`. */
+  error(message: string): void {
+    this.status('error', message);
+  }
+
+  /** Back to `running` after an {@link error} (no-op otherwise). */
+  clearError(): void {
+    if (this.reported === 'error') this.status('running');
+  }
+
+  /**
+   * Run one step of the agent's loop and time it: the heartbeat reports `metrics.iterationMs`, and
+   * (unless `iterationsField` is false) `metadata.iterations` counts the steps. Returns fn's value or
+   * rethrows its error (the step still counts).
+   */
+  async iteration<T>(fn: () => Promise<T> | T): Promise<T> {
+    const id = this.iterations.begin();
+    let error: unknown;
+    try {
+      return await fn();
+    } catch (err) {
+      error = err;
+      throw err;
+    } finally {
+      const durationMs = this.iterations.end(id);
+      const count = this.iterations.count;
+      const field = this.options.iterationsField;
+      if (field !== undefined) this.meta = { ...this.meta, [field]: count };
+      this.unsent = true;
+      this.safeEmit('iteration', error === undefined ? { durationMs, count } : { durationMs, count, error });
+    }
+  }
+
+  /** Report what the agent knows of dependency `name`; rides on the next heartbeat (a repeated `up` is not resent). */
+  dependency(name: string, state: DependencyState, options: DependencyReportOptions = {}): void {
+    this.deps.observe(name, state, options);
+  }
+
+  /**
+   * Run `fn` (a call to an external service) and report what it revealed about dependency `name`: a 429
+   * with Retry-After → `rate_limited`; a 5xx, a refused / reset / timed-out connection → `down`; an
+   * answer → `up`. Returns fn's value or rethrows its error unchanged.
+   */
+  withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
+    return runWithDependency(this.deps, name, fn);
+  }
+
+  /** Run `fn(reason)` on every `wake` command; returns a function that unsubscribes. */
+  onWake(fn: (reason: string | undefined) => void): () => void {
+    return this.wakes.onWake(fn);
+  }
+
+  /**
+   * A safe point of the agent's loop: resolves true when a `wake` was pending (and clears
+   * {@link interrupted}), so the code can act here: `if (await m.safePoint()) resetConnection()`.
+   */
+  async safePoint(): Promise<boolean> {
+    return this.wakes.safePoint();
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------
+
+  private async register(): Promise<void> {
+    const o = this.options;
+    try {
+      const reg = await registerWithWait({
+        client: this.client,
+        request: {
+          agentType: o.agentType,
+          name: o.name,
+          host: hostname(),
+          pid: process.pid,
+          labels: o.labels,
+          ...(o.key === undefined ? {} : { key: o.key }),
+          ...(o.supervisorId === undefined ? {} : { supervisorId: o.supervisorId }),
+          ...(o.requires.length === 0 ? {} : { requires: o.requires }),
+        },
+        url: o.url,
+        startTimeoutMs: o.startTimeoutMs,
+        requestTimeoutMs: o.requestTimeoutMs,
+        logger: o.logger,
+        now: systemNow,
+        signal: this.startAbort.signal,
+      });
+      this.agentInfo = reg.agent;
+      this.agentClient = this.client.withToken(reg.token);
+      this.intervalMs = o.heartbeatIntervalMs ?? reg.heartbeatIntervalMs;
+      const incarnation = reg.incarnation ?? reg.agent.incarnation;
+      this.safeEmit('registered', { agent: reg.agent, incarnation, heartbeatIntervalMs: this.intervalMs });
+    } catch (err) {
+      this.state = this.startAbort.signal.aborted ? 'stopped' : 'new';
+      throw err;
+    }
+    this.state = 'running';
+    for (const sig of o.shutdownSignals) process.on(sig, this.onSignal);
+    if (o.metrics) this.processMetrics.start();
+    this.heartbeats.start({ immediately: true });
+  }
+
+  private async shutdown(): Promise<void> {
+    this.stopAbort.abort(new RouseSdkError('the monitor stopped', { code: 'stopped' }));
+    await this.startPromise?.catch(() => {});
+    if (this.state !== 'running') {
+      this.state = 'stopped';
+      return;
+    }
+    this.state = 'stopping';
+    await this.heartbeats.stop();
+    // the last word (final progress, an error) — unless the coordinator is away: no waiting then
+    if ((this.unsent || this.deps.pending) && !this.connection.down) await this.beat();
+    this.processMetrics.stop();
+    try {
+      await this.agentClient!.leave(this.agentId!, { timeoutMs: leaveTimeoutMs(this.options) });
+    } catch (error) {
+      this.safeEmit('error', { error, op: 'leave' });
+    }
+    for (const sig of this.options.shutdownSignals) process.removeListener(sig, this.onSignal);
+    this.client.close();
+    this.state = 'stopped';
+    this.safeEmit('stopped');
+  }
+
+  private request(): AgentHeartbeatRequest {
+    const req: AgentHeartbeatRequest = { status: this.reported };
+    if (this.statusMessage !== undefined) req.statusMessage = this.statusMessage;
+    if (this.progressValue !== undefined) req.progress = this.progressValue;
+    if (this.phaseText !== undefined) req.phase = this.phaseText;
+    const metrics = this.options.metrics ? this.processMetrics.sample() : {};
+    const iterationMs = this.iterations.take();
+    if (iterationMs !== undefined) metrics.iterationMs = iterationMs;
+    if (Object.keys(metrics).length > 0) req.metrics = metrics;
+    // the counter may have grown past the limit since metadata() checked it: leave metadata out then
+    if (Object.keys(this.meta).length > 0 && JSON.stringify(this.meta).length <= MAX_METADATA_BYTES) {
+      req.metadata = this.meta;
+    }
+    return req;
+  }
+
+  private async beat(): Promise<void> {
+    const req = this.request();
+    const taken = this.deps.take();
+    if (taken.reports.length > 0) req.dependencies = taken.reports;
+    this.unsent = false;
+    let res: AgentHeartbeatResponse;
+    try {
+      res = await this.agentClient!.agentHeartbeat(this.agentId!, req, {
+        timeoutMs: heartbeatTimeoutFor(this.options, this.intervalMs),
+        onRetry: (error) => this.connection.failed(error),
+      });
+    } catch (error) {
+      this.deps.undelivered(taken);
+      this.unsent = true;
+      this.safeEmit('error', { error, op: 'heartbeat' });
+      this.connection.failed(error);
+      return;
+    }
+    this.deps.delivered(taken);
+    this.connection.ok();
+    if (this.options.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
+      this.intervalMs = res.heartbeatIntervalMs;
+    }
+    this.safeEmit('heartbeat', { request: req, response: res });
+    for (const command of res.commands ?? []) {
+      if (command.type === 'wake') {
+        this.wakes.wake(command.reason, (error) => this.safeEmit('error', { error, op: 'onWake' }));
+        this.safeEmit('wake', { reason: command.reason });
+      } else if (command.type === 'terminate') void this.stop();
+      this.safeEmit('command', { command });
+    }
+  }
+
+  private readonly onSignal = (): void => {
+    void this.stop();
+  };
+}
