@@ -38,7 +38,12 @@ afterEach(async () => {
 });
 
 function startAgent(url: string, token: string, beatUrl = url): Spawned {
-  return spawnNode([AGENT], { ROUSE_URL: url, BEAT_URLS: beatUrl, ROUSE_AGENT_TOKEN: token, AGENT_TYPE: 'e2e' });
+  return spawnNode([AGENT], {
+    ROUSE_URL: url,
+    BEAT_URLS: beatUrl,
+    ROUSE_AGENT_TOKEN: token,
+    AGENT_TYPE: 'e2e',
+  });
 }
 
 async function getAgent(url: string, adminToken: string, id: string): Promise<Agent> {
@@ -56,12 +61,16 @@ function excessOf(agent: Agent): number {
 
 describe('a SIGKILLed agent is lost within its timeout + 250 ms', () => {
   it('on SQLite', async () => {
-    const coord: CoordinatorProcess = await startCoordinatorProcess({ extraArgs: ['--policies', policyFile()] });
+    const coord: CoordinatorProcess = await startCoordinatorProcess({
+      extraArgs: ['--policies', policyFile()],
+    });
     cleanups.push(() => coord.kill('SIGTERM'));
     const excess: number[] = [];
     for (let run = 0; run < 3; run++) {
       const agentProc = startAgent(coord.url, coord.agentToken);
-      const reg = await agentProc.waitForLine<{ event: string; agentId: string }>((m) => m.event === 'registered');
+      const reg = await agentProc.waitForLine<{ event: string; agentId: string }>(
+        (m) => m.event === 'registered',
+      );
       let beats = 0;
       await agentProc.waitForLine<{ event: string }>((m) => m.event === 'beat' && ++beats >= 3, 10_000);
       agentProc.kill('SIGKILL');
@@ -90,10 +99,10 @@ describe('a SIGKILLed agent is lost within its timeout + 250 ms', () => {
     cleanups.push(() => observer.close());
     const [c0, c1] = cluster.coordinators as [CoordinatorProcess, CoordinatorProcess];
     // Wait until both hold shards, so that each agent's shard has an owner other than one of them.
-    await waitFor(
-      async () => new Set((await observer.listShardLeases()).map((l) => l.ownerId)).size === 2,
-      { what: 'both coordinators to hold shards', timeoutMs: 15_000 },
-    );
+    await waitFor(async () => new Set((await observer.listShardLeases()).map((l) => l.ownerId)).size === 2, {
+      what: 'both coordinators to hold shards',
+      timeoutMs: 15_000,
+    });
     // An agent whose lease shard c0 owns, heartbeating through c1.
     let agentProc: Spawned | undefined;
     let agentId = '';

@@ -5,9 +5,9 @@
  */
 import type { Timing } from '@rouse/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTask } from '../../packages/server/src/test-support/store-contract/harness.js';
 import { createPostgresStore } from '../../packages/server/src/store/postgres/postgres-store.js';
 import type { NewTask, Store } from '../../packages/server/src/store/store.js';
+import { newTask } from '../../packages/server/src/test-support/store-contract/harness.js';
 import { type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { waitFor } from '../harness/wait.js';
 

@@ -30,7 +30,7 @@ import {
 import type { Coordinator } from './services/coordinator.js';
 import type { CoordinatorOptions } from './services/coordinator-options.js';
 import { createCoordinator } from './services/create-coordinator.js';
-import { createPolicyRegistry } from './services/policy-registry.js';
+import { createPolicyRegistry, type PolicyRegistry } from './services/policy-registry.js';
 import { skewedClock } from './services/store-clock.js';
 import type { Store } from './store/store.js';
 import { systemClock } from './system-clock.js';
@@ -157,6 +157,8 @@ export interface RouseServer {
   /** Which store, as resolved from the options. */
   storeConfig: ResolvedStoreConfig;
   app: FastifyInstance;
+  /** The policies in force and where they came from (hot-reloaded). */
+  policies: PolicyRegistry;
   logger: Logger;
   /** Stop accepting, release long-polls and event streams, close the store, remove server.json. Idempotent. */
   close(): Promise<void>;
@@ -346,6 +348,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
       store,
       storeConfig: o.store,
       app,
+      policies,
       logger,
       close,
     };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, type TestAgent } from '../test-support/api-harness.js';
 import { jsonDeeperThan } from './json-depth.js';
 import { DEFAULT_API_LIMITS } from './limits.js';
-import { createHarness, type Harness, type TestAgent } from '../test-support/api-harness.js';
 
 const MAX = DEFAULT_API_LIMITS.jsonMaxDepth;
 

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RouseServer, startRouseServer } from '../server.js';
-import { MAX_PATH_PARAM_BYTES } from './limits.js';
 import { RawConnection, type RawResponse, requestHead } from '../test-support/raw-http.js';
+import { MAX_PATH_PARAM_BYTES } from './limits.js';
 
 let dir: string;
 let server: RouseServer;

@@ -8,11 +8,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerAgent } from './commands/agent.js';
 import { registerAgents } from './commands/agents.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerDemo } from './commands/demo.js';
 import { registerLogs } from './commands/logs.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerPolicy } from './commands/policy.js';
 import { registerRetry } from './commands/retry.js';
 import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
@@ -110,12 +112,14 @@ export function buildProgram(ctx: CliContext): Command {
   // commander copies these settings into subcommands created with .command()
   registerServe(program, ctx);
   registerMigrate(program, ctx);
+  registerPolicy(program, ctx);
   registerSubmit(program, ctx);
   registerTasks(program, ctx);
   registerShow(program, ctx);
   registerWhy(program, ctx);
   registerLogs(program, ctx);
   registerAgents(program, ctx);
+  registerAgent(program, ctx);
   registerCancel(program, ctx);
   registerRetry(program, ctx);
   registerDemo(program, ctx);

@@ -16,6 +16,7 @@ import {
   type Diagnosis,
 } from '@rouse/protocol';
 import { RouseError } from '../core/errors.js';
+import { checkPolicies } from '../core/policies/check-policies.js';
 import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
 import { type BlobSweepResult, taskIdOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
@@ -40,7 +41,6 @@ import { createEventRelay } from './event-relay.js';
 import * as holder from './holder-writes.js';
 import { createLeaseExpiry } from './lease-expiry.js';
 import { createLogWatchers } from './log-watchers.js';
-import { checkPolicies } from './policy-registry.js';
 import { createShardManager, type ShardSet } from './shard-manager.js';
 import { createSharedDependencies } from './shared-dependencies.js';
 import { createStoreClock } from './store-clock.js';

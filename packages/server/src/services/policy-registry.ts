@@ -6,10 +6,11 @@
  * picked up like a change.
  */
 import { readFile, stat } from 'node:fs/promises';
-import type { CheckPoliciesResponse, PoliciesResponse, PolicyError } from '@rouse/protocol';
+import type { PoliciesResponse } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { RouseError } from '../core/errors.js';
+import { formatPolicyError } from '../core/policies/check-policies.js';
 import { parsePolicies } from '../core/policies/load-policies.js';
 import { DEFAULT_POLICY_SET, type PolicySet } from '../core/policies/policy-set.js';
 
@@ -54,20 +55,6 @@ export function fixedPolicies(
       lastError: null,
     }),
   };
-}
-
-/** Check a policy file's text without applying it (`POST /v1/policies/check`, `rouse policy check`). */
-export function checkPolicies(source: string, file: string): CheckPoliciesResponse {
-  const parsed = parsePolicies(source, file);
-  return parsed.ok
-    ? { valid: true, errors: [], policies: parsed.set.views() }
-    : { valid: false, errors: parsed.errors, policies: [] };
-}
-
-/** One line per error, as editors and compilers print them. */
-export function formatPolicyError(e: PolicyError): string {
-  const where = e.line > 0 ? `${e.file}:${e.line}:${e.column}` : e.file;
-  return `${where}: ${e.path === '' ? '' : `${e.path}: `}${e.message}`;
 }
 
 export function createPolicyRegistry(options: PolicyRegistryOptions): PolicyRegistry {

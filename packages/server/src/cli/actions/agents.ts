@@ -1,44 +1,63 @@
-/** `rouse agents`: registered agents, their status and what they hold. */
-import type { Agent } from '@rouse/protocol';
+/** `rouse agents`: registered agents, their derived status, open conditions and what they hold. */
+import { AGENT_STATUSES, type AgentStatus } from '@rouse/protocol';
 import { createClient } from '../connection.js';
-import { type CliContext, EXIT } from '../context.js';
+import { type CliContext, CliError, EXIT } from '../context.js';
+import { conditionList, styleStatus } from '../format/agent.js';
 import { createStyle } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { formatRelative } from '../format/time.js';
 
 export interface AgentsOptions {
   json?: boolean;
+  status?: string;
+  type?: string;
+  taskType?: string;
   url?: string;
   token?: string;
   dataDir?: string;
 }
 
+/** `--status a,b` → the statuses, or a usage error naming the unknown one. */
+function statusesOf(value: string): AgentStatus[] {
+  const known = AGENT_STATUSES as readonly string[];
+  return value.split(',').map((s) => {
+    const status = s.trim();
+    if (!known.includes(status)) {
+      throw new CliError(
+        `--status: "${status}" is not a status; use ${AGENT_STATUSES.join(', ')}`,
+        EXIT.usage,
+      );
+    }
+    return status as AgentStatus;
+  });
+}
+
 export async function agents(ctx: CliContext, opts: AgentsOptions): Promise<number> {
+  const statuses = opts.status === undefined ? undefined : statusesOf(opts.status);
   const { client } = createClient(ctx, opts);
-  const list = await client.listAgents();
+  const list = await client.listAgents({
+    ...(statuses === undefined ? {} : { status: statuses }),
+    ...(opts.type === undefined ? {} : { agentType: opts.type }),
+    ...(opts.taskType === undefined ? {} : { taskType: opts.taskType }),
+  });
   if (opts.json) {
     ctx.printJson({ agents: list });
     return EXIT.ok;
   }
   if (list.length === 0) {
-    ctx.print('no agents registered');
+    ctx.print(opts.status || opts.type || opts.taskType ? 'no agents match' : 'no agents registered');
     return EXIT.ok;
   }
   const now = ctx.now();
   const style = createStyle(ctx.io.color);
-  const status = (a: Agent) =>
-    a.status === 'lost' || a.status === 'error'
-      ? style.red(a.status)
-      : a.status === 'running'
-        ? style.cyan(a.status)
-        : a.status;
   for (const line of renderTable(list, [
     { header: 'ID', value: (a) => a.id },
     { header: 'NAME', value: (a) => a.name, maxWidth: 28 },
     { header: 'AGENT TYPE', value: (a) => a.agentType, maxWidth: 20 },
-    { header: 'STATUS', value: status },
+    { header: 'STATUS', value: (a) => styleStatus(a.status, style) },
+    { header: 'INC', value: (a) => String(a.incarnation), right: true },
+    { header: 'CONDITIONS', value: (a) => conditionList(a.conditions), maxWidth: 44 },
     { header: 'TASKS', value: (a) => String(a.currentTaskIds.length), right: true },
-    { header: 'TASK TYPES', value: (a) => a.taskTypes.join(',') || '-', maxWidth: 30 },
     { header: 'HEARTBEAT', value: (a) => formatRelative(a.lastHeartbeatAt, now) },
     { header: 'POLLED', value: (a) => formatRelative(a.lastPollAt, now) },
   ])) {

@@ -2,9 +2,9 @@
  * `rouse serve`: run the coordinator (HTTP API on SQLite, or on PostgreSQL shared with other
  * coordinators) until SIGINT/SIGTERM.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pino } from 'pino';
-import { ValidationError } from '../../core/errors.js';
+import { RouseError, ValidationError } from '../../core/errors.js';
 import { startRouseServer } from '../../server.js';
 import { describeStore, explainStoreOpenFailure, isPassingStoreOpenFailure } from '../../server-store.js';
 import { DEFAULT_STORE_WAIT_MS } from '../commands/serve.js';
@@ -33,6 +33,19 @@ export interface ServeOptions extends StoreCliOptions {
   sweepInterval?: number;
   coordinatorId?: string;
   clockOffsetMs?: number;
+  policies?: string;
+}
+
+/** Where the watchdog's policies come from, for the banner. */
+function policiesLine(
+  server: Awaited<ReturnType<typeof startRouseServer>>,
+  style: ReturnType<typeof createStyle>,
+): string {
+  const { source, policies } = server.policies.response();
+  if (source === null) {
+    return `built-in defaults ${style.dim(`(a ${join(server.dataDir, 'policies.yaml')} is picked up when it appears)`)}`;
+  }
+  return `${source} ${style.dim(`(${policies.map((p) => p.name).join(', ')}; reloaded on change)`)}`;
 }
 
 /** The environment variable each token is read from. */
@@ -81,6 +94,7 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
       logLevel: opts.logLevel,
       logger,
       metricsPublic: Boolean(opts.metricsPublic),
+      ...(opts.policies === undefined ? {} : { policiesFile: resolve(ctx.deps.cwd, opts.policies) }),
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -107,6 +121,9 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
         : undefined;
     const envName = issue ? TOKEN_ENV[issue.path] : undefined;
     if (issue && envName && env[envName]) throw new CliError(`${envName} ${issue.message}`, EXIT.usage);
+    // A policy file that is missing or broken: its errors, one per line, as `rouse policy check` prints them.
+    if (err instanceof RouseError && err.code === 'validation_failed' && typeof err.details.file === 'string')
+      throw new CliError(err.message, EXIT.usage);
     throw err;
   }
 
@@ -128,6 +145,7 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
           `${tokenLine('agent', server.agentToken)}  ${style.dim('(enrollment: agents register with it)')}`,
         ],
         ['read-only', tokenLine('readonly', server.readonlyToken)],
+        ['policies', policiesLine(server, style)],
         ['try', tryLine(ctx, opts.dataDir)],
       ],
       '  ',

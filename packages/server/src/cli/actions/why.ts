@@ -1,4 +1,7 @@
-/** `rouse why <id>`: why is this task where it is? The coordinator's diagnosis, made readable. */
+/**
+ * `rouse why <id>`: why is this task where it is, or this agent in its status? The coordinator's
+ * diagnosis, made readable.
+ */
 import { createClient } from '../connection.js';
 import { type CliContext, EXIT } from '../context.js';
 import { renderDiagnosis } from '../format/diagnosis.js';
@@ -13,7 +16,8 @@ export interface WhyOptions {
 
 export async function why(ctx: CliContext, id: string, opts: WhyOptions): Promise<number> {
   const { client } = createClient(ctx, opts);
-  const diagnosis = await client.diagnose(id);
+  // Agent ids start with agt_, task ids with tsk_: one command answers for both.
+  const diagnosis = id.startsWith('agt_') ? await client.diagnoseAgent(id) : await client.diagnose(id);
   if (opts.json) {
     ctx.printJson(diagnosis);
     return EXIT.ok;

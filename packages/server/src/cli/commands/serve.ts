@@ -62,6 +62,10 @@ export function registerServe(program: Command, ctx: CliContext): void {
         .hideHelp(),
     )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
+    .option(
+      '--policies <file>',
+      "the watchdog's policy file (YAML; hot-reloaded; check it with `rouse policy check`) (default: <data-dir>/policies.yaml when present)",
+    )
     .option('--metrics-public', 'serve GET /metrics without a token')
     .option('--show-tokens', 'print the token values in the banner (they are secrets)')
     .addHelpText(

@@ -2,7 +2,7 @@
  * The human rendering of a diagnosis ("why isn't my task running?"): a headline, each reason with its
  * evidence (times as "12s ago", durations as "1.5s"), then what to do about it.
  */
-import type { Diagnosis, Json } from '@rouse/protocol';
+import type { AgentDiagnosis, Diagnosis, Json } from '@rouse/protocol';
 import type { Style } from './style.js';
 import { compactJson } from './task.js';
 import { formatClock, formatDuration, formatRelative } from './time.js';
@@ -37,7 +37,8 @@ export function formatEvidence(key: string, value: Json | undefined, now: number
   return compactJson(value, 120);
 }
 
-export function renderDiagnosis(d: Diagnosis, now: number, style: Style): string[] {
+/** A task's or an agent's diagnosis (the same shape: summary, reasons with evidence, suggestions). */
+export function renderDiagnosis(d: Diagnosis | AgentDiagnosis, now: number, style: Style): string[] {
   const out: string[] = [];
   // the summary names the task and its status: "Task tsk_… is created: no live agent serves …"
   out.push(style.bold(d.summary));
