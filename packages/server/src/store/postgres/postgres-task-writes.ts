@@ -119,6 +119,9 @@ interface BeatRow {
   lease_expires_at: number;
   progressed: boolean;
   status: HeartbeatAccepted['status'];
+  progress_changed_at: number | null;
+  stall_timeout_ms: number;
+  requires: string[];
 }
 
 export async function recordHeartbeats(
@@ -149,6 +152,9 @@ export async function recordHeartbeats(
           leaseExpiresAt: r.lease_expires_at,
           progressed: r.progressed,
           status: r.status,
+          progressChangedAt: r.progress_changed_at,
+          stallTimeoutMs: r.stall_timeout_ms,
+          requires: r.requires,
         },
       };
     }
