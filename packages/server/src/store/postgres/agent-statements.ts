@@ -78,10 +78,11 @@ export const AGENT_SQL = {
    * agent of the given incarnation gets its heartbeat time, lease (now + lease_ms, never before the end
    * of its quiet period), status (and since when, moved only by a change; its message only with a
    * status), metrics and metadata (each when given), progress (the stall clock moves when value or
-   * phase differ, or never moved), a sample appended to its ring when the last is spacing_ms old, and
-   * the gaps between its heartbeats (only with max_gaps > 0). Rows are locked in seq order. With
-   * `take`, its queued commands are taken (deleted) too. Returns one row per agent written: `take`,
-   * the agent's columns as the beat left them, and the commands taken (oldest first, or null).
+   * phase differ, or never moved), a sample appended to its ring (then cut to max_samples) when the
+   * last is spacing_ms old, and the gaps between its heartbeats (cut to max_gaps; none with 0). Rows
+   * are locked in seq order. With `take`, its queued commands are taken (deleted) too. Returns one row
+   * per agent written: `take`, the agent's columns as the beat left them, and the commands taken
+   * (oldest first, or null).
    * Params: $1 now, $2 JSON array of {id, incarnation, take, status, status_message, metrics, metadata,
    * progress ({value, phase} or null), lease_ms, quiet_ms, interval_ms, sample ([rss, cpu, iteration]
    * or null), spacing_ms, max_samples, max_gaps}, each agent once.
@@ -106,10 +107,9 @@ export const AGENT_SQL = {
         cur.progress IS NOT NULL AND (cur.progress_changed_at IS NULL
           OR cur.new_progress IS DISTINCT FROM cur.old_progress OR cur.new_phase IS DISTINCT FROM cur.old_phase)
           AS progressed,
-        CASE WHEN cur.sample IS NOT NULL AND ((cur.old_samples->-1->>0)::bigint IS NULL
-                  OR clock.now - (cur.old_samples->-1->>0)::bigint >= cur.spacing_ms)
-             THEN cur.old_samples || jsonb_build_array(jsonb_build_array(clock.now) || cur.sample)
-             ELSE cur.old_samples END AS samples,
+        cur.sample IS NOT NULL AND ((cur.old_samples->-1->>0)::bigint IS NULL
+          OR clock.now - (cur.old_samples->-1->>0)::bigint >= cur.spacing_ms) AS sampled,
+        cur.old_samples || jsonb_build_array(jsonb_build_array(clock.now) || cur.sample) AS samples,
         GREATEST(1, cur.max_samples) AS max_samples,
         CASE WHEN cur.max_gaps <= 0 THEN '[]'::jsonb
              WHEN cur.last_heartbeat_at IS NULL THEN cur.old_gaps
@@ -129,7 +129,7 @@ export const AGENT_SQL = {
         progress = CASE WHEN c.has_progress THEN c.new_progress ELSE a.progress END,
         phase = CASE WHEN c.has_progress THEN c.new_phase ELSE a.phase END,
         progress_changed_at = CASE WHEN c.progressed THEN c.now ELSE a.progress_changed_at END,
-        samples = ${ring('c.samples', 'c.max_samples')},
+        samples = CASE WHEN c.sampled THEN ${ring('c.samples', 'c.max_samples')} ELSE a.samples END,
         gaps = ${ring('c.gaps', 'c.max_gaps')}
       FROM calc c
       WHERE a.seq = c.seq
