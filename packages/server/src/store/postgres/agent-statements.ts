@@ -107,9 +107,9 @@ export const AGENT_SQL = {
         cur.progress IS NOT NULL AND (cur.progress_changed_at IS NULL
           OR cur.new_progress IS DISTINCT FROM cur.old_progress OR cur.new_phase IS DISTINCT FROM cur.old_phase)
           AS progressed,
-        cur.sample IS NOT NULL AND ((cur.old_samples->-1->>0)::bigint IS NULL
-          OR clock.now - (cur.old_samples->-1->>0)::bigint >= cur.spacing_ms) AS sampled,
-        cur.old_samples || jsonb_build_array(jsonb_build_array(clock.now) || cur.sample) AS samples,
+        CASE WHEN cur.sample IS NOT NULL AND ((cur.old_samples->-1->>0)::bigint IS NULL
+                  OR clock.now - (cur.old_samples->-1->>0)::bigint >= cur.spacing_ms)
+             THEN cur.old_samples || jsonb_build_array(jsonb_build_array(clock.now) || cur.sample) END AS samples,
         GREATEST(1, cur.max_samples) AS max_samples,
         CASE WHEN cur.max_gaps <= 0 THEN '[]'::jsonb
              WHEN cur.last_heartbeat_at IS NULL THEN cur.old_gaps
@@ -129,7 +129,7 @@ export const AGENT_SQL = {
         progress = CASE WHEN c.has_progress THEN c.new_progress ELSE a.progress END,
         phase = CASE WHEN c.has_progress THEN c.new_phase ELSE a.phase END,
         progress_changed_at = CASE WHEN c.progressed THEN c.now ELSE a.progress_changed_at END,
-        samples = CASE WHEN c.sampled THEN ${ring('c.samples', 'c.max_samples')} ELSE a.samples END,
+        samples = CASE WHEN c.samples IS NULL THEN a.samples ELSE ${ring('c.samples', 'c.max_samples')} END,
         gaps = ${ring('c.gaps', 'c.max_gaps')}
       FROM calc c
       WHERE a.seq = c.seq
