@@ -99,18 +99,20 @@ const byAgent = (input: AgentHeartbeatInput): string => input.agentId;
 
 /**
  * One statement per round (each agent once; a second beat of one agent in the batch is applied after
- * the first, as SQLite does). Only an agent's first input takes its commands.
+ * the first, as SQLite does). An agent's commands go with the first of its inputs that finds it
+ * active in its incarnation (see handOutCommands).
  */
 export async function recordAgentHeartbeats(
   ctx: PgContext,
   inputs: readonly AgentHeartbeatInput[],
 ): Promise<(AgentHeartbeatResult | null)[]> {
   const out: (AgentHeartbeatResult | null)[] = inputs.map(() => null);
-  for (const [n, round] of rounds(inputs, byAgent).entries()) {
+  const given = new Set<string>();
+  for (const round of rounds(inputs, byAgent)) {
     const items = round.map(({ item }) => ({
       id: item.agentId,
       incarnation: item.incarnation,
-      take: n === 0,
+      take: !given.has(item.agentId),
       status: item.status ?? null,
       status_message: item.statusMessage ?? null,
       metrics: item.metrics ?? null,
@@ -135,7 +137,9 @@ export async function recordAgentHeartbeats(
     const written = new Map(rows.map((r) => [r.id, r]));
     for (const { item, index } of round) {
       const row = written.get(item.agentId);
-      if (row !== undefined) out[index] = { commands: row.commands ?? [], watch: toWatch(row) };
+      if (row === undefined) continue;
+      out[index] = { commands: row.commands ?? [], watch: toWatch(row) };
+      given.add(item.agentId);
     }
   }
   return out;
