@@ -3,17 +3,19 @@ import type { AgentCommand } from '@rouse/protocol';
 import type { AgentHeartbeatInput } from './store.js';
 
 /**
- * The results of a batch of agent heartbeats, in input order: null for an agent that was not found;
- * for one that was, its taken commands with the first input naming it and none with any later one.
+ * The results of a batch of agent heartbeats, in input order: null for an input that found no agent
+ * active in its incarnation (`found[i]` false); for one that did, its agent's taken commands with the
+ * first such input naming it and none with any later one. An input of a replaced incarnation thus
+ * never takes the commands its successor's beat in the same batch gets.
  */
 export function handOutCommands(
   inputs: readonly AgentHeartbeatInput[],
-  found: ReadonlySet<string>,
+  found: readonly boolean[],
   commandsOf: (agentId: string) => AgentCommand[],
 ): (AgentCommand[] | null)[] {
   const given = new Set<string>();
-  return inputs.map(({ agentId }) => {
-    if (!found.has(agentId)) return null;
+  return inputs.map(({ agentId }, i) => {
+    if (!found[i]) return null;
     if (given.has(agentId)) return [];
     given.add(agentId);
     return commandsOf(agentId);

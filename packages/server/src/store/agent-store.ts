@@ -122,8 +122,8 @@ export interface AgentStore {
    * incarnation gets its heartbeat time, lease, status, metrics, metadata, progress and sample
    * recorded, and its queued commands taken, oldest first — each command is returned by exactly one
    * call. One result per input, in order; null when no such agent is active in that incarnation. An
-   * agent named twice gets its commands with its first input (the batch's later inputs win for the
-   * rest).
+   * agent named twice gets its commands with its first input that finds it active in its incarnation
+   * (the batch's later inputs win for the rest).
    */
   recordAgentHeartbeats(inputs: readonly AgentHeartbeatInput[]): Promise<(AgentHeartbeatResult | null)[]>;
   /** Remember that the agent asked for work (for "why isn't my task running?"). */

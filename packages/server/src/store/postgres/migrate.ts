@@ -33,6 +33,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0006_dependencies',
   '0007_coordinator_listening',
   '0008_coordinator_instance',
+  '0009_watchdog',
 ]);
 
 export interface PostgresMigrationStatus {

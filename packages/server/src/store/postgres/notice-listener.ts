@@ -45,7 +45,8 @@ export function parseClaimableNotice(payload: string | undefined): ClaimableNoti
 
 /**
  * A stream notice as payloads under the NOTIFY limit: `{"o": origin, "r": [ref, ...]}`, each ref a
- * short array: `["t", taskId, seq]`, `["p", taskId]` or `["a", agentId, "registered" | "status"]`.
+ * short array: `["t", taskId, seq]`, `["p", taskId]`, `["a", agentId, "registered" | "status"]` or
+ * `["c", conditionSeq]`.
  */
 export function streamNoticePayloads(notice: StreamNotice): string[] {
   const out: string[] = [];
@@ -57,13 +58,7 @@ export function streamNoticePayloads(notice: StreamNotice): string[] {
     bytes = 0;
   };
   for (const ref of notice.refs) {
-    const item = JSON.stringify(
-      ref.kind === 'transition'
-        ? ['t', ref.taskId, ref.seq]
-        : ref.kind === 'progress'
-          ? ['p', ref.taskId]
-          : ['a', ref.agentId, ref.event],
-    );
+    const item = JSON.stringify(encodeStreamRef(ref));
     const size = Buffer.byteLength(item) + 1;
     if (refs.length > 0 && bytes + size > MAX_PAYLOAD_BYTES - 200) flush();
     refs.push(item);
@@ -73,8 +68,23 @@ export function streamNoticePayloads(notice: StreamNotice): string[] {
   return out;
 }
 
+function encodeStreamRef(ref: StreamRef): (string | number)[] {
+  switch (ref.kind) {
+    case 'transition':
+      return ['t', ref.taskId, ref.seq];
+    case 'progress':
+      return ['p', ref.taskId];
+    case 'agent':
+      return ['a', ref.agentId, ref.event];
+    case 'condition':
+      return ['c', ref.seq];
+  }
+}
+
 function parseStreamRef(item: unknown): StreamRef | null {
-  if (!Array.isArray(item) || typeof item[1] !== 'string') return null;
+  if (!Array.isArray(item)) return null;
+  if (item[0] === 'c' && Number.isInteger(item[1])) return { kind: 'condition', seq: item[1] };
+  if (typeof item[1] !== 'string') return null;
   if (item[0] === 't' && Number.isInteger(item[2]))
     return { kind: 'transition', taskId: item[1], seq: item[2] };
   if (item[0] === 'p') return { kind: 'progress', taskId: item[1] };

@@ -1,86 +1,152 @@
-/** Agent operations on PostgreSQL (lease shards: `postgres-shards.ts`). */
-import type { Agent, AgentCommand, AgentStatus } from '@rouse/protocol';
+/**
+ * The PostgreSQL AgentStore: slots and incarnations, lookups, heartbeats, polls, leaving, commands.
+ * A registration that replaces an incarnation, and an agent that ends, close its conditions in the
+ * same transaction that locked its row (see watchdog-statements.ts).
+ */
+import type { Agent, AgentCommand } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
-import { handOutCommands } from '../agent-heartbeats.js';
-import { type DependencyRow, toDependency } from '../dependency-row.js';
-import type { AgentHeartbeatInput, DependencyRecord, NewAgent, QueueAgentCommandInput } from '../store.js';
+import { type AgentRow, type ConditionRow, toAgent, toConditionRecord, toWatch } from '../agent-row.js';
+import { shardOf } from '../lease-shards.js';
+import type {
+  AgentHeartbeatInput,
+  AgentHeartbeatResult,
+  AgentQuery,
+  ConditionRecord,
+  NewAgent,
+  QueueAgentCommandInput,
+  Registration,
+} from '../store.js';
 import { AGENT_SQL } from './agent-statements.js';
-import type { PgContext } from './postgres-context.js';
-import { type AgentRow, pgJson, pgText, toAgent } from './row-mapping.js';
+import { type PgContext, rounds } from './postgres-context.js';
+import { closeAllConditions } from './postgres-watchdog.js';
+import { pgJson, pgText } from './row-mapping.js';
 
-export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Agent> {
-  const [row] = await ctx.rows<AgentRow>('insertAgent', AGENT_SQL.insertAgent, [
+/** An agents row read for the wire: with the tasks it holds and its open conditions (rows as JSON). */
+interface WireAgentRow extends AgentRow {
+  current_task_ids: string[];
+  conditions: ConditionRow[];
+}
+
+function wireAgent(r: WireAgentRow): Agent {
+  return toAgent(r, r.conditions.map(toConditionRecord), r.current_task_ids);
+}
+
+const REPLACED = 'replaced by a new incarnation';
+
+export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Registration> {
+  const params = [
     ctx.now(),
     agent.id,
-    agent.agentType,
-    agent.name,
-    agent.host,
+    pgText(agent.key),
+    pgText(agent.agentType),
+    pgText(agent.name),
+    pgText(agent.host),
     agent.pid,
     pgJson(agent.taskTypes),
     pgJson(agent.labels),
+    pgJson(agent.requires),
+    pgText(agent.supervisorId),
     agent.tokenHash,
-  ]);
-  return toAgent({ ...row!, current_task_ids: [] });
+    pgText(agent.policy),
+    shardOf(agent.id),
+    agent.heartbeatIntervalMs,
+    agent.startupTimeoutMs,
+  ];
+  const registered = (row: WireAgentRow | undefined): WireAgentRow => ({ ...row!, conditions: [] });
+  if (agent.key === null) {
+    const [row] = await ctx.rows<WireAgentRow>('registerAgent', AGENT_SQL.registerAgent, params);
+    return { agent: wireAgent(registered(row)), replacedIncarnation: null, closed: [] };
+  }
+  // Under a key, the slot may exist: its row stays locked while the replaced incarnation's
+  // conditions close and its commands go.
+  return ctx.transaction(async (tx) => {
+    const [row] = await tx.rows<WireAgentRow>('registerAgent', AGENT_SQL.registerAgent, params);
+    const agentRow = registered(row);
+    if (agentRow.incarnation === 1) {
+      return { agent: wireAgent(agentRow), replacedIncarnation: null, closed: [] };
+    }
+    const closed = await closeAllConditions(tx, agentRow.id, REPLACED, true);
+    return { agent: wireAgent(agentRow), replacedIncarnation: agentRow.incarnation - 1, closed };
+  });
 }
 
 export async function getAgent(ctx: PgContext, id: string): Promise<Agent | null> {
-  const [row] = await ctx.rows<AgentRow>('selectAgent', AGENT_SQL.selectAgent, [id]);
-  return row === undefined ? null : toAgent(row);
+  const [row] = await ctx.rows<WireAgentRow>('selectAgent', AGENT_SQL.selectAgent, [id]);
+  return row === undefined ? null : wireAgent(row);
 }
 
 export async function getAgentByTokenHash(ctx: PgContext, tokenHash: string): Promise<Agent | null> {
-  const [row] = await ctx.rows<AgentRow>('selectAgentByTokenHash', AGENT_SQL.selectAgentByTokenHash, [
+  const [row] = await ctx.rows<WireAgentRow>('selectAgentByTokenHash', AGENT_SQL.selectAgentByTokenHash, [
     tokenHash,
   ]);
-  return row === undefined ? null : toAgent(row);
+  return row === undefined ? null : wireAgent(row);
 }
 
-export async function listAgents(
-  ctx: PgContext,
-  filter: { taskType?: string; statuses?: AgentStatus[] } = {},
-): Promise<Agent[]> {
-  const rows = await ctx.rows<AgentRow>('listAgents', AGENT_SQL.listAgents, [
-    filter.taskType ?? null,
-    filter.statuses && filter.statuses.length > 0 ? filter.statuses : null,
+export async function listAgents(ctx: PgContext, query: AgentQuery = {}): Promise<Agent[]> {
+  const rows = await ctx.rows<WireAgentRow>('listAgents', AGENT_SQL.listAgents, [
+    query.taskType ?? null,
+    query.agentType ?? null,
   ]);
-  return rows.map(toAgent);
+  return rows.map(wireAgent);
+}
+
+/** A row of recordAgentHeartbeats: the agent as its beat left it, and the commands it took. */
+interface BeatRow extends AgentRow {
+  commands: AgentCommand[] | null;
+}
+
+const byAgent = (input: AgentHeartbeatInput): string => input.agentId;
+
+/**
+ * One statement per round (each agent once; a second beat of one agent in the batch is applied after
+ * the first, as SQLite does). An agent's commands go with the first of its inputs that finds it
+ * active in its incarnation (see handOutCommands).
+ */
+export async function recordAgentHeartbeats(
+  ctx: PgContext,
+  inputs: readonly AgentHeartbeatInput[],
+): Promise<(AgentHeartbeatResult | null)[]> {
+  const out: (AgentHeartbeatResult | null)[] = inputs.map(() => null);
+  const given = new Set<string>();
+  for (const round of rounds(inputs, byAgent)) {
+    const items = round.map(({ item }) => ({
+      id: item.agentId,
+      incarnation: item.incarnation,
+      take: !given.has(item.agentId),
+      status: item.status ?? null,
+      status_message: item.statusMessage ?? null,
+      metrics: item.metrics ?? null,
+      metadata: item.metadata ?? null,
+      progress:
+        item.progress === undefined ? null : { value: item.progress.value, phase: item.progress.phase },
+      lease_ms: item.leaseMs,
+      quiet_ms: item.quietPeriodMs,
+      interval_ms: item.heartbeatIntervalMs,
+      sample:
+        item.sample === undefined
+          ? null
+          : [item.sample.rssBytes, item.sample.cpuPercent, item.sample.iterationMs],
+      spacing_ms: item.sampleSpacingMs,
+      max_samples: item.maxSamples,
+      max_gaps: item.maxGaps,
+    }));
+    const rows = await ctx.rows<BeatRow>('recordAgentHeartbeats', AGENT_SQL.recordAgentHeartbeats, [
+      ctx.now(),
+      pgJson(items),
+    ]);
+    const written = new Map(rows.map((r) => [r.id, r]));
+    for (const { item, index } of round) {
+      const row = written.get(item.agentId);
+      if (row === undefined) continue;
+      out[index] = { commands: row.commands ?? [], watch: toWatch(row) };
+      given.add(item.agentId);
+    }
+  }
+  return out;
 }
 
 function requireChanged(changes: number, agentId: string): void {
   if (changes === 0) throw new NotFoundError('agent', agentId);
-}
-
-export async function recordAgentHeartbeats(
-  ctx: PgContext,
-  inputs: readonly AgentHeartbeatInput[],
-): Promise<(AgentCommand[] | null)[]> {
-  if (inputs.length === 0) return [];
-  // One entry per agent, the last status and metrics given for it (an UPDATE applies one per row).
-  const last = new Map<string, AgentHeartbeatInput>();
-  for (const input of inputs) last.set(input.agentId, input);
-  const entries = [...last.values()].map((i) => ({
-    id: i.agentId,
-    status: i.status ?? null,
-    metrics: i.metrics ?? null,
-  }));
-  const rows = await ctx.rows<{ agent_id: string; seq: number | null; command: AgentCommand | null }>(
-    'recordAgentHeartbeats',
-    AGENT_SQL.recordAgentHeartbeats,
-    [ctx.now(), pgJson(entries)],
-  );
-  const found = new Set<string>();
-  const taken = new Map<string, { seq: number; command: AgentCommand }[]>();
-  for (const r of rows) {
-    if (r.seq === null || r.command === null) found.add(r.agent_id);
-    else {
-      const list = taken.get(r.agent_id);
-      if (list === undefined) taken.set(r.agent_id, [{ seq: r.seq, command: r.command }]);
-      else list.push({ seq: r.seq, command: r.command });
-    }
-  }
-  return handOutCommands(inputs, found, (agentId) =>
-    (taken.get(agentId) ?? []).sort((a, b) => a.seq - b.seq).map((c) => c.command),
-  );
 }
 
 export async function recordPoll(ctx: PgContext, input: { agentId: string; types: string[] }): Promise<void> {
@@ -92,8 +158,20 @@ export async function recordPoll(ctx: PgContext, input: { agentId: string; types
   requireChanged(changes, input.agentId);
 }
 
-export async function setAgentStatus(ctx: PgContext, agentId: string, status: AgentStatus): Promise<void> {
-  requireChanged(await ctx.changes('setAgentStatus', AGENT_SQL.setAgentStatus, [agentId, status]), agentId);
+export function endAgent(
+  ctx: PgContext,
+  input: { agentId: string; lifecycle: 'left' | 'terminated'; reason: string },
+): Promise<ConditionRecord[]> {
+  return ctx.transaction(async (tx) => {
+    const [r] = await tx.rows<{ found: boolean; ended: boolean }>('endAgent', AGENT_SQL.endAgent, [
+      tx.now(),
+      input.agentId,
+      input.lifecycle,
+    ]);
+    if (!r?.found) throw new NotFoundError('agent', input.agentId);
+    if (!r.ended) return [];
+    return closeAllConditions(tx, input.agentId, input.reason, false);
+  });
 }
 
 export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommandInput): Promise<void> {
@@ -115,23 +193,4 @@ export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommand
 
 export async function clearAgentCommands(ctx: PgContext, agentId: string): Promise<void> {
   await ctx.changes('clearAgentCommands', AGENT_SQL.clearAgentCommands, [agentId]);
-}
-
-export async function saveDependency(
-  ctx: PgContext,
-  d: Omit<DependencyRecord, 'version'>,
-): Promise<DependencyRecord> {
-  const [row] = await ctx.rows<DependencyRow>('saveDependency', AGENT_SQL.saveDependency, [
-    d.name,
-    d.state,
-    d.until,
-    d.since,
-    pgText(d.reportedBy),
-    pgText(d.message),
-  ]);
-  return toDependency(row!);
-}
-
-export async function listDependencies(ctx: PgContext): Promise<DependencyRecord[]> {
-  return (await ctx.rows<DependencyRow>('listDependencies', AGENT_SQL.listDependencies)).map(toDependency);
 }

@@ -2,7 +2,8 @@
  * What every PostgreSQL operation shares: the pool, the store clock's `$1`, and one way to run a
  * statement — bounded in time, retried when PostgreSQL reports a deadlock or serialization failure
  * (each statement is atomic, so running it again is safe), and with every failure mapped by
- * `toStoreError` (an unreachable or slow database is `unavailable`, never a raw driver error).
+ * `toStoreError` (an unreachable or slow database is `unavailable`, never a raw driver error) — or a
+ * few statements in one short transaction, retried and mapped the same way as a whole.
  */
 import pg from 'pg';
 import { UnavailableError } from '../../core/errors.js';
@@ -30,6 +31,8 @@ const PREPARED = new Set([
   'selectHeads',
   'selectShardLeases',
   'recordAgentHeartbeats',
+  'selectAgentByTokenHash',
+  'dueAgentLeases',
   'listDependencies',
 ]);
 
@@ -73,65 +76,38 @@ export function pgConfig(
   };
 }
 
-export class PgContext {
-  closed = false;
-
-  constructor(
-    readonly pool: pg.Pool,
-    readonly opts: ResolvedPostgresStoreOptions,
-  ) {}
-
+/** Running statements: on a pooled connection each (`PgContext`), or inside one transaction (`transaction`). */
+export interface PgStatements {
   /** `$1` of every timed statement: the injected clock's now, or null for the database's `now()`. */
-  now(): number | null {
-    return this.opts.clock === 'database' ? null : this.opts.clock.now();
-  }
-
+  now(): number | null;
   /** Run statement `name` (its SQL `text`) with `params`; returns the rows. */
-  async rows<R>(name: string, text: string, params: unknown[] = []): Promise<R[]> {
-    return (await this.run(name, text, params)).rows as R[];
-  }
-
+  rows<R>(name: string, text: string, params?: unknown[]): Promise<R[]>;
   /**
    * Run statement `name` with rows as arrays in column order (`rowMode: 'array'`): no object per row
    * keyed by column name, for the hot statements whose rows are mapped positionally.
    */
-  async arrays(name: string, text: string, params: unknown[] = []): Promise<unknown[][]> {
-    return (await this.run(name, text, params, 'array')).rows as unknown as unknown[][];
-  }
-
+  arrays(name: string, text: string, params?: unknown[]): Promise<unknown[][]>;
   /** Run statement `name`; returns how many rows it changed. */
-  async changes(name: string, text: string, params: unknown[] = []): Promise<number> {
-    return (await this.run(name, text, params)).rowCount ?? 0;
-  }
+  changes(name: string, text: string, params?: unknown[]): Promise<number>;
+}
 
-  async run(name: string, text: string, params: unknown[], rowMode?: 'array'): Promise<pg.QueryResult> {
-    for (let attempt = 1; ; attempt++) {
-      if (this.closed) throw new UnavailableError('the store is closed');
-      try {
-        return await this.once(name, text, params, rowMode);
-      } catch (err) {
-        if (attempt < RETRIES && isRetryableConflict(err)) continue;
-        throw toStoreError(err, this.closed);
-      }
-    }
-  }
+/**
+ * One connection's statements, each bounded in time: by the server's statement_timeout, and — for a
+ * server that stopped answering at all — by a client-side timer. A connection that hung or failed is
+ * `broken`: its owner discards it instead of returning it to the pool. Real timers on purpose: this
+ * bounds I/O, it is not domain time (the injected Clock is).
+ */
+class Session {
+  broken: Error | undefined;
 
-  /**
-   * One statement on a pooled connection. Waiting for a connection is bounded by the pool's connect
-   * timeout; the statement by the server's statement_timeout, and — for a server that stopped answering
-   * at all — by a client-side timer that discards the connection. Real timers on purpose: this bounds
-   * I/O, it is not domain time (the injected Clock is).
-   */
-  private async once(
-    name: string,
-    text: string,
-    params: unknown[],
-    rowMode?: 'array',
-  ): Promise<pg.QueryResult> {
-    const client = await this.pool.connect();
-    const boundMs = this.opts.statementTimeoutMs + this.opts.connectTimeoutMs;
+  constructor(
+    readonly client: pg.PoolClient,
+    private readonly boundMs: number,
+  ) {}
+
+  async query(name: string, text: string, params: unknown[], rowMode?: 'array'): Promise<pg.QueryResult> {
     let timer: NodeJS.Timeout | undefined;
-    let broken: Error | undefined;
+    let timedOut: Error | undefined;
     try {
       const query: pg.QueryConfig = PREPARED.has(name)
         ? { name: `rouse_${name}`, text, values: params }
@@ -139,20 +115,124 @@ export class PgContext {
       if (rowMode !== undefined) (query as pg.QueryArrayConfig).rowMode = rowMode;
       return await new Promise<pg.QueryResult>((resolve, reject) => {
         timer = setTimeout(() => {
-          broken = new UnavailableError(
-            `PostgreSQL did not answer within ${boundMs} ms (statementTimeoutMs + connectTimeoutMs); retry shortly`,
+          timedOut = new UnavailableError(
+            `PostgreSQL did not answer within ${this.boundMs} ms (statementTimeoutMs + connectTimeoutMs); retry shortly`,
           );
-          reject(broken);
-        }, boundMs);
-        client.query(query).then(resolve, reject);
+          reject(timedOut);
+        }, this.boundMs);
+        this.client.query(query).then(resolve, reject);
       });
     } catch (err) {
-      if (broken === undefined && toStoreError(err) instanceof UnavailableError) broken = err as Error;
+      if (timedOut !== undefined) this.broken = timedOut;
+      else if (toStoreError(err) instanceof UnavailableError) this.broken = err as Error;
       throw err;
     } finally {
       clearTimeout(timer);
-      // A connection that failed or hung is discarded, never reused.
-      client.release(broken);
+    }
+  }
+}
+
+export class PgContext implements PgStatements {
+  closed = false;
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly opts: ResolvedPostgresStoreOptions,
+  ) {}
+
+  now(): number | null {
+    return this.opts.clock === 'database' ? null : this.opts.clock.now();
+  }
+
+  async rows<R>(name: string, text: string, params: unknown[] = []): Promise<R[]> {
+    return (await this.run(name, text, params)).rows as R[];
+  }
+
+  async arrays(name: string, text: string, params: unknown[] = []): Promise<unknown[][]> {
+    return (await this.run(name, text, params, 'array')).rows as unknown as unknown[][];
+  }
+
+  async changes(name: string, text: string, params: unknown[] = []): Promise<number> {
+    return (await this.run(name, text, params)).rowCount ?? 0;
+  }
+
+  /**
+   * Run one statement, retried when PostgreSQL reports a deadlock or serialization failure (a
+   * statement is atomic, so running it again is safe).
+   */
+  run(name: string, text: string, params: unknown[], rowMode?: 'array'): Promise<pg.QueryResult> {
+    return this.retried(() => this.once(name, text, params, rowMode));
+  }
+
+  /**
+   * Run `fn`'s statements in ONE transaction (READ COMMITTED: each statement sees what committed
+   * before it began), for writes that must lock a row before a later statement reads what others
+   * wrote under that lock. The whole transaction runs again on a deadlock or serialization failure,
+   * so `fn` must keep no state across attempts; any other failure rolls it back and is thrown.
+   */
+  transaction<T>(fn: (tx: PgStatements) => Promise<T>): Promise<T> {
+    return this.retried(() => this.transactionOnce(fn));
+  }
+
+  private async retried<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      if (this.closed) throw new UnavailableError('the store is closed');
+      try {
+        return await attempt();
+      } catch (err) {
+        if (n < RETRIES && isRetryableConflict(err)) continue;
+        throw toStoreError(err, this.closed);
+      }
+    }
+  }
+
+  /** Waiting for a connection is bounded by the pool's connect timeout, each statement by the session. */
+  private async session(): Promise<Session> {
+    const client = await this.pool.connect();
+    return new Session(client, this.opts.statementTimeoutMs + this.opts.connectTimeoutMs);
+  }
+
+  /** One statement on a pooled connection. */
+  private async once(
+    name: string,
+    text: string,
+    params: unknown[],
+    rowMode?: 'array',
+  ): Promise<pg.QueryResult> {
+    const session = await this.session();
+    try {
+      return await session.query(name, text, params, rowMode);
+    } finally {
+      session.client.release(session.broken);
+    }
+  }
+
+  private async transactionOnce<T>(fn: (tx: PgStatements) => Promise<T>): Promise<T> {
+    const session = await this.session();
+    const run = async (name: string, text: string, params: unknown[] = [], rowMode?: 'array') =>
+      session.query(name, text, params, rowMode);
+    const tx: PgStatements = {
+      now: () => this.now(),
+      rows: async (name, text, params) => (await run(name, text, params)).rows,
+      arrays: async (name, text, params) =>
+        (await run(name, text, params, 'array')).rows as unknown as unknown[][],
+      changes: async (name, text, params) => (await run(name, text, params)).rowCount ?? 0,
+    };
+    try {
+      await run('begin', 'BEGIN');
+      const result = await fn(tx);
+      await run('commit', 'COMMIT');
+      return result;
+    } catch (err) {
+      if (session.broken === undefined) {
+        await run('rollback', 'ROLLBACK').catch((rollbackErr: unknown) => {
+          session.broken = rollbackErr as Error;
+        });
+      }
+      throw err;
+    } finally {
+      // A connection left inside a transaction (its ROLLBACK failed) is discarded too.
+      session.client.release(session.broken);
     }
   }
 
@@ -175,17 +255,21 @@ export function transitioned(row: WrittenRow): Transitioned {
 }
 
 /**
- * Split a batch into rounds with each task at most once: one statement cannot write a row twice, and
- * a repeated item must see the first one's effect (as it does on SQLite).
+ * Split a batch into rounds with each key (a task, an agent) at most once: one statement cannot write
+ * a row twice, and a repeated item must see the first one's effect (as it does on SQLite).
  */
-export function rounds<T extends { taskId: string }>(items: T[]): { item: T; index: number }[][] {
+export function rounds<T>(items: readonly T[], keyOf: (item: T) => string): { item: T; index: number }[][] {
   const out: { item: T; index: number }[][] = [];
   const seen = new Map<string, number>();
   items.forEach((item, index) => {
-    const round = seen.get(item.taskId) ?? 0;
-    seen.set(item.taskId, round + 1);
+    const key = keyOf(item);
+    const round = seen.get(key) ?? 0;
+    seen.set(key, round + 1);
     if (out[round] === undefined) out[round] = [];
     out[round].push({ item, index });
   });
   return out;
 }
+
+/** A task write's key in `rounds`. */
+export const byTask = (item: { taskId: string }): string => item.taskId;

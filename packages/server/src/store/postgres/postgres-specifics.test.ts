@@ -16,6 +16,7 @@ import { pgConfig } from './postgres-context.js';
 import { resolvePostgresConnectionOptions } from './postgres-options.js';
 import { createPostgresStore } from './postgres-store.js';
 import { TASK_SQL } from './task-statements.js';
+import { WATCHDOG_SQL } from './watchdog-statements.js';
 
 async function until(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -199,6 +200,39 @@ describe('PostgreSQL specifics', () => {
       expect(page.tasks.map((t) => t.id)).toEqual(
         [2999, 2998, 2997, 2996, 2995].map((i) => `tsk_listed_${i}`),
       );
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("finds a shard's due agent leases through agents_shard_leases, also with a plan made on an empty table", async () => {
+    await open();
+    const client = await storeLikeClient();
+    try {
+      await client.query({
+        name: 'rouse_dueAgentLeases',
+        text: WATCHDOG_SQL.dueAgentLeases,
+        values: [T0, [3]],
+      });
+      await client.query(
+        `INSERT INTO agents (id, agent_type, name, task_types, labels, token_hash, registered_at, shard,
+                            lease_expires_at)
+         SELECT 'agt_' || n, 'worker', 'w' || n, '[]', '{}', 'hash-' || n, $1::bigint, n % 64,
+                CASE WHEN n % 5 = 0 THEN NULL ELSE $1::bigint + n END
+         FROM generate_series(1, 3000) AS n`,
+        [T0],
+      );
+      const plan = await client.query(`EXPLAIN EXECUTE "rouse_dueAgentLeases"(${T0 + 100}, '{3,7}')`);
+      const text = plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/Index Scan using agents_shard_leases on agents/);
+      expect(text).not.toMatch(/Seq Scan on agents/);
+      const due = await client.query({
+        name: 'rouse_dueAgentLeases',
+        text: WATCHDOG_SQL.dueAgentLeases,
+        values: [T0 + 100, [3, 7]],
+      });
+      // Shard 3 or 7, lease set (n not a multiple of 5) and ending by T0 + 100: n = 3, 7, 67, 71.
+      expect(due.rows.map((r: { id: string }) => r.id)).toEqual(['agt_3', 'agt_7', 'agt_67', 'agt_71']);
     } finally {
       await client.end();
     }

@@ -1,8 +1,11 @@
 /**
  * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
- * database (DESIGN.md §8). Every operation is one statement on a pooled connection — its conditional
- * write, history entries and returned rows together — so it is atomic and costs one round trip; batches
- * (heartbeats, completions, creates) are one statement for the whole batch.
+ * database (DESIGN.md §8), composed of its four parts (tasks, agents, coordination, watchdog). Nearly
+ * every operation is one statement on a pooled connection — its conditional write, history entries
+ * and returned rows together — so it is atomic and costs one round trip; batches (heartbeats,
+ * completions, creates) are one statement for the whole batch. The few writes that must lock an
+ * agent before reading its conditions (changing them, replacing an incarnation, ending an agent) are
+ * one short transaction.
  *
  * Time is the database's: each statement computes `now()` itself, so coordinators with skewed clocks
  * agree on every lease (DESIGN.md §3). Tests inject a `Clock`, whose time is passed instead.
@@ -13,7 +16,7 @@
 import pg from 'pg';
 import { UnavailableError } from '../../core/errors.js';
 import { checkLedger } from '../migrations.js';
-import type { Store } from '../store.js';
+import type { AgentStore, CoordinationStore, Store, TaskStore, WatchdogStore } from '../store.js';
 import { ADMIN_SQL, notifyAsyncSql } from './admin-statements.js';
 import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import {
@@ -38,6 +41,7 @@ import * as shards from './postgres-shards.js';
 import * as admin from './postgres-task-admin.js';
 import * as reads from './postgres-task-reads.js';
 import * as writes from './postgres-task-writes.js';
+import * as watchdog from './postgres-watchdog.js';
 
 async function prepareSchema(pool: pg.Pool, opts: ResolvedPostgresStoreOptions): Promise<void> {
   let client: pg.PoolClient;
@@ -101,6 +105,68 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     (...args: A): Promise<R> =>
       ctx.closed ? Promise.reject(new UnavailableError('the store is closed')) : fn(ctx, ...args);
 
+  const tasks: TaskStore = {
+    createTasks: op(admin.createTasks),
+    getTask: op(reads.getTask),
+    listTasks: op(reads.listTasks),
+    listTaskEvents: op(reads.listTaskEvents),
+    claimTasks: op(writes.claimTasks),
+    startTask: op(writes.startTask),
+    recordHeartbeats: op(writes.recordHeartbeats),
+    saveCheckpoint: op(writes.saveCheckpoint),
+    appendLogs: op(writes.appendLogs),
+    readLogs: op(reads.readLogs),
+    setResultRef: op(writes.setResultRef),
+    completeTasks: op(writes.completeTasks),
+    completeAndClaim: op(writes.completeAndClaim),
+    failTask: op(writes.failTask),
+    expireLease: op(admin.expireLease),
+    completeFromResultRef: op(admin.completeFromResultRef),
+    cancelTask: op(admin.cancelTask),
+    retryTask: op(admin.retryTask),
+    releaseAgentTasks: op(admin.releaseAgentTasks),
+    activeLeases: op(reads.activeLeases),
+    nextClaimableAt: op(reads.nextClaimableAt),
+    queueStats: op(reads.queueStats),
+    createBlobStore: (blobOptions) => createPostgresBlobStore(ctx, blobOptions),
+  };
+  const agentStore: AgentStore = {
+    registerAgent: op(agents.registerAgent),
+    getAgent: op(agents.getAgent),
+    getAgentByTokenHash: op(agents.getAgentByTokenHash),
+    listAgents: op(agents.listAgents),
+    recordAgentHeartbeats: op(agents.recordAgentHeartbeats),
+    recordPoll: op(agents.recordPoll),
+    endAgent: op(agents.endAgent),
+    queueAgentCommand: op(agents.queueAgentCommand),
+    clearAgentCommands: op(agents.clearAgentCommands),
+  };
+  const coordination: CoordinationStore = {
+    acquireShardLeases: op(shards.acquireShardLeases),
+    releaseShardLeases: op(shards.releaseShardLeases),
+    listShardLeases: op(shards.listShardLeases),
+    announceCoordinator: op(shards.announceCoordinator),
+    listCoordinators: op(shards.listCoordinators),
+    publishClaimable: (notice) => notify(listener, noticePayloads(notice)),
+    onClaimable: (subscriber) => listener.subscribe(subscriber),
+    publishStreamNotice: (notice) => notify(eventsListener, streamNoticePayloads(notice)),
+    onStreamNotices: (subscriber) => eventsListener.subscribe(subscriber),
+    readTransitions: op(reads.readTransitions),
+  };
+  const watchdogStore: WatchdogStore = {
+    applyConditionChanges: op(watchdog.applyConditionChanges),
+    listConditions: op(watchdog.listConditions),
+    readConditions: op(watchdog.readConditions),
+    getAgentWatches: op(watchdog.getAgentWatches),
+    dueAgentLeases: op(watchdog.dueAgentLeases),
+    markAgentsLost: op(watchdog.markAgentsLost),
+    saveBaselines: op(watchdog.saveBaselines),
+    listBaselines: op(watchdog.listBaselines),
+    agentStatusCounts: op(watchdog.agentStatusCounts),
+    saveDependency: op(watchdog.saveDependency),
+    listDependencies: op(watchdog.listDependencies),
+  };
+
   return {
     kind: 'postgres',
     async now() {
@@ -118,58 +184,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await eventsListener.close();
       await pool.end().catch(() => undefined);
     },
-
-    createTasks: op(admin.createTasks),
-    getTask: op(reads.getTask),
-    listTasks: op(reads.listTasks),
-    listTaskEvents: op(reads.listTaskEvents),
-
-    claimTasks: op(writes.claimTasks),
-    startTask: op(writes.startTask),
-    recordHeartbeats: op(writes.recordHeartbeats),
-    saveCheckpoint: op(writes.saveCheckpoint),
-    appendLogs: op(writes.appendLogs),
-    readLogs: op(reads.readLogs),
-    setResultRef: op(writes.setResultRef),
-    completeTasks: op(writes.completeTasks),
-    completeAndClaim: op(writes.completeAndClaim),
-    failTask: op(writes.failTask),
-    expireLease: op(admin.expireLease),
-    completeFromResultRef: op(admin.completeFromResultRef),
-    cancelTask: op(admin.cancelTask),
-    retryTask: op(admin.retryTask),
-    releaseAgentTasks: op(admin.releaseAgentTasks),
-
-    activeLeases: op(reads.activeLeases),
-    nextClaimableAt: op(reads.nextClaimableAt),
-    queueStats: op(reads.queueStats),
-
-    registerAgent: op(agents.registerAgent),
-    getAgent: op(agents.getAgent),
-    getAgentByTokenHash: op(agents.getAgentByTokenHash),
-    listAgents: op(agents.listAgents),
-    recordAgentHeartbeats: op(agents.recordAgentHeartbeats),
-    recordPoll: op(agents.recordPoll),
-    setAgentStatus: op(agents.setAgentStatus),
-    queueAgentCommand: op(agents.queueAgentCommand),
-    clearAgentCommands: op(agents.clearAgentCommands),
-    saveDependency: op(agents.saveDependency),
-    listDependencies: op(agents.listDependencies),
-
-    acquireShardLeases: op(shards.acquireShardLeases),
-    releaseShardLeases: op(shards.releaseShardLeases),
-    listShardLeases: op(shards.listShardLeases),
-    announceCoordinator: op(shards.announceCoordinator),
-    listCoordinators: op(shards.listCoordinators),
-    publishClaimable: (notice) => notify(listener, noticePayloads(notice)),
-    onClaimable(subscriber) {
-      return listener.subscribe(subscriber);
-    },
-    publishStreamNotice: (notice) => notify(eventsListener, streamNoticePayloads(notice)),
-    onStreamNotices(subscriber) {
-      return eventsListener.subscribe(subscriber);
-    },
-    readTransitions: op(reads.readTransitions),
-    createBlobStore: (blobOptions) => createPostgresBlobStore(ctx, blobOptions),
+    ...tasks,
+    ...agentStore,
+    ...coordination,
+    ...watchdogStore,
   };
 }

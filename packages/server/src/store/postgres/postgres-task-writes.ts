@@ -18,7 +18,7 @@ import type {
 } from '../store.js';
 import { type AttemptedWrite, failedOutcome, writeError } from '../write-errors.js';
 import { agentActor } from '../write-rules.js';
-import { type PgContext, rounds, transitioned } from './postgres-context.js';
+import { byTask, type PgContext, rounds, transitioned } from './postgres-context.js';
 import {
   EVENT_COUNT_COLUMN,
   jsonParam,
@@ -119,6 +119,9 @@ interface BeatRow {
   lease_expires_at: number;
   progressed: boolean;
   status: HeartbeatAccepted['status'];
+  progress_changed_at: number | null;
+  stall_timeout_ms: number;
+  requires: string[];
 }
 
 export async function recordHeartbeats(
@@ -126,7 +129,7 @@ export async function recordHeartbeats(
   beats: HeartbeatInput[],
 ): Promise<Outcome<HeartbeatAccepted>[]> {
   const out: Outcome<HeartbeatAccepted>[] = new Array(beats.length);
-  for (const round of rounds(beats)) {
+  for (const round of rounds(beats, byTask)) {
     const items = round.map(({ item, index }) => ({
       i: index,
       id: item.taskId,
@@ -149,6 +152,9 @@ export async function recordHeartbeats(
           leaseExpiresAt: r.lease_expires_at,
           progressed: r.progressed,
           status: r.status,
+          progressChangedAt: r.progress_changed_at,
+          stallTimeoutMs: r.stall_timeout_ms,
+          requires: r.requires,
         },
       };
     }
@@ -261,7 +267,7 @@ export async function completeTasks(
   items: CompleteInput[],
 ): Promise<Outcome<Transitioned>[]> {
   const out: Outcome<Transitioned>[] = new Array(items.length);
-  for (const round of rounds(items)) {
+  for (const round of rounds(items, byTask)) {
     // Rows: i, then the task columns.
     const rows = await ctx.arrays('completeTasks', TASK_SQL.completeTasks, [
       ctx.now(),
@@ -285,7 +291,7 @@ export async function completeAndClaim(
   complete: CompleteInput[],
   claim: ClaimInput,
 ): Promise<{ completed: Outcome<Transitioned>[]; claimed: Transitioned[] }> {
-  const [round, ...more] = rounds(complete);
+  const [round, ...more] = rounds(complete, byTask);
   const max = Math.floor(claim.max);
   if (more.length > 0 || round === undefined || max < 1 || claim.types.length === 0) {
     const completed = await completeTasks(ctx, complete);

@@ -3,9 +3,6 @@
  * numbers (the pool's type parser, see postgres-context.ts); everything maps one to one.
  */
 import type {
-  Agent,
-  AgentMetrics,
-  AgentStatus,
   Json,
   LogLine,
   ResultRef,
@@ -78,23 +75,6 @@ export interface EventRow {
   actor: string;
   reason: string;
   details: Json | null;
-}
-
-export interface AgentRow {
-  id: string;
-  agent_type: string;
-  name: string;
-  host: string | null;
-  pid: number | null;
-  task_types: string[];
-  labels: Record<string, string>;
-  status: AgentStatus;
-  registered_at: number;
-  last_heartbeat_at: number | null;
-  last_poll_at: number | null;
-  last_poll_types: string[];
-  metrics: AgentMetrics | null;
-  current_task_ids: string[];
 }
 
 export interface ShardRow {
@@ -274,25 +254,6 @@ export function toEvent(row: EventRow): TaskEvent {
 
 export function toLogLine(row: LogLine): LogLine {
   return { seq: row.seq, at: row.at, attempt: row.attempt, stream: row.stream, text: row.text };
-}
-
-export function toAgent(row: AgentRow): Agent {
-  return {
-    id: row.id,
-    agentType: row.agent_type,
-    name: row.name,
-    host: row.host,
-    pid: row.pid,
-    taskTypes: row.task_types,
-    labels: row.labels,
-    status: row.status,
-    registeredAt: row.registered_at,
-    lastHeartbeatAt: row.last_heartbeat_at,
-    lastPollAt: row.last_poll_at,
-    lastPollTypes: row.last_poll_types,
-    metrics: row.metrics,
-    currentTaskIds: row.current_task_ids,
-  };
 }
 
 export function toShardLease(r: ShardRow): ShardLease {

@@ -14,6 +14,7 @@ import {
   leaseDeadlineSql,
   TASK_COLUMN_NAMES,
   taskColumns,
+  timingMs,
 } from './sql-fragments.js';
 
 const COLS = TASK_COLUMN_NAMES.join(', ');
@@ -238,6 +239,8 @@ export const TASK_SQL = {
    * Renew leases and record progress for a batch (no task twice), locking the rows in seq order. A
    * running task gets a heartbeat lease; the attempt's first executionDone makes it at least now + grace,
    * later ones keep that lease without renewing the grace; a claimed one keeps its claim lease. Progress, phase and executionDone keep their values when not given.
+   * Returns per task written: i, id, the lease, whether progress moved, the status, the stall clock
+   * after the beat, the task's stall timeout and the dependencies it requires (for the watchdog).
    * Params: $1 now, $2 JSON array of {i, id, agent_id, version, progress, phase, execution_done, grace_ms}.
    */
   recordHeartbeats: `
@@ -268,7 +271,8 @@ export const TASK_SQL = {
       progress_changed_at = CASE WHEN c.progressed THEN c.now ELSE t.progress_changed_at END
     FROM calc c
     WHERE t.seq = c.seq
-    RETURNING c.i, t.id, t.lease_expires_at, c.progressed, t.status`,
+    RETURNING c.i, t.id, t.lease_expires_at, c.progressed, t.status, t.progress_changed_at,
+      ${timingMs('t', 'stallTimeoutMs')} AS stall_timeout_ms, t.requires`,
 
   /**
    * Save resume state; each of state/session only when its flag is set.

@@ -132,7 +132,7 @@ export function recordAgentHeartbeats(
     });
     return toWatch({ ...row, ...set });
   });
-  const found = new Set(watches.flatMap((w) => (w === null ? [] : [w.agentId])));
+  const found = watches.map((w) => w !== null);
   const commands = handOutCommands(inputs, found, (agentId) => {
     const rows = ctx.agents.selectAgentCommands.all({ agentId }) as { command: string }[];
     if (rows.length > 0) ctx.agents.clearAgentCommands.run({ agentId });

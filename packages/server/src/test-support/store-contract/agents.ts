@@ -440,6 +440,19 @@ export function agentsContract(h: () => Harness): void {
       expect(await store.recordAgentHeartbeats([])).toEqual([]);
     });
 
+    it('hands the commands to the beat of the current incarnation when a replaced one beats in the same batch', async () => {
+      const { store } = h();
+      await store.registerAgent(newAgent('agt_1', { key: 'k' }));
+      await store.registerAgent(newAgent('agt_x', { key: 'k', tokenHash: 'hash-2' })); // incarnation 2
+      await queueCommand(store, 'agt_1', { type: 'cancel', taskId: 'tsk_1' });
+      const results = await store.recordAgentHeartbeats([
+        beat('agt_1', { incarnation: 1 }), // the replaced process, still beating
+        beat('agt_1', { incarnation: 2 }),
+      ]);
+      expect(results.map((r) => r?.commands ?? null)).toEqual([null, [{ type: 'cancel', taskId: 'tsk_1' }]]);
+      expect(await take2(store, 'agt_1')).toEqual([]);
+    });
+
     it('keeps the newest commands of an agent up to the bound, and drops them all on clear', async () => {
       const { store } = h();
       const agentId = uniqueId('agt');
