@@ -76,6 +76,18 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
   const clockOffsetMs =
     opts.clockOffsetMs ?? (env.ROUSE_CLOCK_OFFSET_MS ? parseInteger(env.ROUSE_CLOCK_OFFSET_MS) : 0);
 
+  // Listen for signals before starting: a Ctrl-C that arrives while the server starts (after
+  // server.json is written, say) stops it as soon as it is up, instead of killing it half-way; a
+  // second one during start-up exits at once.
+  const orphaned = new AbortController();
+  const interrupted = ctx.untilInterrupted(orphaned.signal);
+  let starting = true;
+  void interrupted.done.then((sig) => {
+    if (!starting || sig === 'abort') return;
+    ctx.warn(`received ${sig} while starting: stopping as soon as the coordinator is up (again to exit now)`);
+    const now = ctx.untilInterrupted();
+    void now.done.then(() => process.exit(EXIT.error));
+  });
   let server: Awaited<ReturnType<typeof startRouseServer>>;
   try {
     server = await startRouseServer({
@@ -97,6 +109,7 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
       ...(opts.policies === undefined ? {} : { policiesFile: resolve(ctx.deps.cwd, opts.policies) }),
     });
   } catch (err) {
+    interrupted.dispose();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
       throw new CliError(
@@ -171,7 +184,7 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
 
   // Under npm (npx, npm exec, npm run) a signal to npm is not passed on: stop when npm goes away.
   // Elsewhere the parent may go on purpose (`nohup rouse serve &`), and signals reach this process.
-  const orphaned = new AbortController();
+  starting = false;
   let formerParent: number | null = null;
   const stopWatching = env.npm_command
     ? watchParent((pid) => {
@@ -179,9 +192,8 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
         orphaned.abort();
       })
     : () => {};
-  const { done, dispose } = ctx.untilInterrupted(orphaned.signal);
-  const signal = await done;
-  dispose();
+  const signal = await interrupted.done;
+  interrupted.dispose();
   stopWatching();
   if (formerParent !== null)
     logger.info(
