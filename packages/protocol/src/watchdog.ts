@@ -42,6 +42,26 @@ export interface AgentCondition {
   evidence: JsonObject;
 }
 
+/** A condition as recorded, open or closed (`GET /v1/agents/{id}/conditions`, newest first). */
+export interface AgentConditionRecord extends AgentCondition {
+  /** Grows with every condition opened (any agent): the history's order. */
+  seq: number;
+  agentId: string;
+  /** The incarnation it was seen on. */
+  incarnation: number;
+  agentType: string;
+  /** `coordinator:<id>` (a detector on that coordinator) or `admin`. */
+  openedBy: string;
+  /** When it closed, or null while it is open. */
+  closedAt: number | null;
+  /** Why it closed (`progress moved`, `heartbeats resumed`, …). */
+  closeReason: string | null;
+}
+
+export interface AgentConditionsResponse {
+  conditions: AgentConditionRecord[];
+}
+
 /** Reason codes of an agent's diagnosis: its conditions, and the plain states. */
 export const AGENT_DIAGNOSIS_CODES = [
   ...CONDITION_KINDS,

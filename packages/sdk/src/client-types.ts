@@ -1,5 +1,5 @@
 /** Queries and answers of {@link Client} methods that are not wire types of the protocol. */
-import type { AgentCondition, AgentStatus, TaskStatus } from '@rouse/protocol';
+import type { AgentStatus, TaskStatus } from '@rouse/protocol';
 
 /** Query of {@link Client.listTasks}. */
 export interface ListTasksQuery {
@@ -22,20 +22,6 @@ export interface ListAgentsQuery {
   agentType?: string;
   /** Agents that claim this task type. */
   taskType?: string;
-}
-
-/**
- * One entry of an agent's condition history ({@link Client.agentConditions}): a condition as on the
- * agent, and when and why it closed (null while open).
- */
-export interface AgentConditionEntry extends AgentCondition {
-  agentId: string;
-  incarnation: number;
-  agentType: string;
-  /** `coordinator:<id>` or `admin`. */
-  openedBy: string;
-  closedAt: number | null;
-  closeReason: string | null;
 }
 
 /** A stored result as fetched by {@link Client.getResult}. */

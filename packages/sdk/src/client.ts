@@ -16,6 +16,7 @@
 import type {
   Agent,
   AgentCommand,
+  AgentConditionRecord,
   AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
@@ -43,14 +44,14 @@ import type {
   WriteOutcome,
 } from '@rouse/protocol';
 import { type ClientOptions, type ResolvedClientOptions, resolveClientOptions } from './client-options.js';
-import type { AgentConditionEntry, FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
+import type { FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
 import { RouseSdkError } from './errors.js';
 import { readSseJson } from './sse.js';
 import { type CallOptions, Transport } from './transport.js';
 
 export { type ClientOptions, type ResolvedClientOptions, resolveClientOptions } from './client-options.js';
 
-export type { AgentConditionEntry, FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
+export type { FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
 
 const id = encodeURIComponent;
 
@@ -262,13 +263,13 @@ export class Client {
   async agentConditions(
     agentId: string,
     query: { open?: boolean; limit?: number } = {},
-  ): Promise<AgentConditionEntry[]> {
+  ): Promise<AgentConditionRecord[]> {
     const q = new URLSearchParams();
     if (query.open !== undefined) q.set('open', String(query.open));
     if (query.limit !== undefined) q.set('limit', String(query.limit));
     const qs = q.toString();
     const path = `/v1/agents/${id(agentId)}/conditions${qs ? `?${qs}` : ''}`;
-    return (await this.get<{ conditions: AgentConditionEntry[] }>(path)).conditions;
+    return (await this.get<{ conditions: AgentConditionRecord[] }>(path)).conditions;
   }
 
   /** `POST /v1/agents/{id}/commands` (admin) — `wake`, `restart` or `terminate`. */

@@ -13,7 +13,6 @@ import type { TaskHandler } from './worker/task-context.js';
 
 export * from '@rouse/protocol';
 export type {
-  AgentConditionEntry,
   ClientOptions,
   FetchedResult,
   ListAgentsQuery,

@@ -43,10 +43,19 @@ export type ForgetAgent = (agentId: string, how: 'left' | 'lost' | 'replaced') =
 export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAgent): AgentOperations {
   const { store, clock, bus, watchdog } = ctx;
 
+  /**
+   * The agent with the name of the policy that applies to it now: the store keeps the one in force
+   * when it registered, and a reload of the policy file may have changed which one applies.
+   */
+  const current = (agent: Agent): Agent => {
+    const policy = ctx.policies.current().forAgentType(agent.agentType).name;
+    return policy === agent.policy ? agent : { ...agent, policy };
+  };
+
   async function mustGetAgent(agentId: string): Promise<Agent> {
     const agent = await store.getAgent(agentId);
     if (agent === null) throw new NotFoundError('agent', agentId);
-    return agent;
+    return current(agent);
   }
 
   return {
@@ -184,7 +193,7 @@ export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAge
     async listAgents(caller, query = {}) {
       requireRead(caller, 'list agents');
       const { statuses, ...filter } = query;
-      const agents = await store.listAgents(filter);
+      const agents = (await store.listAgents(filter)).map(current);
       return statuses === undefined || statuses.length === 0
         ? agents
         : agents.filter((a) => statuses.includes(a.status));

@@ -8,7 +8,7 @@
  * two coordinators seeing the same thing record it once.
  */
 import type {
-  AgentCondition,
+  AgentConditionRecord,
   AgentMetrics,
   ConditionKind,
   Json,
@@ -32,18 +32,8 @@ export interface ConditionKey {
   taskId: string | null;
 }
 
-/** A condition as stored: open (`closedAt` null) or closed, with who opened it. */
-export interface ConditionRecord extends AgentCondition {
-  /** Grows with every condition opened (any agent): the history's order. */
-  seq: number;
-  agentId: string;
-  incarnation: number;
-  agentType: string;
-  /** `coordinator:<id>` or `admin`. */
-  openedBy: string;
-  closedAt: number | null;
-  closeReason: string | null;
-}
+/** A condition as stored: open (`closedAt` null) or closed, with who opened it (the wire's record). */
+export type ConditionRecord = AgentConditionRecord;
 
 /** What the detectors read about one agent (returned by its heartbeat's write, or read again). */
 export interface AgentWatch {
