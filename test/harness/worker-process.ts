@@ -32,6 +32,8 @@ export interface WorkerProcessOptions {
   spoolDir?: string;
   /** SDK Workers (agents) in this one process; with more than one, `allStarted` follows their `started`s. @default 1 */
   workers?: number;
+  /** The agent slot's key (ROUSE_AGENT_KEY): a second process with the same key replaces the first. */
+  key?: string;
 }
 
 export function startWorkerProcess(
@@ -49,6 +51,7 @@ export function startWorkerProcess(
     SPOOL_DIR: options.spoolDir ?? tempDir('rouse-spool-'),
     ...(options.heartbeatMs ? { HEARTBEAT_MS: String(options.heartbeatMs) } : {}),
     ...(options.workers ? { WORKERS: String(options.workers) } : {}),
+    ...(options.key ? { ROUSE_AGENT_KEY: options.key } : {}),
   });
   const isLine = (m: unknown): m is WorkerLine => typeof m === 'object' && m !== null && 'event' in m;
   return {

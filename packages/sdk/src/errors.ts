@@ -151,3 +151,11 @@ function describe(value: unknown): string {
     return String(value);
   }
 }
+
+/**
+ * The coordinator refused the agent's own token (401): a newer incarnation of the slot registered
+ * with the same key, or the agent was ended. The process should stop: its tasks are no longer its.
+ */
+export function isTokenRefused(err: unknown): boolean {
+  return err instanceof RouseApiError && err.status === 401;
+}

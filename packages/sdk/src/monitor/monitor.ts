@@ -30,7 +30,7 @@ import type {
 } from '@rouse/protocol';
 import { Client } from '../client.js';
 import { systemNow } from '../clock.js';
-import { InvalidOptionError, RouseSdkError } from '../errors.js';
+import { InvalidOptionError, isTokenRefused, RouseSdkError } from '../errors.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -382,6 +382,15 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       this.deps.undelivered(taken);
       this.unsent = true;
       this.safeEmit('error', { error, op: 'heartbeat' });
+      if (isTokenRefused(error)) {
+        // A newer incarnation of this slot registered (same key), or the agent was ended.
+        this.options.logger.warn(
+          { agentId: this.agentId, message: (error as Error).message },
+          'the coordinator refused this agent token (replaced by a new incarnation?): stopping',
+        );
+        void this.stop();
+        return;
+      }
       this.connection.failed(error);
       return;
     }

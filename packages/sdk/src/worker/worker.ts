@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import type { Agent, AgentHeartbeatRequest, DependencyState } from '@rouse/protocol';
 import { Client } from '../client.js';
 import { systemNow } from '../clock.js';
-import { RouseSdkError } from '../errors.js';
+import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { backoffDelayMs } from '../retry.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
@@ -341,6 +341,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
       } catch (error) {
         if (first) this.dependencies.undelivered(deps);
         this.safeEmit('error', { error, op: 'heartbeat' });
+        if (isTokenRefused(error)) {
+          // A newer incarnation of this slot registered (same key), or the agent was ended: its
+          // tasks went back to the queue already, and this process must not keep working on them.
+          this.options.logger.warn(
+            { agentId: this.agentId, message: (error as Error).message },
+            'the coordinator refused this agent token (replaced by a new incarnation?): stopping',
+          );
+          void this.stop({ graceful: false });
+          return;
+        }
         this.heartbeatFailed(error);
         return;
       }
