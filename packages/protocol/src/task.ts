@@ -41,6 +41,11 @@ export interface Timing {
   executionTimeoutMs: number | null;
   attemptDeadlineMs: number | null;
   stallTimeoutMs: number;
+  /**
+   * The retry backoff of this task (its type's, from the policy file's `task_types`): retry n waits
+   * min(capMs, baseMs × 2^(n-1)) ± jitter. Absent: the coordinator's.
+   */
+  backoff?: { baseMs: number; capMs: number; jitter: number };
 }
 
 /** An error reported by an agent (or by the coordinator on its behalf). */

@@ -11,7 +11,8 @@ afterEach(async () => {
 
 const FILE = `
 task_types:
-  review: { heartbeat_interval: 2s, timeout_factor: 4, stall_timeout: 1m, claim_timeout: 10s, max_attempts: 7 }
+  review: { heartbeat_interval: 2s, timeout_factor: 4, stall_timeout: 1m, claim_timeout: 10s, max_attempts: 7,
+            backoff: { base: 10s, cap: 1m } }
   report: { expected_duration: { min: 20s, max: 10m } }
 `;
 
@@ -60,11 +61,32 @@ describe('task_types defaults', () => {
       executionTimeoutMs: 150_000,
     });
     const other = await f.create({ type: 'other' });
+    expect(other.timing.backoff).toBeUndefined();
     expect(other.maxAttempts).toBe(4);
     expect(other.timing).toMatchObject({
       heartbeatIntervalMs: 5000,
       heartbeatTimeoutMs: 15_000,
       stallTimeoutMs: 300_000,
     });
+  });
+
+  it('a task of the type retries with the type’s backoff, after a failure and after a lease expiry', async () => {
+    f = await fixture();
+    const agent = await f.register(['review']);
+    const running = await f.running(agent, { type: 'review' });
+    expect(running.timing.backoff).toEqual({ baseMs: 10_000, capMs: 60_000, jitter: 0 });
+    const failed = await f.coordinator.failTask(agent.caller, running.id, {
+      version: running.version,
+      error: { code: 'x', message: 'boom' },
+    });
+    // 10 s after the first attempt, not the coordinator's 1 s.
+    expect(failed.nextAttemptAt! - f.clock.now()).toBe(10_000);
+    await f.advance(10_000);
+    const second = await f.claimOne(agent, { types: ['review'] });
+    await f.coordinator.startTask(agent.caller, second.id, second.version);
+    await f.advance(8000); // its heartbeat timeout (2 s × 4) passes
+    const expired = await f.task(second.id);
+    expect(expired.status).toBe('timeout');
+    expect(expired.nextAttemptAt! - f.clock.now()).toBe(20_000);
   });
 });

@@ -73,6 +73,8 @@ function toNewTask(ctx: CoordinatorContext, req: CreateTaskRequest, now: number,
   let timing: NewTask['timing'];
   try {
     timing = resolveTiming(timingInputFor(req, typeDefaults), ctx.options.timingDefaults);
+    // Its type's retry backoff travels with the task (the store schedules retries with it).
+    if (typeDefaults?.backoff !== undefined) timing = { ...timing, backoff: { ...typeDefaults.backoff } };
   } catch (err) {
     const issue =
       err instanceof ValidationError

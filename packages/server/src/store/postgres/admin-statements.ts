@@ -7,11 +7,11 @@
  */
 import pg from 'pg';
 import {
-  backoffSql,
   CLOCK_CTE,
   EVENT_COLUMNS,
   eventsOf,
   finalSql,
+  taskBackoffSql,
   taskColumns,
   timingMs,
 } from './sql-fragments.js';
@@ -24,7 +24,7 @@ const LEASE_COLUMNS = `id, version, status, lease_expires_at, execution_done, re
 export const ADMIN_SQL = {
   /**
    * claimed|running → timeout once this version's lease has passed by the store clock, scheduling the
-   * retry (now + backoff, while attempts are left) in the same write. The reason: claim_timeout for a
+   * retry (now + backoff — the task's own, else these — while attempts are left) in the same write. The reason: claim_timeout for a
    * claimed task, attempt_deadline once past startedAt + attemptDeadlineMs, else heartbeat_timeout.
    * Params: $1 now, $2 id, $3 version, $4 backoff baseMs, $5 capMs, $6 jitter, $7 messages (jsonb:
    * reason → text).
@@ -37,7 +37,7 @@ export const ADMIN_SQL = {
              WHEN t.started_at IS NOT NULL AND clock.now >= t.started_at + ${timingMs('t', 'attemptDeadlineMs')}
                THEN 'attempt_deadline'
              ELSE 'heartbeat_timeout' END AS reason,
-        CASE WHEN t.attempt < t.max_attempts THEN clock.now + ${backoffSql('t.attempt', '$4', '$5', '$6')} END AS next
+        CASE WHEN t.attempt < t.max_attempts THEN clock.now + ${taskBackoffSql('t', '$4', '$5', '$6')} END AS next
       FROM tasks t CROSS JOIN clock
       WHERE t.id = $2 AND t.version = $3 AND t.status IN ('claimed', 'running') AND t.lease_expires_at <= clock.now
       FOR UPDATE OF t

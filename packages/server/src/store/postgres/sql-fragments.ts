@@ -56,6 +56,21 @@ export function backoffSql(attempt: string, base: string, cap: string, jitter: s
       ELSE GREATEST(0, LEAST(${cap}::float8, round(${raw} + ${raw} * ${jitter}::float8 * (2 * random() - 1)))) END)::bigint`;
 }
 
+/**
+ * `backoffSql` with the task's own backoff (`timing.backoff`, from its type) when it has one, else
+ * the parameters `$base`, `$cap`, `$jitter` (the coordinator's).
+ */
+export function taskBackoffSql(t: string, base: string, cap: string, jitter: string): string {
+  const own = (field: string, param: string, type: string) =>
+    `COALESCE((${t}.timing->'backoff'->>'${field}')::${type}, ${param}::${type})`;
+  return backoffSql(
+    `${t}.attempt`,
+    own('baseMs', base, 'float8'),
+    own('capMs', cap, 'float8'),
+    own('jitter', jitter, 'float8'),
+  );
+}
+
 /** `isFinal(status, nextAttemptAt)` of task alias `t`. */
 export function finalSql(t: string): string {
   return `(${t}.status IN ('completed', 'cancelled') OR (${t}.status IN ('failed', 'timeout') AND ${t}.next_attempt_at IS NULL))`;

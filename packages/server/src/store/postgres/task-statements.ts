@@ -7,12 +7,12 @@
  * the hot path) as typed parallel arrays read with `unnest`.
  */
 import {
-  backoffSql,
   CLOCK_CTE,
   EVENT_COLUMNS,
   eventsOf,
   leaseDeadlineSql,
   TASK_COLUMN_NAMES,
+  taskBackoffSql,
   taskColumns,
   timingMs,
 } from './sql-fragments.js';
@@ -349,7 +349,7 @@ export const TASK_SQL = {
     ORDER BY part, priority DESC, seq`,
 
   /**
-   * running → failed, scheduling the retry (now + backoff) when the error is retryable and attempts are
+   * running → failed, scheduling the retry (now + backoff: the task's own, else these) when the error is retryable and attempts are
    * left, else final. Params: $1 now, $2 id, $3 version, $4 agentId, $5 retryable, $6 backoff baseMs,
    * $7 capMs, $8 jitter, $9 error (jsonb), $10 actor.
    */
@@ -357,7 +357,7 @@ export const TASK_SQL = {
     WITH ${CLOCK_CTE},
     cur AS (
       SELECT t.seq, CASE WHEN $5::boolean AND t.attempt < t.max_attempts
-                         THEN clock.now + ${backoffSql('t.attempt', '$6', '$7', '$8')} END AS next
+                         THEN clock.now + ${taskBackoffSql('t', '$6', '$7', '$8')} END AS next
       FROM tasks t CROSS JOIN clock
       WHERE t.id = $2 AND t.version = $3 AND t.agent_id = $4 AND t.status = 'running'
       FOR UPDATE OF t

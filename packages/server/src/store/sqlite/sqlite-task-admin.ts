@@ -117,8 +117,9 @@ export function expireLease(
   if (head === undefined || head.version !== input.version) return null;
   if (head.lease_expires_at === null || head.lease_expires_at > now) return null;
   assertTransition(head.id, head.status, 'timeout');
-  const reason = expiryReason(head.status, now, head.started_at, parseTiming(head.timing));
-  const next = nextAttemptAt(head.attempt, head.max_attempts, true, now, input.backoff);
+  const timing = parseTiming(head.timing);
+  const reason = expiryReason(head.status, now, head.started_at, timing);
+  const next = nextAttemptAt(head.attempt, head.max_attempts, true, now, timing.backoff ?? input.backoff);
   const error: TaskError = { code: reason, message: EXPIRY_MESSAGES[reason], retryable: true };
   const { changes } = ctx.tasks.expireLease.run({
     id: head.id,

@@ -304,7 +304,8 @@ export function failTask(ctx: SqliteContext, input: FailInput): Transitioned {
   }
   const head = checkedHead(ctx, write);
   const now = ctx.clock.now();
-  const next = nextAttemptAt(head.attempt, head.max_attempts, input.error.retryable, now, input.backoff);
+  const backoff = parseTiming(head.timing).backoff ?? input.backoff;
+  const next = nextAttemptAt(head.attempt, head.max_attempts, input.error.retryable, now, backoff);
   const { changes } = ctx.tasks.failTask.run({
     id: input.taskId,
     version: input.version,

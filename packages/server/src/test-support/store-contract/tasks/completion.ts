@@ -2,7 +2,7 @@
 
 import type { TaskError } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, writer } from '../harness.js';
+import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, TIMING, writer } from '../harness.js';
 
 const RETRYABLE: TaskError = { code: 'flaky', message: 'try again', retryable: true };
 const FATAL: TaskError = {
@@ -178,6 +178,17 @@ export function completionContract(h: () => Harness): void {
         backoff: { baseMs: 1000, capMs: 500, jitter: 0 },
       });
       expect(failed.task.nextAttemptAt).toBe(T0 + 500);
+    });
+
+    it("uses the task's own backoff (its timing's) over the one given, on fail and on expiry", async () => {
+      const timing = { ...TIMING, backoff: { baseMs: 7000, capMs: 60_000, jitter: 0 } };
+      const running = await h().running({ maxAttempts: 10, timing });
+      expect(running.timing.backoff).toEqual({ baseMs: 7000, capMs: 60_000, jitter: 0 });
+      const failed = await h().store.failTask({ ...writer(running), error: RETRYABLE, backoff: BACKOFF });
+      expect(failed.task.nextAttemptAt).toBe(T0 + 7000);
+      const again = await h().running({ maxAttempts: 10, timing });
+      const expired = await h().expire(again, BACKOFF);
+      expect(expired.nextAttemptAt! - h().clock.now()).toBe(7000);
     });
 
     it('is final at once for a non-retryable error', async () => {
