@@ -26,7 +26,7 @@ describe('agent keys and incarnations, end to end', () => {
     const second = startWorkerProcess(coord, { key: 'host-3/reviewer-1', heartbeatMs: 200 });
     const started = await second.waitFor('started');
     expect(started.agentId).toBe(agentId);
-    expect((await admin.getAgent(agentId)).incarnation).toBe(2);
+    expect((await admin.getAgent(String(agentId))).incarnation).toBe(2);
 
     // The replaced process learns on its next heartbeat that its token is refused, and stops.
     await first.waitFor('stopped', undefined, 10_000);
