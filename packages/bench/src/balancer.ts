@@ -1,6 +1,6 @@
 /**
  * A round-robin TCP balancer for the bench: several coordinators behind one address, as a load
- * balancer in front of stateless replicas would put them (DESIGN.md §8). Each client connection goes
+ * balancer in front of stateless replicas would put them (docs/design.md §8). Each client connection goes
  * to the next coordinator in turn and stays there (keep-alive), like any L4 balancer.
  */
 import net from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * Agent wire types (PROTOCOL.md "Agents", "The watchdog").
+ * Agent wire types (docs/protocol.md "Agents", "The watchdog").
  *
  * An agent is a slot (`agentId`) that outlives its processes: each registration under the same `key`
  * starts a new incarnation. It claims tasks and/or reports heartbeats; its `agentType` selects its

@@ -1,5 +1,5 @@
 /**
- * Stable error codes of the HTTP protocol (PROTOCOL.md "Errors"). Every non-2xx response has the
+ * Stable error codes of the HTTP protocol (docs/protocol.md "Errors"). Every non-2xx response has the
  * body `{"error": {"code", "message", "details"}}`. Codes never change meaning once published.
  */
 export const ERROR_STATUS = {

@@ -1,4 +1,4 @@
-/** Server-sent events on `GET /v1/events` (PROTOCOL.md). Each `data:` is one of these. */
+/** Server-sent events on `GET /v1/events` (docs/protocol.md). Each `data:` is one of these. */
 import type { Agent } from './agent.js';
 import type { Task, TaskEvent } from './task.js';
 import type { AgentCondition } from './watchdog.js';

@@ -1,7 +1,7 @@
 /**
- * Task wire types (PROTOCOL.md "Tasks").
+ * Task wire types (docs/protocol.md "Tasks").
  *
- * Glossary (DESIGN.md §1):
+ * Glossary (docs/design.md §1):
  * - task: one unit of work for an agent: `type`, JSON `payload`, status, attempts, timing.
  * - attempt: one claim of a task by one agent, numbered from 1.
  * - version: the fencing token; grows on every claim; every agent write carries it.
@@ -14,7 +14,7 @@
 import type { z } from 'zod';
 import type * as schemas from './schemas/tasks.js';
 
-/** The task lifecycle states (DESIGN.md §2). */
+/** The task lifecycle states (docs/design.md §2). */
 export const TASK_STATUSES = [
   'created',
   'claimed',
@@ -103,7 +103,7 @@ export interface Task {
   leaseExpiresAt: number | null;
   nextAttemptAt: number | null;
   finishedAt: number | null;
-  /** True when the task will never run again by itself (DESIGN.md §2). */
+  /** True when the task will never run again by itself (docs/design.md §2). */
   final: boolean;
 }
 
@@ -142,7 +142,7 @@ export interface TaskEvent {
   details: JsonObject | null;
 }
 
-/** Diagnosis reason codes (PROTOCOL.md). */
+/** Diagnosis reason codes (docs/protocol.md). */
 export const DIAGNOSIS_CODES = [
   'no_agents_for_type',
   'agents_lost',

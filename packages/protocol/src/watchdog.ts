@@ -1,5 +1,5 @@
 /**
- * Watchdog wire types (PROTOCOL.md "The watchdog"): conditions the detectors open on agents, the
+ * Watchdog wire types (docs/protocol.md "The watchdog"): conditions the detectors open on agents, the
  * agent diagnosis, and the policies in force.
  *
  * Glossary:
@@ -14,7 +14,7 @@ import type * as schemas from './schemas/watchdog.js';
 import type { JsonObject } from './task.js';
 
 /**
- * What the detectors see (DESIGN.md §6.2):
+ * What the detectors see (docs/design.md §6.2):
  * - `heartbeat_timeout`: the agent's lease ran out (it is `lost`);
  * - `progress_stalled`: heartbeats arrive but its progress (or a held task's) has not moved for the
  *   stall threshold;

@@ -9,7 +9,7 @@ import type { FetchFn } from './transport.js';
 export interface ClientOptions {
   /** Base URL of the coordinator, e.g. `http://127.0.0.1:7070` (no `/v1`). */
   url: string;
-  /** Bearer token: admin, read-only, enrollment or agent token (PROTOCOL.md "Auth"). */
+  /** Bearer token: admin, read-only, enrollment or agent token (docs/protocol.md "Auth"). */
   token: string;
   /** Send requests with this `fetch` implementation. @default node:http(s) with a keep-alive agent (cheaper per request than Node's fetch) */
   fetch?: FetchFn;

@@ -1,5 +1,5 @@
 /**
- * The typed HTTP client of the Rouse protocol (PROTOCOL.md): one method per endpoint. Responses are
+ * The typed HTTP client of the Rouse protocol (docs/protocol.md): one method per endpoint. Responses are
  * unwrapped (`{"task": ...}` → `Task`), non-2xx answers throw {@link RouseApiError}, an unreachable
  * coordinator throws {@link RouseNetworkError}.
  *

@@ -32,7 +32,7 @@ export class InvalidOptionError extends RouseSdkError {
 
 /**
  * The coordinator answered with a non-2xx status and an error body
- * (`{"error": {"code", "message", "details"}}`, PROTOCOL.md "Errors"). `code` is one of the
+ * (`{"error": {"code", "message", "details"}}`, docs/protocol.md "Errors"). `code` is one of the
  * protocol's `ERROR_CODES` when the server is Rouse.
  */
 export class RouseApiError extends RouseSdkError {

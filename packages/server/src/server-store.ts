@@ -1,7 +1,7 @@
 /**
  * Which store a coordinator runs on: `StoreConfig → resolveStoreConfig() → ResolvedStoreConfig`, and
  * opening it. SQLite (a file in the data directory) is the default; PostgreSQL is what several
- * coordinators share (DESIGN.md §8). A string is read as a URL: `postgres://…` / `postgresql://…`,
+ * coordinators share (docs/design.md §8). A string is read as a URL: `postgres://…` / `postgresql://…`,
  * or `sqlite` / `sqlite:<path>`.
  */
 import { join } from 'node:path';

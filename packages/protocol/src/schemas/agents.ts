@@ -1,5 +1,5 @@
 /**
- * Request schemas of the agent routes (PROTOCOL.md "Agents", "The watchdog"). The wire types of these
+ * Request schemas of the agent routes (docs/protocol.md "Agents", "The watchdog"). The wire types of these
  * requests are inferred from them (`agent.ts`), so the two cannot drift.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Request schemas of the task routes (PROTOCOL.md "Tasks", "Task writes by the holder"). The wire
+ * Request schemas of the task routes (docs/protocol.md "Tasks", "Task writes by the holder"). The wire
  * types of these requests are inferred from them (`task.ts`), so the two cannot drift.
  */
 import { z } from 'zod';

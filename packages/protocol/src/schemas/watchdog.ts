@@ -1,4 +1,4 @@
-/** Request schemas of the watchdog routes (PROTOCOL.md "The watchdog"). */
+/** Request schemas of the watchdog routes (docs/protocol.md "The watchdog"). */
 import { z } from 'zod';
 import { AGENT_STATUSES } from '../agent.js';
 import { name } from './common.js';

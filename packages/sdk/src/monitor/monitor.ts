@@ -1,5 +1,5 @@
 /**
- * Monitor mode (DESIGN.md §6.6): the watchdog's heartbeats for an agent that is not a task worker — a
+ * Monitor mode (docs/design.md §6.6): the watchdog's heartbeats for an agent that is not a task worker — a
  * chat bot, a loop, a long conversation. It registers, heartbeats on a timer (±10 % jitter) with the
  * agent's status, progress, metadata, iteration timing, process metrics and dependency reports, and
  * hands `wake` commands to the code (`onWake`, `interrupted`, `safePoint()`). Nothing in the agent's

@@ -1,5 +1,5 @@
 /**
- * How a call to an external service says whether that service is usable (DESIGN.md §6.6):
+ * How a call to an external service says whether that service is usable (docs/design.md §6.6):
  * - a `429` answer → `rate_limited`, with `Retry-After` (seconds or an HTTP date) as `retryAfterMs`;
  * - a `5xx` answer, a refused / reset / timed-out connection, an unknown host, a timeout abort → `down`;
  * - any other answer (a success, a `4xx` about the request itself) → `up`;

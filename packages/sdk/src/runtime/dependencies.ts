@@ -1,5 +1,5 @@
 /**
- * Dependency reports of an agent (DESIGN.md §6.6): what its calls to external services revealed,
+ * Dependency reports of an agent (docs/design.md §6.6): what its calls to external services revealed,
  * carried by its next heartbeat. The coordinator holds a `down` report for a while unless it is
  * repeated, and stops dispatching tasks that `require` a dependency while it is unavailable.
  *

@@ -7,7 +7,7 @@
  */
 import { type Now, systemNow } from '../clock.js';
 
-/** Relative jitter of the heartbeat interval (±10 %, DESIGN.md §4). */
+/** Relative jitter of the heartbeat interval (±10 %, docs/design.md §4). */
 export const HEARTBEAT_JITTER = 0.1;
 
 /** The delay before the next beat: `intervalMs` ± 10 %. */

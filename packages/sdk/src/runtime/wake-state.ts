@@ -1,5 +1,5 @@
 /**
- * A `wake` command as agent code sees it (DESIGN.md §6.4): `onWake` listeners run at once, and
+ * A `wake` command as agent code sees it (docs/design.md §6.4): `onWake` listeners run at once, and
  * `interrupted` stays set until the code reaches a safe point and asks (`safePoint()`), so a loop that
  * cannot be interrupted anywhere can change course where it is safe to.
  */

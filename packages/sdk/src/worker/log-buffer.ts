@@ -1,6 +1,6 @@
 /**
  * Buffers `ctx.log` lines and sends them in batches (`POST /v1/tasks/{id}/logs`), on a timer or when a
- * task has many lines waiting, in order per task. Logs never ride on heartbeats (DESIGN.md §3).
+ * task has many lines waiting, in order per task. Logs never ride on heartbeats (docs/design.md §3).
  */
 import type { TaskRun } from './task-run.js';
 

@@ -3,7 +3,7 @@
  * claim until the coordinator has accepted (or refused) the report, and decides where each report
  * goes: folded into the next claim, sent directly, or into the spool when the coordinator is away.
  *
- * Fencing rules enforced here (DESIGN.md §3): a run whose lease is lost or which was cancelled is
+ * Fencing rules enforced here (docs/design.md §3): a run whose lease is lost or which was cancelled is
  * aborted and never reported; a report refused as stale is dropped (`leaseLost`), never retried.
  * A cancelled task is reported as `cancelled` however the worker learns it: a `cancel` command, a
  * heartbeat answered `cancelled`, or a report refused because the task is already `cancelled`.

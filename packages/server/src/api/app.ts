@@ -1,5 +1,5 @@
 /**
- * The Fastify app of PROTOCOL.md. Routes are thin: validate with the protocol's zod schemas, call the
+ * The Fastify app of docs/protocol.md. Routes are thin: validate with the protocol's zod schemas, call the
  * coordinator, shape the response. Auth is an `onRequest` hook attached to each route from its access
  * rule (`auth.ts`); errors go through one handler (`error-handler.ts`).
  *

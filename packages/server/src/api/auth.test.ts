@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, type TestAgent, TOKENS } from '../test-support/api-harness.js';
 
-/** Every route of PROTOCOL.md with a plausible body; `:id` is a task held by `agent`. */
+/** Every route of docs/protocol.md with a plausible body; `:id` is a task held by `agent`. */
 const ROUTES: { method: string; url: string; body?: unknown }[] = [
   { method: 'POST', url: '/v1/tasks', body: { type: 't' } },
   { method: 'POST', url: '/v1/tasks/batch', body: { tasks: [{ type: 't' }] } },

@@ -1,5 +1,5 @@
 /**
- * The auth hook (PROTOCOL.md "Auth"): `Authorization: Bearer <token>` → a `Caller` on the request,
+ * The auth hook (docs/protocol.md "Auth"): `Authorization: Bearer <token>` → a `Caller` on the request,
  * then the route's access rule. The API blocks combinations that can never be allowed (a read-only
  * token writing, an enrollment token on anything but register, an agent acting as another agent);
  * the coordinator enforces the rest (an agent writing only to tasks it holds).
@@ -11,7 +11,7 @@ import { RouseError } from '../core/errors.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 
 /**
- * Who may call a route (PROTOCOL.md "Auth"). Admin may call everything that is not `public`.
+ * Who may call a route (docs/protocol.md "Auth"). Admin may call everything that is not `public`.
  * - `public`: no token (`/healthz`, `/readyz`).
  * - `metrics`: like `read`, or no token when `metricsPublic`.
  * - `read`: admin, read-only and agent tokens (`GET` only for the latter two).

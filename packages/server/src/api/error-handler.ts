@@ -1,5 +1,5 @@
 /**
- * The one error handler: every non-2xx body is `{error: {code, message, details}}` (PROTOCOL.md
+ * The one error handler: every non-2xx body is `{error: {code, message, details}}` (docs/protocol.md
  * "Errors"). Routes throw `RouseError`s; Fastify's own parse errors are mapped here; anything else
  * is a bug, logged and answered `500 internal`.
  */
@@ -76,7 +76,7 @@ export function unreadBodyOptions(limits: ResolvedApiLimits): UnreadBodyOptions 
 /**
  * Fastify's `frameworkErrors`: errors its router raises before any route or hook runs, which would
  * otherwise leave in Fastify's own shape — a path that is not valid percent-encoding, and a path
- * parameter longer than `MAX_PATH_PARAM_BYTES` (414, which PROTOCOL.md answers `payload_too_large`).
+ * parameter longer than `MAX_PATH_PARAM_BYTES` (414, which docs/protocol.md answers `payload_too_large`).
  */
 export function frameworkErrorHandler(limits: ResolvedApiLimits) {
   const unread = unreadBodyOptions(limits);

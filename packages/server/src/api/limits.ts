@@ -11,7 +11,7 @@ export interface ApiLimits {
   jsonBodyBytes?: number;
   /** `POST /v1/tasks/batch`. @default 16777216 (16 MiB) */
   batchBodyBytes?: number;
-  /** `POST /v1/tasks/{id}/heartbeat` (DESIGN.md §3: heartbeats are small). @default 4096 (4 KiB) */
+  /** `POST /v1/tasks/{id}/heartbeat` (docs/design.md §3: heartbeats are small). @default 4096 (4 KiB) */
   taskHeartbeatBytes?: number;
   /**
    * `POST /v1/agents/{agentId}/heartbeat`, which carries one beat per held task (about 150 bytes each),

@@ -15,7 +15,7 @@ const ERROR_SCHEMA = {
       type: 'object',
       required: ['code', 'message'],
       properties: {
-        code: { type: 'string', description: 'stable error code (PROTOCOL.md "Errors")' },
+        code: { type: 'string', description: 'stable error code (docs/protocol.md "Errors")' },
         message: { type: 'string' },
         details: { type: 'object' },
       },
@@ -37,7 +37,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: { versi
     info: {
       title: 'Rouse coordinator API',
       version: info.version,
-      description: 'Task coordinator and agent watchdog (PROTOCOL.md, protocol v1).',
+      description: 'Task coordinator and agent watchdog (docs/protocol.md, protocol v1).',
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

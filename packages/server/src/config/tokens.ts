@@ -1,5 +1,5 @@
 /**
- * The coordinator's static bearer tokens (PROTOCOL.md "Auth"): given explicitly (the CLI passes
+ * The coordinator's static bearer tokens (docs/protocol.md "Auth"): given explicitly (the CLI passes
  * `ROUSE_ADMIN_TOKEN` / `ROUSE_AGENT_TOKEN` values in; this module never reads the environment), else
  * read from `<dataDir>/<name>.token`, else generated there with file mode 0600.
  */

@@ -1,5 +1,5 @@
 /**
- * Retry backoff (DESIGN.md §4): `min(cap, base × 2^(retry-1))`, optional jitter.
+ * Retry backoff (docs/design.md §4): `min(cap, base × 2^(retry-1))`, optional jitter.
  * Retry 1 waits 1 s, retry 2 waits 2 s, retry 3 waits 4 s … capped at 5 min by default.
  */
 import { ValidationError } from './errors.js';

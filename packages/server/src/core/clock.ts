@@ -2,7 +2,7 @@
  * The injected clock. Core and services never read the wall clock or schedule timers directly:
  * they take a `Clock`, so tests can drive time by hand (including jumps forward and back).
  *
- * Authority (DESIGN.md §3): the coordinator's clock decides leases and timeouts on SQLite; agent
+ * Authority (docs/design.md §3): the coordinator's clock decides leases and timeouts on SQLite; agent
  * timestamps are informational.
  */
 export interface TimerHandle {

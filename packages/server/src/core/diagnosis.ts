@@ -1,5 +1,5 @@
 /**
- * The "why" diagnosis (PROTOCOL.md `GET /v1/tasks/{id}/diagnosis`, `rouse why`): pure rules that
+ * The "why" diagnosis (docs/protocol.md `GET /v1/tasks/{id}/diagnosis`, `rouse why`): pure rules that
  * explain why a task is where it is, from plain inputs gathered by the services. No I/O, no clock:
  * `now` is given.
  *

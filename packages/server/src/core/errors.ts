@@ -1,6 +1,6 @@
 /**
  * One error type with stable codes. Services and stores throw these; the API's single error handler
- * maps `code` to an HTTP status (PROTOCOL.md "Errors"). Messages tell the reader what to do next.
+ * maps `code` to an HTTP status (docs/protocol.md "Errors"). Messages tell the reader what to do next.
  */
 import { ERROR_STATUS, type ErrorCode, type TaskStatus } from '@rouse/protocol';
 
@@ -44,7 +44,7 @@ export class StaleVersionError extends RouseError {
   }
 }
 
-/** The requested transition is not in the table of DESIGN.md §2. */
+/** The requested transition is not in the table of docs/design.md §2. */
 export class InvalidTransitionError extends RouseError {
   readonly from: TaskStatus;
   readonly to: TaskStatus;

@@ -3,7 +3,7 @@ import { ValidationError } from './errors.js';
 import { leaseDeadline, resolveTiming } from './timing.js';
 
 describe('resolveTiming', () => {
-  it('fills the defaults of DESIGN.md §4', () => {
+  it('fills the defaults of docs/design.md §4', () => {
     expect(resolveTiming()).toEqual({
       heartbeatIntervalMs: 5000,
       heartbeatTimeoutMs: 15000,

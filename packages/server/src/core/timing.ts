@@ -1,5 +1,5 @@
 /**
- * Timing resolution (DESIGN.md §4): policy defaults, per-task overrides, and derivation from an
+ * Timing resolution (docs/design.md §4): policy defaults, per-task overrides, and derivation from an
  * expected duration. Bad values are rejected with an error naming the field and the rule; nothing is
  * silently corrected.
  */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidTransitionError } from './errors.js';
 import { assertTransition, canTransition, isFinal, sourcesOf } from './transitions.js';
 
-// The table of DESIGN.md §2, written out independently of the implementation.
+// The table of docs/design.md §2, written out independently of the implementation.
 const ALLOWED = new Set([
   'created>claimed',
   'created>cancelled',

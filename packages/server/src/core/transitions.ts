@@ -1,5 +1,5 @@
 /**
- * The task state machine (DESIGN.md §2): the one table of allowed transitions. Every write in every
+ * The task state machine (docs/design.md §2): the one table of allowed transitions. Every write in every
  * store is checked against it; nothing else can ever happen.
  */
 import type { TaskStatus } from '@rouse/protocol';

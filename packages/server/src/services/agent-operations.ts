@@ -1,5 +1,5 @@
 /**
- * Agents (PROTOCOL.md "Agents", "The watchdog"): registration (a new slot, or the next incarnation of
+ * Agents (docs/protocol.md "Agents", "The watchdog"): registration (a new slot, or the next incarnation of
  * a keyed one, whose predecessor's tasks time out at once), the agent heartbeat (its tasks' beats in
  * one batch, dependency reports, the watchdog's detectors, commands back), graceful leave, reads,
  * diagnosis and operator commands.

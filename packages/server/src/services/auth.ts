@@ -1,5 +1,5 @@
 /**
- * Authentication and authorization (PROTOCOL.md "Auth").
+ * Authentication and authorization (docs/protocol.md "Auth").
  *
  * Tokens: admin (everything), enrollment (register agents only), read-only (every read), and one
  * token per agent, returned once by register and stored only as its sha256. Static tokens are

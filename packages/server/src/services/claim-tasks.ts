@@ -1,5 +1,5 @@
 /**
- * Claims (PROTOCOL.md `POST /v1/agents/{agentId}/claim`): complete-and-claim-next in one request,
+ * Claims (docs/protocol.md `POST /v1/agents/{agentId}/claim`): complete-and-claim-next in one request,
  * N tasks per atomic store claim, and long-polling until work appears, the wait ends, or the client
  * goes away. Tasks that require an unavailable dependency are skipped by the store.
  *

@@ -1,5 +1,5 @@
 /**
- * Wake-ups across coordinators (DESIGN.md §8: new work wakes long-polling claims through
+ * Wake-ups across coordinators (docs/design.md §8: new work wakes long-polling claims through
  * `LISTEN/NOTIFY`). The services wake their own long-polls through `ClaimWakeups`; the relay wraps
  * those wake-ups so that every type that became claimable — now, or later after a backoff or
  * `runAt` — is also published to the other coordinators sharing the store, and turns their notices

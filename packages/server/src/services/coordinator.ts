@@ -64,7 +64,7 @@ export interface StoredResult {
   blob?: { ref: ResultRef; stream: NodeJS.ReadableStream };
 }
 
-/** One dependency's current state, as `GET /v1/dependencies` returns it (PROTOCOL.md). */
+/** One dependency's current state, as `GET /v1/dependencies` returns it (docs/protocol.md). */
 export interface DependencyStatus {
   name: string;
   state: DependencyState;
@@ -143,12 +143,12 @@ export interface Coordinator {
   /** Agents by derived status and open conditions by kind (the store's totals), and this coordinator's detector work. */
   watchdogGauges(): Promise<WatchdogGauges>;
 
-  // policies (DESIGN.md §6.3)
+  // policies (docs/design.md §6.3)
   policies(caller: Caller): Promise<PoliciesResponse>;
   /** Validate a policy file's text without applying it. */
   checkPolicies(caller: Caller, source: string, file: string): Promise<CheckPoliciesResponse>;
 
-  // dependencies (DESIGN.md §6)
+  // dependencies (docs/design.md §6)
   listDependencies(caller: Caller): Promise<DependencyStatus[]>;
   /** `POST /v1/dependencies/{name}/reports` (admin or agent token). */
   reportDependency(caller: Caller, report: DependencyReport): Promise<DependencyStatus>;

@@ -1,5 +1,5 @@
 /**
- * Dependencies (DESIGN.md §6): external services agents need, reported by agents in heartbeats or
+ * Dependencies (docs/design.md §6): external services agents need, reported by agents in heartbeats or
  * by operators. While one is down or rate-limited, tasks that `require` it are not dispatched. A
  * report without `retryAfterMs` holds for `ttlMs` unless repeated, so a dead reporter cannot block a
  * queue forever.

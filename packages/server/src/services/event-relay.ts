@@ -1,5 +1,5 @@
 /**
- * The live event stream across coordinators (DESIGN.md §7: the dashboard is live through SSE; §8:
+ * The live event stream across coordinators (docs/design.md §7: the dashboard is live through SSE; §8:
  * coordinators are stateless replicas behind any load balancer). A client of `GET /v1/events` on one
  * coordinator sees what every coordinator of the store does — task creations and transitions, task
  * progress, agent registrations, status changes and conditions:

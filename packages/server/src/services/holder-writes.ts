@@ -1,5 +1,5 @@
 /**
- * Writes by a task's holder (PROTOCOL.md "Task writes by the holder"): start, heartbeat, checkpoint,
+ * Writes by a task's holder (docs/protocol.md "Task writes by the holder"): start, heartbeat, checkpoint,
  * logs, result upload, complete, fail. Every one carries `version`; the store checks it and the
  * holder atomically. An admin token acts as the task's current holder.
  */

@@ -1,4 +1,4 @@
-/** The coordinator services (DESIGN.md §7): assembled by `createCoordinator`. */
+/** The coordinator services (docs/design.md §7): assembled by `createCoordinator`. */
 export { AGENT_TOKEN_PREFIX, type AuthTokens, hashToken, newAgentToken } from './auth.js';
 export type { BlobStore } from './blob-store.js';
 export type { ClaimWakeups } from './claim-waiters.js';

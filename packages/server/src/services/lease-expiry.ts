@@ -1,5 +1,5 @@
 /**
- * Acting on lease deadlines (DESIGN.md §3, §5). When a tracked lease passes, the store's conditional
+ * Acting on lease deadlines (docs/design.md §3, §5). When a tracked lease passes, the store's conditional
  * `expireLease` turns the task `timeout` (and schedules its retry) in one write; an early or duplicate
  * call changes nothing, so we re-read and re-arm when the lease turns out to have been renewed.
  * A lease in its write-back grace completes from the uploaded result when there is one.

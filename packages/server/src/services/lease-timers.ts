@@ -1,5 +1,5 @@
 /**
- * Exact lease deadlines (DESIGN.md §3): a min-heap keyed by `leaseExpiresAt` with ONE armed clock
+ * Exact lease deadlines (docs/design.md §3): a min-heap keyed by `leaseExpiresAt` with ONE armed clock
  * timer for the earliest deadline. When a deadline passes, `onDue` is called with the lease (which is
  * then no longer tracked); the caller decides what to do with the store.
  *

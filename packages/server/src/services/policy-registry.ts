@@ -1,5 +1,5 @@
 /**
- * The policies in force (DESIGN.md §6.3): loaded from the policy file at start, and hot-reloaded —
+ * The policies in force (docs/design.md §6.3): loaded from the policy file at start, and hot-reloaded —
  * the file is looked at every `pollMs`; a valid change applies at once, an invalid one is refused
  * with every error logged by file, line and field, and the policies in force stay. Without a file
  * the built-in defaults apply. A file that appears later (the data directory's `policies.yaml`) is

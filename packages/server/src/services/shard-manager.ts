@@ -1,5 +1,5 @@
 /**
- * Lease shards held by this coordinator (DESIGN.md §6 "Leases for coordinators", §8). Lease expiry is
+ * Lease shards held by this coordinator (docs/design.md §8). Lease expiry is
  * split into `LEASE_SHARD_COUNT` shards; each is held by one coordinator under a renewable lease in
  * the store. The owner of a shard sweeps that shard's overdue leases.
  *

@@ -1,5 +1,5 @@
 /**
- * The store's clock, read locally (DESIGN.md §3: with PostgreSQL the database's `now()` decides
+ * The store's clock, read locally (docs/design.md §3: with PostgreSQL the database's `now()` decides
  * leases). The coordinator's own clock may be off by seconds or minutes; this clock estimates
  * `offset = storeNow − localNow` from `store.now()` samples (the midpoint of each round trip, the
  * sample with the shortest round trip winning) and answers `now() = localNow + offset`. Timers are

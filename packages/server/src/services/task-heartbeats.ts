@@ -1,5 +1,5 @@
 /**
- * Task heartbeats, batched (DESIGN.md §3, §5): the beats of every request of one event-loop turn go
+ * Task heartbeats, batched (docs/design.md §3, §5): the beats of every request of one event-loop turn go
  * to the store as one write that renews every lease in it (write-batcher.ts); each
  * accepted beat moves the in-memory lease deadline; progress changes restart the stall clock and go
  * out as `task.progress`. A beat for a task that was cancelled answers `cancelled` and queues a

@@ -5,7 +5,7 @@
  * `WatchdogStore` (`watchdog-store.ts`).
  *
  * An agent is a slot (`id`) that outlives its processes: registering under a `key` an agent of the
- * same type already holds starts a new incarnation of that slot (DESIGN.md §6.1). Writes of an agent
+ * same type already holds starts a new incarnation of that slot (docs/design.md §6.1). Writes of an agent
  * name the incarnation they come from, so a replaced process changes nothing.
  */
 import type {

@@ -1,5 +1,5 @@
 /**
- * Result blobs (DESIGN.md §5): results too large to be inline live apart from task state, under a key
+ * Result blobs (docs/design.md §5): results too large to be inline live apart from task state, under a key
  * the coordinator chooses (`<taskId>/<version>-<upload id>`), and the task keeps a `ResultRef`. One
  * interface, two homes: files under the data directory (one coordinator, the default), or the shared
  * database itself (PostgreSQL: every coordinator of a deployment reads what any of them received).

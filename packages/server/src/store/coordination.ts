@@ -1,6 +1,6 @@
 /**
  * The coordination part of the Store contract: what several coordinators sharing a store exchange
- * through it (DESIGN.md §8) — lease shards, presence, and the notices that wake claims and feed the
+ * through it (docs/design.md §8) — lease shards, presence, and the notices that wake claims and feed the
  * live event streams. Part of `Store` (`store.ts`, which re-exports every type); with SQLite one
  * coordinator holds every shard and notices stay in the process.
  */
@@ -72,7 +72,7 @@ export interface ClaimableNotice {
   origin?: string;
 }
 
-/** A dependency's last reported state, as every coordinator shares it (DESIGN.md §6). */
+/** A dependency's last reported state, as every coordinator shares it (docs/design.md §6). */
 export interface DependencyRecord {
   name: string;
   state: DependencyState;

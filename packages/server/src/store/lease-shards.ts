@@ -1,6 +1,6 @@
 /**
  * Lease shards: with several coordinators, lease expiry is split into a fixed number of shards, each
- * held by one coordinator under a renewable lease in the store (DESIGN.md §6). A task's shard is fixed
+ * held by one coordinator under a renewable lease in the store (docs/design.md §6). A task's shard is fixed
  * at creation and stored with it, so a shard's overdue leases are one indexed query.
  */
 import { RouseError, ValidationError } from '../core/errors.js';

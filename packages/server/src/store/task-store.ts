@@ -131,7 +131,7 @@ export interface LeaseEntry {
   hasResultRef: boolean;
   /**
    * The task's `timing.heartbeatTimeoutMs`: after a coordinator restart each loaded lease gets this
-   * much grace before it may expire (DESIGN.md §3), without a read per task.
+   * much grace before it may expire (docs/design.md §3), without a read per task.
    */
   heartbeatTimeoutMs: number;
 }
@@ -220,7 +220,7 @@ export interface TaskStore {
   expireLease(input: ExpireInput): Promise<(Transitioned & { reason: ExpiryReason }) | null>;
   /**
    * Complete a task whose agent reported `executionDone` and uploaded a result blob but never wrote
-   * back (DESIGN.md §5). Conditional on version; null when not applicable.
+   * back (docs/design.md §5). Conditional on version; null when not applicable.
    */
   completeFromResultRef(input: { taskId: string; version: number }): Promise<Transitioned | null>;
   /** Any non-final state → cancelled. Throws `invalid_transition` for final tasks. */

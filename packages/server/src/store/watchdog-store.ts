@@ -1,5 +1,5 @@
 /**
- * The watchdog half of the Store contract (DESIGN.md §6): what its detectors need and conclude, kept
+ * The watchdog half of the Store contract (docs/design.md §6): what its detectors need and conclude, kept
  * in the store so that detection is the same whichever coordinator a heartbeat reached and survives a
  * restart — agent leases, the conditions opened and closed on agents, per-type baselines, and the
  * shared dependency states. Part of `Store` (`store.ts`), with the rules written there.

@@ -1,4 +1,4 @@
-/** Dependencies agents need (DESIGN.md §6): current states, and reports from agents or operators. */
+/** Dependencies agents need (docs/design.md §6): current states, and reports from agents or operators. */
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';

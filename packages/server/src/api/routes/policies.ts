@@ -1,5 +1,5 @@
 /**
- * The watchdog's policies (DESIGN.md §6.3): the ones in force (`GET /v1/policies`), and checking a
+ * The watchdog's policies (docs/design.md §6.3): the ones in force (`GET /v1/policies`), and checking a
  * policy file without applying it (`POST /v1/policies/check`: JSON `{source, file?}`, or the YAML text
  * itself as `application/yaml`). A check answers 200 whether or not the file is valid.
  */

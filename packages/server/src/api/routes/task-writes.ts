@@ -48,7 +48,7 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       const body = parseInput(schemas.taskHeartbeat, request.body, 'body');
       const outcome = await coordinator.heartbeatTask(callerOf(request), id, body);
       if (!outcome.ok) {
-        // A refused beat is an error on this single-task route (PROTOCOL.md: stale version → 409).
+        // A refused beat is an error on this single-task route (docs/protocol.md: stale version → 409).
         const code = (outcome.code && outcome.code in ERROR_STATUS ? outcome.code : 'conflict') as ErrorCode;
         throw new RouseError(code, `heartbeat for task ${id} refused: ${outcome.code ?? 'unknown reason'}`, {
           ...outcome,

@@ -1,5 +1,5 @@
 /**
- * Alert channels and alert timing from the policy file (DESIGN.md §6.7), resolved: channels keyed by
+ * Alert channels and alert timing from the policy file (docs/design.md §6.7), resolved: channels keyed by
  * name (camelCase, defaults filled), grouping and repetition in ms.
  */
 import { ALERT_DEFAULTS } from './policy-defaults.js';

@@ -8,7 +8,7 @@ const yaml = (...lines: string[]) => `${lines.join('\n')}\n`;
 /** A minimal valid policy's first lines, to add fields under (lines 1–3). */
 const HEAD = ['policies:', '  - name: reviewers', '    agent_type: llm_chain'];
 
-describe('parsePolicies: the DESIGN.md example (§6.3 verbatim, with the §6.7 channels and alerts)', () => {
+describe('parsePolicies: the docs/design.md example (§6.3 verbatim, with the §6.7 channels and alerts)', () => {
   const text = readFileSync(new URL('./fixtures/design-example.yaml', import.meta.url), 'utf8');
 
   it('loads and resolves to the expected numbers', () => {

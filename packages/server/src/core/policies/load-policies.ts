@@ -1,5 +1,5 @@
 /**
- * Reading a policy file (DESIGN.md §6.3): YAML text → a `PolicySet`, or every error in it, each with
+ * Reading a policy file (docs/design.md §6.3): YAML text → a `PolicySet`, or every error in it, each with
  * the file, line, column, dotted path of the field and what is wrong. A file with a YAML syntax error
  * reports its syntax errors (all of them) and nothing else, since its structure is unknown.
  *

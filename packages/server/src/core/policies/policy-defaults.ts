@@ -79,7 +79,7 @@ export const RUNG_DEFAULTS = {
   severity: 'medium',
 } as const;
 
-/** Alert grouping and repetition (DESIGN.md §6.7). */
+/** Alert grouping and repetition (docs/design.md §6.7). */
 export const ALERT_DEFAULTS = {
   /** @default 30000 (30 s) */
   groupWaitMs: 30_000,

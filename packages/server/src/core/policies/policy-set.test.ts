@@ -49,7 +49,7 @@ describe('DEFAULT_POLICY_SET', () => {
     expect(DEFAULT_POLICY_SET.channels.size).toBe(0);
     expect(DEFAULT_POLICY_SET.views()).toHaveLength(1);
   });
-  it('the built-in policy has the documented defaults (DESIGN.md §4 timing)', () => {
+  it('the built-in policy has the documented defaults (docs/design.md §4 timing)', () => {
     expect(DEFAULT_POLICY).toEqual({
       name: 'default',
       agentType: '*',

@@ -21,7 +21,7 @@ export interface RungCommon {
   timeoutMs: number;
 }
 
-/** One rung of the recovery ladder (DESIGN.md §6.4), by action. */
+/** One rung of the recovery ladder (docs/design.md §6.4), by action. */
 export type RecoveryAction =
   | (RungCommon & { action: 'wake' })
   | (RungCommon & { action: 'send_signal'; signal: SignalName })

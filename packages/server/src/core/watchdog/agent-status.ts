@@ -1,5 +1,5 @@
 /**
- * The derived agent status (DESIGN.md §6.1): what the agent reports of itself, overruled by its
+ * The derived agent status (docs/design.md §6.1): what the agent reports of itself, overruled by its
  * lifecycle and by the conditions the detectors hold open. Precedence, highest first:
  * `left > terminated > lost > terminating > stalled > error > at_risk > running > idle`.
  */

@@ -1,5 +1,5 @@
 /**
- * The watchdog's detectors (DESIGN.md §6.2) for one agent: from its watch state (what the store keeps
+ * The watchdog's detectors (docs/design.md §6.2) for one agent: from its watch state (what the store keeps
  * of it), the tasks it holds, the dependencies it needs, and its type's iteration baseline, every
  * condition that should be open at `now`, and the next instant at which that answer could change by
  * the passing of time alone. Pure: `now` is given, and nothing is remembered between calls.

@@ -1,5 +1,5 @@
 /**
- * The four `resource_runaway` rules (DESIGN.md §6.2) as separate pure functions over an agent's
+ * The four `resource_runaway` rules (docs/design.md §6.2) as separate pure functions over an agent's
  * samples: each returns a finding (when the rule holds, since when, and evidence a person can read)
  * or null. Sizes are bytes, times epoch ms, durations ms.
  *

@@ -1,5 +1,5 @@
 /**
- * Agent leases (DESIGN.md §6.1): an agent is `lost` (condition `heartbeat_timeout`) the moment its
+ * Agent leases (docs/design.md §6.1): an agent is `lost` (condition `heartbeat_timeout`) the moment its
  * lease — its last heartbeat plus timeout factor × interval — runs out, not a scan later.
  *
  * The owner of each agent's lease shard watches it, whichever coordinator its heartbeats reached:

@@ -1,5 +1,5 @@
 /**
- * The watchdog's eyes (DESIGN.md §6.1–6.2): after every agent heartbeat, and when a timer says the
+ * The watchdog's eyes (docs/design.md §6.1–6.2): after every agent heartbeat, and when a timer says the
  * answer may have changed, the core detectors run over what the store keeps of the agent (its watch
  * state), its held tasks and the dependency states; the conditions they find open and those no longer
  * true close, in one batched conditional write per event-loop turn. What needs no heartbeat to

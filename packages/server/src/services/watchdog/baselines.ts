@@ -1,5 +1,5 @@
 /**
- * Per agent type baselines (DESIGN.md §6.2 "baselines learned per agent type"): every iteration time
+ * Per agent type baselines (docs/design.md §6.2): every iteration time
  * agents report is added to this coordinator's histogram for their type; every `flushMs` the
  * histograms go to the store (one row per coordinator, type and metric) and every coordinator's are
  * read back and merged, so the detectors compare an agent with what its whole type does, whichever

@@ -1,5 +1,5 @@
 /**
- * The watchdog's services (DESIGN.md §6), assembled: the detectors after heartbeats and on their
+ * The watchdog's services (docs/design.md §6), assembled: the detectors after heartbeats and on their
  * timers (`agent-watchdog.ts`), agent leases (`agent-leases.ts`), per-type baselines
  * (`baselines.ts`) and the events they publish (`agent-events.ts`).
  */

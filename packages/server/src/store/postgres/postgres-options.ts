@@ -27,7 +27,7 @@ export interface PostgresConnectionOptions {
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /**
    * Whose time the store uses. `'database'`: the database's `now()`, computed inside every statement,
-   * so coordinators with skewed clocks agree (DESIGN.md §3). A `Clock` (tests' `ManualClock`): its
+   * so coordinators with skewed clocks agree (docs/design.md §3). A `Clock` (tests' `ManualClock`): its
    * `now()` is passed to every statement instead.
    * @default 'database'
    */

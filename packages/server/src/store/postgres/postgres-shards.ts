@@ -1,4 +1,4 @@
-/** Lease shards and coordinator presence on PostgreSQL (several coordinators, DESIGN.md §6). */
+/** Lease shards and coordinator presence on PostgreSQL (several coordinators, docs/design.md §6). */
 import {
   type CoordinatorRow,
   checkAcquire,

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
- * database (DESIGN.md §8), composed of its four parts (tasks, agents, coordination, watchdog). Nearly
+ * database (docs/design.md §8), composed of its four parts (tasks, agents, coordination, watchdog). Nearly
  * every operation is one statement on a pooled connection — its conditional write, history entries
  * and returned rows together — so it is atomic and costs one round trip; batches (heartbeats,
  * completions, creates) are one statement for the whole batch. The few writes that must lock an
@@ -8,7 +8,7 @@
  * one short transaction.
  *
  * Time is the database's: each statement computes `now()` itself, so coordinators with skewed clocks
- * agree on every lease (DESIGN.md §3). Tests inject a `Clock`, whose time is passed instead.
+ * agree on every lease (docs/design.md §3). Tests inject a `Clock`, whose time is passed instead.
  *
  * While the database is unreachable every call fails fast with `unavailable` (503); the pool and the
  * LISTEN connection reconnect by themselves when it is back.

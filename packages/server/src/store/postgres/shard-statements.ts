@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL lease-shard and coordinator-presence statements (several coordinators, DESIGN.md §6):
+ * The PostgreSQL lease-shard and coordinator-presence statements (several coordinators, docs/design.md §6):
  * one named, parameterised statement per store operation; `$1` of timed statements is the store clock.
  */
 import { CLOCK_CTE } from './sql-fragments.js';

@@ -2,7 +2,7 @@
  * SQL pieces the PostgreSQL statements share: the store clock, the task column list, the history
  * insert, and the lease and backoff arithmetic. The arithmetic mirrors `core/timing.ts`
  * (`leaseDeadline`) and `core/backoff.ts` (`backoffDelayMs`) exactly — it runs in SQL so that the
- * database's clock decides (DESIGN.md §3) without a round trip to read it first; the shared contract
+ * database's clock decides (docs/design.md §3) without a round trip to read it first; the shared contract
  * suite checks both backends compute the same values.
  */
 import { TASK_COLUMN_NAMES } from '../task-columns.js';

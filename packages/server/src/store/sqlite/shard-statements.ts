@@ -1,5 +1,5 @@
 /**
- * The SQLite lease-shard and coordinator-presence statements (several coordinators, DESIGN.md §6):
+ * The SQLite lease-shard and coordinator-presence statements (several coordinators, docs/design.md §6):
  * one named statement per step, prepared once per connection. Times are the store clock's epoch
  * milliseconds.
  */

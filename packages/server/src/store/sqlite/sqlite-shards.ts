@@ -1,5 +1,5 @@
 /**
- * Lease shards and coordinator presence on SQLite (DESIGN.md §6 "Leases for coordinators"). One
+ * Lease shards and coordinator presence on SQLite (docs/design.md §8). One
  * database file normally has one coordinator, which takes every shard; the rules are the same as
  * PostgreSQL's all the same, so two processes sharing a file split them correctly. Each function runs
  * in the caller's transaction (writes in a write transaction).

@@ -5,7 +5,7 @@
  * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
  * resolved promises: the contract is async for PostgreSQL.
  *
- * Time is the injected `Clock`'s (DESIGN.md §3: the coordinator's clock decides on SQLite).
+ * Time is the injected `Clock`'s (docs/design.md §3: the coordinator's clock decides on SQLite).
  */
 import Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';

@@ -1,5 +1,5 @@
 -- 0003_result_blobs: result blobs kept in the database, so that every coordinator sharing it reads
--- what any of them received (DESIGN.md §5: results stored apart from task state). A blob is written
+-- what any of them received (docs/design.md §5: results stored apart from task state). A blob is written
 -- as chunks under an upload id first; its row in result_blobs, written last, makes it visible, so a
 -- reader never sees half a blob.
 

@@ -1,4 +1,4 @@
--- 0002_lease_shards: lease expiry split into shards held by coordinators (DESIGN.md §6, §8).
+-- 0002_lease_shards: lease expiry split into shards held by coordinators (docs/design.md §6, §8).
 -- A task's shard is fixed at creation (shardOf(id), lease-shards.ts) so that a shard's overdue
 -- leases are one indexed query. Tasks created before this migration get theirs here, through
 -- rouse_shard_of(), which the migration runner registers on the connection (same function).

@@ -1,4 +1,4 @@
--- 0003_coordinators: live coordinators, so that they split the lease shards evenly (DESIGN.md §6).
+-- 0003_coordinators: live coordinators, so that they split the lease shards evenly (docs/design.md §6).
 -- Each coordinator upserts its row with every shard renewal; a row whose expires_at has passed (store
 -- clock) is a coordinator that stopped or died, and is deleted by the next announcement.
 

@@ -1,4 +1,4 @@
--- 0006_dependencies: the last reported state of each external dependency agents need (DESIGN.md §6),
+-- 0006_dependencies: the last reported state of each external dependency agents need (docs/design.md §6),
 -- kept across restarts (the same table as PostgreSQL's, where several coordinators share it).
 -- `version` grows with every report.
 

@@ -1,5 +1,5 @@
 -- 0009_watchdog: agents become slots with incarnations (a key re-registered → the same id, the next
--- incarnation), get leases of their own, and keep what the watchdog's detectors need (DESIGN.md §6):
+-- incarnation), get leases of their own, and keep what the watchdog's detectors need (docs/design.md §6):
 -- the reported status and since when, progress and its stall clock, a bounded ring of metric samples,
 -- the gaps between recent heartbeats, and the kinds of their open conditions. `status` gives way to
 -- `lifecycle` (active / left / terminated) and `reported_status`: the status clients see is derived.
