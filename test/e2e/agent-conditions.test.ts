@@ -3,14 +3,13 @@
  * conditions live in the store — they survive a coordinator SIGKILL and restart, and two coordinators
  * receiving one agent's heartbeats record one condition, not two.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConditionRecord } from '../../packages/server/src/store/store.js';
 import { type Cluster, startCluster } from '../harness/cluster.js';
 import { startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { writePolicyFile } from '../harness/policy-file.js';
 import { type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { type Spawned, spawnNode } from '../harness/processes.js';
 import { tempDir } from '../harness/temp-dir.js';
@@ -26,11 +25,7 @@ policies:
     resources: { rss_growth: 30MiB, rss_window: 8s }
 `;
 
-function policyFile(): string {
-  const file = join(tempDir('rouse-policy-'), 'rouse.yaml');
-  writeFileSync(file, POLICY);
-  return file;
-}
+const policyFile = (): string => writePolicyFile(POLICY);
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -4,17 +4,15 @@
  * heartbeats is SIGKILLed too (the owner of the agent's lease shard detects it). Real processes, real
  * signals; the agent speaks the protocol with fetch (test/fixtures/heartbeat-agent.mjs).
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { shardOf } from '../../packages/server/src/store/lease-shards.js';
 import { type Cluster, observerStore, startCluster } from '../harness/cluster.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { writePolicyFile } from '../harness/policy-file.js';
 import { type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { type Spawned, spawnNode } from '../harness/processes.js';
-import { tempDir } from '../harness/temp-dir.js';
 import { waitFor } from '../harness/wait.js';
 
 const AGENT = fileURLToPath(new URL('../fixtures/heartbeat-agent.mjs', import.meta.url));
@@ -26,11 +24,7 @@ policies:
     heartbeat: { expected_interval: 500ms, timeout_factor: 3 }
 `;
 
-function policyFile(): string {
-  const file = join(tempDir('rouse-policy-'), 'rouse.yaml');
-  writeFileSync(file, POLICY);
-  return file;
-}
+const policyFile = (): string => writePolicyFile(POLICY);
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

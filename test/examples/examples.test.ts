@@ -4,14 +4,12 @@
  * they did is read back through the coordinator's API: tasks, logs, checkpoints, the agents' state,
  * the dependencies they reported.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type DependencyState } from '@rouse/sdk';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { writePolicyFile } from '../harness/policy-file.js';
 import { type Spawned, spawnNode } from '../harness/processes.js';
-import { tempDir } from '../harness/temp-dir.js';
 import { waitFor } from '../harness/wait.js';
 
 const example = (name: string): string => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
@@ -38,8 +36,7 @@ interface Backend {
 
 /** A real coordinator for one test, stopped when it ends. */
 async function backend(): Promise<Backend> {
-  const file = join(tempDir('rouse-examples-'), 'rouse.yaml');
-  writeFileSync(file, POLICY);
+  const file = writePolicyFile(POLICY);
   const coord = await startCoordinatorProcess({ extraArgs: ['--policies', file] });
   onTestFinished(() => coord.kill('SIGTERM'));
   return { coord, admin: new Client({ url: coord.url, token: coord.adminToken }) };

@@ -18,7 +18,6 @@
  * await m.stop();
  */
 import { EventEmitter } from 'node:events';
-import { hostname } from 'node:os';
 import type {
   Agent,
   AgentHeartbeatRequest,
@@ -39,7 +38,7 @@ import {
 } from '../runtime/dependencies.js';
 import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
-import { registerWithWait } from '../runtime/register.js';
+import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
 import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
 import { WakeState } from '../runtime/wake-state.js';
@@ -294,25 +293,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private async register(): Promise<void> {
     const o = this.options;
     try {
-      const reg = await registerWithWait({
-        client: this.client,
-        request: {
-          agentType: o.agentType,
-          name: o.name,
-          host: hostname(),
-          pid: process.pid,
-          labels: o.labels,
-          ...(o.key === undefined ? {} : { key: o.key }),
-          ...(o.supervisorId === undefined ? {} : { supervisorId: o.supervisorId }),
-          ...(o.requires.length === 0 ? {} : { requires: o.requires }),
-        },
-        url: o.url,
-        startTimeoutMs: o.startTimeoutMs,
-        requestTimeoutMs: o.requestTimeoutMs,
-        logger: o.logger,
-        now: systemNow,
-        signal: this.startAbort.signal,
-      });
+      const reg = await registerProcess(this.client, o, this.startAbort.signal, systemNow);
       this.agentInfo = reg.agent;
       this.agentClient = this.client.withToken(reg.token);
       this.intervalMs = o.heartbeatIntervalMs ?? reg.heartbeatIntervalMs;

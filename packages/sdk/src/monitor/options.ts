@@ -1,19 +1,15 @@
 /**
  * Monitor options: `MonitorOptions` → {@link resolveMonitorOptions} → `ResolvedMonitorOptions`. Every
- * default lives here; bad values are rejected with an error naming the option and the rule.
+ * default lives here (the ones every agent has: `runtime/agent-options.ts`); bad values are rejected
+ * with an error naming the option and the rule.
  */
-import { hostname } from 'node:os';
 import type { JsonObject } from '@rouse/protocol';
 import { InvalidOptionError } from '../errors.js';
-import { type Logger, noopLogger } from '../logger.js';
-import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from '../retry.js';
-import {
-  type AgentIdentityOptions,
-  type ResolvedAgentIdentity,
-  resolveAgentIdentity,
-} from '../runtime/agent-identity.js';
+import type { Logger } from '../logger.js';
+import type { ResolvedRetryOptions, RetryOptions } from '../retry.js';
+import type { AgentIdentityOptions, ResolvedAgentIdentity } from '../runtime/agent-identity.js';
+import { resolveAgentOptions } from '../runtime/agent-options.js';
 import { DEFAULT_START_TIMEOUT_MS } from '../runtime/register.js';
-import { checkTimings } from '../runtime/timing-options.js';
 import type { FetchFn } from '../transport.js';
 import { checkMetadata } from './metadata.js';
 
@@ -82,66 +78,19 @@ export const MONITOR_DEFAULTS = Object.freeze({
   requestTimeoutMs: 30_000,
 });
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 export function resolveMonitorOptions(options: MonitorOptions): ResolvedMonitorOptions {
-  if (options === null || typeof options !== 'object')
-    throw new InvalidOptionError('options', 'must be an object');
+  const common = resolveAgentOptions(options);
   const o = options;
-  if (typeof o.url !== 'string' || !/^https?:\/\/[^/]/.test(o.url)) {
-    throw new InvalidOptionError('url', 'must be an http(s) URL such as http://127.0.0.1:7070', o.url);
-  }
-  if (typeof o.token !== 'string' || o.token === '') {
-    throw new InvalidOptionError('token', 'must be the enrollment or admin token (a non-empty string)');
-  }
-  if (typeof o.agentType !== 'string' || !NAME.test(o.agentType)) {
-    throw new InvalidOptionError(
-      'agentType',
-      'must be 1-128 characters of letters, digits, . _ : -',
-      o.agentType,
-    );
-  }
-  checkTimings(o);
-  const requestTimeoutMs = o.requestTimeoutMs ?? MONITOR_DEFAULTS.requestTimeoutMs;
-  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
-    throw new InvalidOptionError('requestTimeoutMs', 'must be an integer >= 1', requestTimeoutMs);
-  }
   const field = o.iterationsField ?? MONITOR_DEFAULTS.iterationsField;
   if (field !== false && (typeof field !== 'string' || field.length < 1 || field.length > 128)) {
     throw new InvalidOptionError('iterationsField', 'must be false or a key of 1-128 characters', field);
   }
-  const signals = o.shutdownSignals ?? MONITOR_DEFAULTS.shutdownSignals;
-  if (
-    signals !== false &&
-    (!Array.isArray(signals) || signals.some((s) => typeof s !== 'string' || !s.startsWith('SIG')))
-  ) {
-    throw new InvalidOptionError(
-      'shutdownSignals',
-      "must be false or a list of signal names such as ['SIGTERM']",
-      signals,
-    );
-  }
-  if (o.fetch !== undefined && typeof o.fetch !== 'function')
-    throw new InvalidOptionError('fetch', 'must be a function');
   const metadata = { ...(o.metadata ?? {}) };
   checkMetadata(metadata, 'metadata');
   return {
-    url: o.url,
-    token: o.token,
-    agentType: o.agentType,
-    name: o.name ?? `${hostname()}/${process.pid}`,
-    labels: { ...(o.labels ?? {}) },
-    heartbeatIntervalMs: o.heartbeatIntervalMs,
-    heartbeatTimeoutMs: o.heartbeatTimeoutMs,
-    startTimeoutMs: o.startTimeoutMs ?? MONITOR_DEFAULTS.startTimeoutMs,
-    logger: o.logger ?? noopLogger,
-    fetch: o.fetch,
+    ...common,
     metrics: o.metrics ?? MONITOR_DEFAULTS.metrics,
     iterationsField: field === false ? undefined : field,
     metadata,
-    shutdownSignals: signals === false ? [] : [...signals],
-    retry: resolveRetryOptions(o.retry),
-    requestTimeoutMs,
-    ...resolveAgentIdentity(o),
   };
 }

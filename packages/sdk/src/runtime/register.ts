@@ -3,6 +3,7 @@
  * coordinator): retried with backoff for up to `startTimeoutMs`, each wait logged, then a clear error.
  * Answers that waiting cannot change (a bad token, a refused request) fail at once.
  */
+import { hostname } from 'node:os';
 import type { RegisterAgentRequest, RegisterAgentResponse } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import type { Now } from '../clock.js';
@@ -67,4 +68,51 @@ export async function registerWithWait(deps: RegisterDeps): Promise<RegisterAgen
       await sleepMs(delayMs, signal);
     }
   }
+}
+
+/** What a worker or monitor registers as (its resolved options). */
+export interface AgentRegistration {
+  agentType: string;
+  name: string;
+  labels: Record<string, string>;
+  key?: string | undefined;
+  supervisorId?: string | undefined;
+  requires: string[];
+  url: string;
+  startTimeoutMs: number;
+  requestTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * Register this process (host, pid) as the agent `o` describes — with its task types for a worker —
+ * waiting for a coordinator that is not up yet ({@link registerWithWait}).
+ */
+export function registerProcess(
+  client: Client,
+  o: AgentRegistration,
+  signal: AbortSignal,
+  now: Now,
+  taskTypes?: string[],
+): Promise<RegisterAgentResponse> {
+  return registerWithWait({
+    client,
+    request: {
+      agentType: o.agentType,
+      name: o.name,
+      host: hostname(),
+      pid: process.pid,
+      ...(taskTypes === undefined ? {} : { taskTypes }),
+      labels: o.labels,
+      ...(o.key === undefined ? {} : { key: o.key }),
+      ...(o.supervisorId === undefined ? {} : { supervisorId: o.supervisorId }),
+      ...(o.requires.length === 0 ? {} : { requires: o.requires }),
+    },
+    url: o.url,
+    startTimeoutMs: o.startTimeoutMs,
+    requestTimeoutMs: o.requestTimeoutMs,
+    logger: o.logger,
+    now,
+    signal,
+  });
 }

@@ -2,19 +2,14 @@
  * Worker options: `WorkerOptions` → {@link resolveWorkerOptions} → `ResolvedWorkerOptions`.
  * Every default lives here; bad values are rejected with an error naming the option and the rule.
  */
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidOptionError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { noopLogger } from '../logger.js';
-import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from '../retry.js';
-import {
-  type AgentIdentityOptions,
-  type ResolvedAgentIdentity,
-  resolveAgentIdentity,
-} from '../runtime/agent-identity.js';
+import type { ResolvedRetryOptions, RetryOptions } from '../retry.js';
+import type { AgentIdentityOptions, ResolvedAgentIdentity } from '../runtime/agent-identity.js';
+import { NAME, resolveAgentOptions } from '../runtime/agent-options.js';
 import { DEFAULT_START_TIMEOUT_MS } from '../runtime/register.js';
-import { checkTimings } from '../runtime/timing-options.js';
 import type { FetchFn } from '../transport.js';
 import type { TaskHandler } from './task-context.js';
 
@@ -105,25 +100,9 @@ export const WORKER_DEFAULTS = Object.freeze({
   startTimeoutMs: DEFAULT_START_TIMEOUT_MS,
 });
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
-  if (options === null || typeof options !== 'object')
-    throw new InvalidOptionError('options', 'must be an object');
+  const common = resolveAgentOptions(options);
   const o = options;
-  if (typeof o.url !== 'string' || !/^https?:\/\/[^/]/.test(o.url)) {
-    throw new InvalidOptionError('url', 'must be an http(s) URL such as http://127.0.0.1:7070', o.url);
-  }
-  if (typeof o.token !== 'string' || o.token === '') {
-    throw new InvalidOptionError('token', 'must be the enrollment or admin token (a non-empty string)');
-  }
-  if (typeof o.agentType !== 'string' || !NAME.test(o.agentType)) {
-    throw new InvalidOptionError(
-      'agentType',
-      'must be 1-128 characters of letters, digits, . _ : -',
-      o.agentType,
-    );
-  }
   if ((o.handler === undefined) === (o.handlers === undefined)) {
     throw new InvalidOptionError('handler', 'give exactly one of handler or handlers');
   }
@@ -161,7 +140,6 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
     throw new InvalidOptionError('concurrency', 'must be an integer from 1 to 1000', concurrency);
   }
-  checkTimings(o);
   const waitMs = o.waitMs ?? WORKER_DEFAULTS.waitMs;
   if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > 60_000) {
     throw new InvalidOptionError('waitMs', 'must be an integer from 0 to 60000', waitMs);
@@ -170,51 +148,21 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
     throw new InvalidOptionError('shutdownGraceMs', 'must be an integer >= 0', shutdownGraceMs);
   }
-  const requestTimeoutMs = o.requestTimeoutMs ?? WORKER_DEFAULTS.requestTimeoutMs;
-  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
-    throw new InvalidOptionError('requestTimeoutMs', 'must be an integer >= 1', requestTimeoutMs);
-  }
   const logFlushIntervalMs = o.logFlushIntervalMs ?? WORKER_DEFAULTS.logFlushIntervalMs;
   if (!Number.isInteger(logFlushIntervalMs) || logFlushIntervalMs < 1) {
     throw new InvalidOptionError('logFlushIntervalMs', 'must be an integer >= 1', logFlushIntervalMs);
   }
-  const signals = o.shutdownSignals ?? WORKER_DEFAULTS.shutdownSignals;
-  if (
-    signals !== false &&
-    (!Array.isArray(signals) || signals.some((s) => typeof s !== 'string' || !s.startsWith('SIG')))
-  ) {
-    throw new InvalidOptionError(
-      'shutdownSignals',
-      "must be false or a list of signal names such as ['SIGTERM']",
-      signals,
-    );
-  }
   if (o.spoolDir !== undefined && (typeof o.spoolDir !== 'string' || o.spoolDir === '')) {
     throw new InvalidOptionError('spoolDir', 'must be a directory path', o.spoolDir);
   }
-  if (o.fetch !== undefined && typeof o.fetch !== 'function')
-    throw new InvalidOptionError('fetch', 'must be a function');
   return {
-    url: o.url,
-    token: o.token,
-    agentType: o.agentType,
-    name: o.name ?? `${hostname()}/${process.pid}`,
-    labels: { ...(o.labels ?? {}) },
+    ...common,
     taskTypes: [...taskTypes],
     handlers,
     concurrency,
-    heartbeatIntervalMs: o.heartbeatIntervalMs,
-    heartbeatTimeoutMs: o.heartbeatTimeoutMs,
-    startTimeoutMs: o.startTimeoutMs ?? WORKER_DEFAULTS.startTimeoutMs,
-    ...resolveAgentIdentity(o),
     waitMs,
     spoolDir: o.spoolDir ?? join(tmpdir(), 'rouse-spool', o.agentType),
-    logger: o.logger ?? noopLogger,
-    shutdownSignals: signals === false ? [] : [...signals],
     shutdownGraceMs,
-    retry: resolveRetryOptions(o.retry),
-    requestTimeoutMs,
     logFlushIntervalMs,
-    fetch: o.fetch,
   };
 }

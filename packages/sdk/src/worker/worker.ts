@@ -14,7 +14,6 @@
  * await worker.start();
  */
 import { EventEmitter } from 'node:events';
-import { hostname } from 'node:os';
 import type { Agent, AgentHeartbeatRequest, DependencyState } from '@rouse/protocol';
 import { Client } from '../client.js';
 import { systemNow } from '../clock.js';
@@ -28,7 +27,7 @@ import {
 } from '../runtime/dependencies.js';
 import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
-import { registerWithWait } from '../runtime/register.js';
+import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
 import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
 import { ClaimLoop } from './claim-loop.js';
@@ -243,26 +242,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async register(): Promise<void> {
     const o = this.options;
     try {
-      const reg = await registerWithWait({
-        client: this.client,
-        request: {
-          agentType: o.agentType,
-          name: o.name,
-          host: hostname(),
-          pid: process.pid,
-          taskTypes: o.taskTypes,
-          labels: o.labels,
-          ...(o.key === undefined ? {} : { key: o.key }),
-          ...(o.supervisorId === undefined ? {} : { supervisorId: o.supervisorId }),
-          ...(o.requires.length === 0 ? {} : { requires: o.requires }),
-        },
-        url: o.url,
-        startTimeoutMs: o.startTimeoutMs,
-        requestTimeoutMs: o.requestTimeoutMs,
-        logger: o.logger,
-        now: systemNow,
-        signal: this.startAbort.signal,
-      });
+      const reg = await registerProcess(this.client, o, this.startAbort.signal, systemNow, o.taskTypes);
       this.agent = reg.agent;
       this.agentToken = reg.token;
       this.agentClient = this.client.withToken(reg.token);

@@ -22,6 +22,7 @@ import type { Clock } from '../core/clock.js';
 import type { Store, StreamNotice, StreamRef, TransitionRef } from '../store/store.js';
 import type { EventBus } from './event-bus.js';
 import { createNoticeBatcher } from './notice-batcher.js';
+import { conditionEvent } from './watchdog/condition-event.js';
 
 export interface EventRelay {
   /**
@@ -104,17 +105,7 @@ export function createEventRelay(deps: {
       } else if (r.kind === 'condition') {
         const c = conditionBySeq.get(r.seq);
         if (c === undefined) continue;
-        const { condition, since, taskId, evidence } = c;
-        out.push({
-          type: 'agent.condition',
-          at: c.closedAt ?? since,
-          agentId: c.agentId,
-          agentType: c.agentType,
-          state: c.closedAt === null ? 'opened' : 'closed',
-          condition: { condition, since, taskId, evidence },
-          closedAt: c.closedAt,
-          closeReason: c.closeReason,
-        });
+        out.push(conditionEvent(c, c.closedAt ?? c.since));
       } else {
         const agent = agentById.get(r.agentId);
         if (agent === undefined) continue;

@@ -203,6 +203,9 @@ export function toWatch(r: AgentRow): AgentWatch {
   };
 }
 
+/** Closed conditions kept per agent (the newest; older history is dropped), by both backends. */
+export const CLOSED_CONDITIONS_KEPT = 200;
+
 /** Every column the condition mapping reads (SQL selects `c.<name>`). */
 export const CONDITION_COLUMNS =
   'c.seq, c.agent_id, c.incarnation, c.agent_type, c.condition, c.task_id, c.since, c.evidence, c.opened_by, c.closed_at, c.close_reason';

@@ -7,6 +7,7 @@
 import type { AgentStatus } from '@rouse/protocol';
 import type { ConditionRecord } from '../../store/store.js';
 import type { CoordinatorContext } from '../coordinator-context.js';
+import { conditionEvent } from './condition-event.js';
 
 export interface AgentEvents {
   /** Publish a condition that was opened or closed (by this coordinator). */
@@ -28,17 +29,7 @@ export function createAgentEvents(
     condition(record) {
       ctx.eventRelay.relayCondition(record.seq);
       if (!ctx.bus.active) return;
-      const { condition, since, taskId, evidence } = record;
-      ctx.bus.publish({
-        type: 'agent.condition',
-        at: record.closedAt ?? ctx.clock.now(),
-        agentId: record.agentId,
-        agentType: record.agentType,
-        state: record.closedAt === null ? 'opened' : 'closed',
-        condition: { condition, since, taskId, evidence },
-        closedAt: record.closedAt,
-        closeReason: record.closeReason,
-      });
+      ctx.bus.publish(conditionEvent(record, record.closedAt ?? ctx.clock.now()));
     },
     async status(agentId, status) {
       if (statuses.get(agentId) === status) return;

@@ -5,6 +5,7 @@
  */
 import {
   type AgentRow,
+  CLOSED_CONDITIONS_KEPT,
   type ConditionRow,
   parseConditionToken,
   toConditionRecord,
@@ -25,9 +26,6 @@ import type {
 import { type PgContext, type PgStatements, rounds } from './postgres-context.js';
 import { pgJson, pgText } from './row-mapping.js';
 import { WATCHDOG_SQL } from './watchdog-statements.js';
-
-/** Closed conditions kept per agent (the newest; older history is dropped), as on SQLite. */
-export const CLOSED_CONDITIONS_KEPT = 200;
 
 /** Which condition a change or row is about, as stored (NUL characters replaced). */
 function conditionKey(agentId: string, condition: string, taskId: string | null): string {

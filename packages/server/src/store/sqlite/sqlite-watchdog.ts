@@ -2,7 +2,7 @@
  * The SQLite WatchdogStore: conditions (opened and closed conditionally, with the agent's list of
  * open kinds kept in the same transaction), agent leases, baselines, status counts, dependencies.
  */
-import { type ConditionRow, parseConditionToken, toWatch } from '../agent-row.js';
+import { CLOSED_CONDITIONS_KEPT, type ConditionRow, parseConditionToken, toWatch } from '../agent-row.js';
 import { type DependencyRow, toDependency } from '../dependency-row.js';
 import type {
   AgentLeaseEntry,
@@ -16,9 +16,6 @@ import type {
 } from '../store.js';
 import { agentRow, conditionRows } from './agent-rows.js';
 import type { SqliteContext } from './sqlite-context.js';
-
-/** Closed conditions kept per agent (the newest; older history is dropped). */
-export const CLOSED_CONDITIONS_KEPT = 200;
 
 function refresh(ctx: SqliteContext, agentId: string): void {
   ctx.watchdog.refreshOpenConditions.run({ agentId });
