@@ -92,6 +92,34 @@ describe('agent leases', () => {
     expect(f.events.some((e) => e.type === 'agent.status' && e.agent.status === 'lost')).toBe(true);
   });
 
+  it('adaptive: with regular gaps the lease follows phi over them, never below the floor', async () => {
+    f = await withPolicies(`
+policies:
+  - name: adaptive
+    agent_type: adaptive
+    heartbeat: { expected_interval: 1s, timeout_factor: 5, adaptive: true, min_timeout: 1500ms }
+`);
+    const { agent } = await registerAs('adaptive');
+    // The first beats get the fixed lease (too few gaps for phi): 5 s.
+    await beat(agent, { status: 'running' });
+    expect((await f.coordinator.getAgent(ADMIN, agent.agentId)).leaseExpiresAt).toBe(f.clock.now() + 5000);
+    for (let i = 0; i < 12; i++) {
+      await tick(1000, 250);
+      await beat(agent, { status: 'running' });
+    }
+    const last = f.clock.now();
+    const lease = (await f.coordinator.getAgent(ADMIN, agent.agentId)).leaseExpiresAt! - last;
+    // Regular 1 s gaps: phi reaches 8 a little past the mean (the std-dev floor is a tenth of it).
+    expect(lease).toBeGreaterThanOrEqual(1500);
+    expect(lease).toBeLessThan(2000);
+    await tick(lease - 100, 50);
+    expect((await f.coordinator.getAgent(ADMIN, agent.agentId)).status).toBe('running');
+    await tick(200, 5);
+    const lost = await f.coordinator.getAgent(ADMIN, agent.agentId);
+    expect(lost.status).toBe('lost');
+    expect(lost.conditions[0]?.evidence).toMatchObject({ timeoutMs: lease, lastHeartbeatAt: last });
+  });
+
   it('a lost agent that heartbeats again is running again and the condition closes', async () => {
     f = await withPolicies(FAST);
     const { agent } = await registerAs('fast');

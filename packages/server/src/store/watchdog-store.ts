@@ -103,11 +103,6 @@ export interface MarkLostInput {
   incarnation: number;
   evidence: JsonObject;
   openedBy: string;
-  /**
-   * The adaptive (phi) suspicion decided, before the lease ran out: only while the agent's last
-   * heartbeat is still this one. Without it, only once the lease has passed by the store clock.
-   */
-  lastHeartbeatAt?: number | null;
 }
 
 /** A per-type baseline as one coordinator saved it (readers merge every coordinator's). */
@@ -152,8 +147,8 @@ export interface WatchdogStore {
     shards?: { ids: number[]; count: number };
   }): Promise<AgentLeaseEntry[]>;
   /**
-   * The agents are lost: each one whose lease has passed by the store clock (or, with
-   * `lastHeartbeatAt`, whose last heartbeat is still that one) and is active in that incarnation gets
+   * The agents are lost: each one whose lease has passed by the store clock (an adaptive lease is
+   * shorter, not judged apart) and is active in that incarnation gets
    * no lease any more and an open `heartbeat_timeout` condition with the evidence. One result per
    * input: the condition opened, or null when nothing was due (it heartbeat meanwhile, was replaced,
    * ended, or is lost already).

@@ -185,8 +185,6 @@ export async function markAgentsLost(
       i: index,
       id: item.agentId,
       incarnation: item.incarnation,
-      adaptive: item.lastHeartbeatAt !== undefined,
-      last_heartbeat_at: item.lastHeartbeatAt ?? null,
       evidence: item.evidence,
       opened_by: item.openedBy,
     }));

@@ -124,21 +124,19 @@ export const WATCHDOG_SQL = {
    * The agents are lost (a batch, each agent once): no lease any more, and an open heartbeat_timeout
    * condition (once: not when one is open already) added to their list, under the row lock the
    * statement takes in seq order. Only for an agent active in that incarnation whose lease has passed
-   * by the store clock — or, with `adaptive`, whose last heartbeat is still `last_heartbeat_at`.
-   * Returns the conditions opened. Params: $1 now, $2 JSON array of {i, id, incarnation, adaptive,
-   * last_heartbeat_at, evidence, opened_by}.
+   * by the store clock. Returns the conditions opened. Params: $1 now, $2 JSON array of {i, id,
+   * incarnation, evidence, opened_by}.
    */
   markAgentsLost: `
     WITH ${CLOCK_CTE},
     cur AS (
       SELECT a.seq, i.i, i.evidence, i.opened_by
-      FROM jsonb_to_recordset($2::jsonb) AS i(i integer, id text, incarnation integer, adaptive boolean,
-             last_heartbeat_at bigint, evidence jsonb, opened_by text)
+      FROM jsonb_to_recordset($2::jsonb) AS i(i integer, id text, incarnation integer, evidence jsonb,
+             opened_by text)
       JOIN agents a ON a.id = i.id
       CROSS JOIN clock
       WHERE a.incarnation = i.incarnation AND a.lifecycle = 'active' AND a.lease_expires_at IS NOT NULL
-        AND ((NOT i.adaptive AND a.lease_expires_at <= clock.now)
-             OR (i.adaptive AND a.last_heartbeat_at IS NOT DISTINCT FROM i.last_heartbeat_at))
+        AND a.lease_expires_at <= clock.now
       ORDER BY a.seq
       FOR UPDATE OF a
     ),

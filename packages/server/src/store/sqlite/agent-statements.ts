@@ -178,14 +178,13 @@ export const WATCHDOG_SQL = {
     ORDER BY lease_expires_at`,
 
   /**
-   * The agent is lost: no lease any more. Only when its lease has passed (@now) — or, with
-   * @lastHeartbeatAt given (@adaptive = 1), while its last heartbeat is still that one.
-   * Params: @id, @incarnation, @now, @adaptive (0/1), @lastHeartbeatAt.
+   * The agent is lost: no lease any more. Only when its lease has passed (@now).
+   * Params: @id, @incarnation, @now.
    */
   loseAgent: `
     UPDATE agents SET lease_expires_at = NULL
     WHERE id = @id AND incarnation = @incarnation AND lifecycle = 'active' AND lease_expires_at IS NOT NULL
-      AND ((@adaptive = 0 AND lease_expires_at <= @now) OR (@adaptive = 1 AND last_heartbeat_at IS @lastHeartbeatAt))
+      AND lease_expires_at <= @now
     RETURNING agent_type`,
 
   /** Save one coordinator's baseline. Params: @agentType, @metric, @coordinatorId, @histogram (JSON), @now. */

@@ -144,13 +144,10 @@ export function markAgentsLost(
 ): (ConditionRecord | null)[] {
   const now = ctx.clock.now();
   return inputs.map((input) => {
-    const adaptive = input.lastHeartbeatAt !== undefined;
     const lost = ctx.watchdog.loseAgent.get({
       id: input.agentId,
       incarnation: input.incarnation,
       now,
-      adaptive: adaptive ? 1 : 0,
-      lastHeartbeatAt: input.lastHeartbeatAt ?? null,
     });
     if (lost === undefined) return null;
     const [opened] = applyConditionChanges(ctx, [
