@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,11 @@ export interface CoordinatorProcessOptions {
   startTimeoutMs?: number;
   /** Extra `rouse serve` arguments. */
   extraArgs?: string[];
+  /**
+   * Files written into each coordinator's data directory before it starts, by name (e.g.
+   * `policies.yaml`, which `rouse serve` reads from there).
+   */
+  dataFiles?: Record<string, string>;
 }
 
 export interface CoordinatorProcess {
@@ -109,6 +114,8 @@ export async function startOne(
   shared: { adminToken: string; agentToken: string; extraArgs: string[] },
 ): Promise<CoordinatorProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rouse-bench-'));
+  for (const [name, text] of Object.entries(options.dataFiles ?? {}))
+    writeFileSync(join(dataDir, name), text);
   const port = await freePort();
   const { adminToken, agentToken } = shared;
   const args = [
