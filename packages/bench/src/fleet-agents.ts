@@ -8,8 +8,9 @@
  * one was answered.
  *
  * argv[2]: JSON `FleetAgentsConfig`. stdout messages (one JSON line each):
- * - `{type: 'registered', agentIds, ms, rejected}` once every agent is registered (`rejected`: how many
- *   registrations failed; they are not retried);
+ * - `{type: 'registering', done}` every 250 registrations;
+ * - `{type: 'registered', agentIds, ms, registerMs, rejected}` once every agent is registered
+ *   (`registerMs`: each registration's latency; `rejected`: how many failed, they are not retried);
  * - `{type: 'report', sent, ok, errors, firstErrors, latenciesMs}` after `report`: the heartbeats sent
  *   since `measure` (each request's latency, ms, from sending to the last byte of the answer);
  * - `{type: 'last', at, agents: [[agentId, lastOkAt | null], …]}` after `last`: when each agent's
@@ -51,6 +52,7 @@ interface FleetAgent {
 }
 
 const MAX_ERRORS_KEPT = 5;
+const PROGRESS_EVERY = 250;
 
 function emit(message: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(message)}\n`);
@@ -59,6 +61,13 @@ function emit(message: Record<string, unknown>): void {
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as FleetAgentsConfig;
   const http = new HttpClient({ url: config.url, token: config.token, maxSockets: config.maxSockets });
+  // Registrations have their own sockets: they must not queue behind the beats of the agents
+  // registered before them (each real agent has its own connection).
+  const enroll = new HttpClient({
+    url: config.url,
+    token: config.token,
+    maxSockets: config.registerConcurrency,
+  });
   const agents: FleetAgent[] = [];
   let stopping = false;
   let frozen = false;
@@ -148,16 +157,19 @@ async function main(): Promise<void> {
   const started = performance.now();
   let next = 0;
   let rejected = 0;
+  const registerMs: number[] = [];
   const lanes = Array.from({ length: Math.min(config.registerConcurrency, config.count) }, async () => {
     while (next < config.count && !stopping) {
       const i = next++;
       try {
-        const reg = await http.post<RegisterAgentResponse>('/v1/agents', {
+        const sentAt = performance.now();
+        const reg = await enroll.post<RegisterAgentResponse>('/v1/agents', {
           agentType: config.agentType,
           key: `${config.keyPrefix}${i}`,
           name: `${config.keyPrefix}${i}`,
           pid: process.pid,
         });
+        registerMs.push(performance.now() - sentAt);
         const agent: FleetAgent = {
           id: reg.agent.id,
           path: `/v1/agents/${reg.agent.id}/heartbeat`,
@@ -168,6 +180,7 @@ async function main(): Promise<void> {
         };
         agents.push(agent);
         run(agent, performance.now() + Math.random() * config.intervalMs);
+        if (agents.length % PROGRESS_EVERY === 0) emit({ type: 'registering', done: agents.length });
       } catch (err) {
         rejected++;
         if (firstErrors.length < MAX_ERRORS_KEPT) firstErrors.push(String(err).slice(0, 300));
@@ -175,10 +188,12 @@ async function main(): Promise<void> {
     }
   });
   await Promise.all(lanes);
+  enroll.close();
   emit({
     type: 'registered',
     agentIds: agents.map((a) => a.id),
     ms: Math.round(performance.now() - started),
+    registerMs: registerMs.map((ms) => Math.round(ms * 10) / 10),
     rejected,
     ...(rejected > 0 ? { firstErrors } : {}),
   });

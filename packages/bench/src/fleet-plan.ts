@@ -48,12 +48,12 @@ export interface FleetPlan {
   healthyMs: number;
   /** Registrations in flight per process. */
   registerConcurrency: number;
-  /** Keep-alive sockets per process. */
+  /** Keep-alive sockets per process for the beats (enough that beats do not queue in the pool). */
   maxSockets: number;
 }
 
 export function fleetPlan(quick: boolean): FleetPlan {
-  const common = { lostAgents: 100, stalledAgents: 100, registerConcurrency: 4, maxSockets: 16 };
+  const common = { lostAgents: 100, stalledAgents: 100, registerConcurrency: 4, maxSockets: 64 };
   return quick
     ? { ...common, healthyProcesses: 2, agentsPerHealthyProcess: 400, warmupMs: 6000, healthyMs: 20_000 }
     : { ...common, healthyProcesses: 4, agentsPerHealthyProcess: 2450, warmupMs: 10_000, healthyMs: 120_000 };

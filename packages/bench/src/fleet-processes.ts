@@ -76,26 +76,53 @@ export async function ask(
   }
 }
 
-/** Wait until every process registered all its agents; throws naming the process that did not. */
-export async function awaitRegistered(procs: FleetProcess[], timeoutMs: number): Promise<number> {
+/** How many agents each process has registered so far (from its progress messages). */
+function registeredSoFar(p: FleetProcess): number {
+  let done = 0;
+  for (const m of p.child.messages) {
+    if (m.type === 'registering') done = m.done as number;
+    else if (m.type === 'registered') done = (m.agentIds as string[]).length;
+  }
+  return done;
+}
+
+/**
+ * Wait until every process registered all its agents (logging the progress every 10 s); throws
+ * naming how far each process got.
+ */
+export async function awaitRegistered(
+  procs: FleetProcess[],
+  timeoutMs: number,
+  log: (m: string) => void,
+): Promise<{ ms: number; registerMs: number[] }> {
   const started = performance.now();
-  await Promise.all(
-    procs.map(async (p) => {
-      let m: ChildMessage;
-      try {
-        m = await p.child.waitFor((x) => x.type === 'registered', timeoutMs);
-      } catch (err) {
-        throw new Error(`fleet process ${p.name} did not register its agents: ${String(err)}`);
-      }
-      if ((m.rejected as number) > 0) {
-        throw new Error(
-          `fleet process ${p.name}: ${m.rejected} registrations failed, first: ${JSON.stringify(m.firstErrors)}`,
-        );
-      }
-      p.agentIds = m.agentIds as string[];
-    }),
-  );
-  return performance.now() - started;
+  const registerMs: number[] = [];
+  const progress = () => procs.map((p) => `${p.name} ${registeredSoFar(p)}`).join(', ');
+  const ticker = setInterval(() => log(`fleet: registered so far: ${progress()}`), 10_000);
+  try {
+    await Promise.all(
+      procs.map(async (p) => {
+        let m: ChildMessage;
+        try {
+          m = await p.child.waitFor((x) => x.type === 'registered', timeoutMs);
+        } catch (err) {
+          throw new Error(
+            `fleet process ${p.name} did not register its agents within ${timeoutMs} ms (registered so far: ${progress()}): ${String(err)}`,
+          );
+        }
+        if ((m.rejected as number) > 0) {
+          throw new Error(
+            `fleet process ${p.name}: ${m.rejected} registrations failed, first: ${JSON.stringify(m.firstErrors)}`,
+          );
+        }
+        p.agentIds = m.agentIds as string[];
+        for (const ms of m.registerMs as number[]) registerMs.push(ms);
+      }),
+    );
+  } finally {
+    clearInterval(ticker);
+  }
+  return { ms: performance.now() - started, registerMs };
 }
 
 /** Ask every (running) process for its report of the measured phase. */

@@ -45,6 +45,8 @@ import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult }
 
 const W = 'fleet';
 const HB_HISTOGRAM = 'rouse_agent_heartbeat_duration_seconds';
+/** How long the coordinator's CPU is measured before any agent registers. */
+const IDLE_MS = 3000;
 
 export async function fleet(ctx: WorkloadContext): Promise<WorkloadResult> {
   const plan = fleetPlan(ctx.quick);
@@ -63,12 +65,23 @@ export async function fleet(ctx: WorkloadContext): Promise<WorkloadResult> {
   let events: EventStream | null = null;
   try {
     await checkPolicy(admin);
+    // What the coordinator spends with no agent at all (its sweeps and timers), for comparison.
+    const idleBefore = cpuSum(coord.pids);
+    await sleep(IDLE_MS);
+    const idleAfter = cpuSum(coord.pids);
+    details.coordinatorIdleCores =
+      idleBefore === null || idleAfter === null ? null : round((idleAfter - idleBefore) / IDLE_MS, 3);
     ctx.log(
       `${W}: ${agents} agents in ${plan.healthyProcesses + 2} processes (${plan.healthyProcesses} × ${plan.agentsPerHealthyProcess}, ${plan.lostAgents} to lose, ${plan.stalledAgents} to stall), a beat every ${INTERVAL_MS} ms ± 10 %`,
     );
     procs = spawnFleet(coord.url, coord.agentToken, plan);
-    const registerMs = await awaitRegistered(procs, ctx.quick ? 60_000 : 240_000);
-    details.registration = { ms: round(registerMs), perS: round((agents * 1000) / registerMs) };
+    const registered = await awaitRegistered(procs, ctx.quick ? 60_000 : 300_000, ctx.log);
+    const registerMs = registered.ms;
+    details.registration = {
+      ms: round(registerMs),
+      perS: round((agents * 1000) / registerMs),
+      requestMs: roundSummary(summarize(registered.registerMs)),
+    };
     metrics.push({
       workload: W,
       metric: `registrations (${plan.registerConcurrency} in flight per process)`,
