@@ -53,6 +53,8 @@ export interface CoordinatorProcess {
   stop(graceMs?: number): Promise<{ cpuProfile: string | null }>;
   /** SIGKILL (a coordinator that dies); `stop()` still cleans up after it. */
   kill(): Promise<void>;
+  /** The last few kB of its log and stderr, e.g. the cause of a 500, for an error message. */
+  logTail(): string;
 }
 
 /** A port that was free a moment ago (the OS picks it; we release it for the child). */
@@ -105,6 +107,7 @@ export async function startCoordinator(options: CoordinatorProcessOptions): Prom
     async kill() {
       await Promise.all(all.map((c) => c.kill()));
     },
+    logTail: () => all.map((c, i) => `[coordinator ${i}]\n${c.logTail()}`).join('\n'),
   };
 }
 
@@ -140,13 +143,16 @@ export async function startOne(
       ROUSE_ADMIN_TOKEN: adminToken,
       ROUSE_AGENT_TOKEN: agentToken,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Its log (stdout, at the given level) and its stderr, the last few kB of both.
   let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (s: string) => {
-    stderr = (stderr + s).slice(-8000);
-  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.setEncoding('utf8');
+    stream?.on('data', (s: string) => {
+      stderr = (stderr + s).slice(-8000);
+    });
+  }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
 
@@ -182,6 +188,7 @@ export async function startOne(
         await exited;
       }
     },
+    logTail: () => stderr,
   };
 }
 

@@ -124,6 +124,11 @@ export async function fleet(ctx: WorkloadContext): Promise<WorkloadResult> {
       unit: 'ms',
     });
     if (events.endedBecause !== null) details.eventStreamEnded = events.endedBecause;
+  } catch (err) {
+    // The coordinator logs the cause of an internal error; say it here.
+    const log = coord.logTail().trim();
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(log ? `${message}\ncoordinator log (last lines):\n${log.slice(-2000)}` : message);
   } finally {
     events?.close();
     await stopFleet(procs);
