@@ -53,7 +53,8 @@ Options:
                     policy; heartbeat latency, beats/s, coordinator CPU and conditions over a healthy
                     phase (2 min; quick 20 s), then lost detection (100 agents SIGSTOPped) and stall
                     detection (100 agents whose progress stops), each as the excess over its due time
-  --quick           smaller counts, for a CI smoke run (< 30 s)
+  --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
+                    waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table
   --store <name>    store behind the coordinator: ${Object.keys(STORES).join(', ')} (default: sqlite);
                     postgres uses DATABASE_URL or starts an embedded PostgreSQL; postgres-2 runs two
