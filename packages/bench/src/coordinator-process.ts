@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,11 @@ export interface CoordinatorProcessOptions {
   startTimeoutMs?: number;
   /** Extra `rouse serve` arguments. */
   extraArgs?: string[];
+  /**
+   * Files written into each coordinator's data directory before it starts, by name (e.g.
+   * `policies.yaml`, which `rouse serve` reads from there).
+   */
+  dataFiles?: Record<string, string>;
 }
 
 export interface CoordinatorProcess {
@@ -48,6 +53,8 @@ export interface CoordinatorProcess {
   stop(graceMs?: number): Promise<{ cpuProfile: string | null }>;
   /** SIGKILL (a coordinator that dies); `stop()` still cleans up after it. */
   kill(): Promise<void>;
+  /** The last few kB of its log and stderr, e.g. the cause of a 500, for an error message. */
+  logTail(): string;
 }
 
 /** A port that was free a moment ago (the OS picks it; we release it for the child). */
@@ -100,6 +107,7 @@ export async function startCoordinator(options: CoordinatorProcessOptions): Prom
     async kill() {
       await Promise.all(all.map((c) => c.kill()));
     },
+    logTail: () => all.map((c, i) => `[coordinator ${i}]\n${c.logTail()}`).join('\n'),
   };
 }
 
@@ -109,6 +117,8 @@ export async function startOne(
   shared: { adminToken: string; agentToken: string; extraArgs: string[] },
 ): Promise<CoordinatorProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'rouse-bench-'));
+  for (const [name, text] of Object.entries(options.dataFiles ?? {}))
+    writeFileSync(join(dataDir, name), text);
   const port = await freePort();
   const { adminToken, agentToken } = shared;
   const args = [
@@ -133,13 +143,16 @@ export async function startOne(
       ROUSE_ADMIN_TOKEN: adminToken,
       ROUSE_AGENT_TOKEN: agentToken,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Its log (stdout, at the given level) and its stderr, the last few kB of both.
   let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (s: string) => {
-    stderr = (stderr + s).slice(-8000);
-  });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.setEncoding('utf8');
+    stream?.on('data', (s: string) => {
+      stderr = (stderr + s).slice(-8000);
+    });
+  }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
 
@@ -175,6 +188,7 @@ export async function startOne(
         await exited;
       }
     },
+    logTail: () => stderr,
   };
 }
 

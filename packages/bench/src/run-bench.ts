@@ -5,9 +5,14 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,failover]
+ *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover]
  *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
  *     [--cpu-prof]
+ *
+ * `fleet` is the watchdog at scale: 10,000 monitored agents (quick: 1,000) in a few child processes
+ * beating every 5 s under a policy file; heartbeat latency, beats/s, the coordinator's CPU and the
+ * conditions it opens in a healthy phase, then how late it marks a SIGSTOPped process's agents lost
+ * and a non-progressing process's agents stalled (`fleet.ts`).
  *
  * `--store postgres` runs on PostgreSQL (DATABASE_URL, or an embedded one started for the run);
  * `postgres-2` puts two coordinators on it behind a round-robin balancer. `failover` runs only there.
@@ -18,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { detection } from './detection.js';
 import { enqueue } from './enqueue.js';
 import { failover } from './failover.js';
+import { fleet } from './fleet.js';
 import { heartbeats } from './heartbeats.js';
 import { latency } from './latency.js';
 import { startNoiseMeter } from './proc.js';
@@ -33,6 +39,7 @@ const WORKLOADS: Record<string, Workload> = {
   detection,
   enqueue,
   heartbeats,
+  fleet,
   failover,
 };
 
@@ -42,7 +49,12 @@ Runs Rouse's benchmark workloads against a real coordinator process and reports 
 
 Options:
   --only <list>     comma-separated workloads: ${Object.keys(WORKLOADS).join(', ')} (default: all)
-  --quick           smaller counts, for a CI smoke run (< 30 s)
+                    fleet: 10,000 monitored agents (quick: 1,000) beating every 5 s under a watchdog
+                    policy; heartbeat latency, beats/s, coordinator CPU and conditions over a healthy
+                    phase (2 min; quick 20 s), then lost detection (100 agents SIGSTOPped) and stall
+                    detection (100 agents whose progress stops), each as the excess over its due time
+  --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
+                    waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table
   --store <name>    store behind the coordinator: ${Object.keys(STORES).join(', ')} (default: sqlite);
                     postgres uses DATABASE_URL or starts an embedded PostgreSQL; postgres-2 runs two

@@ -40,6 +40,8 @@ export interface BenchTargets {
   /** Enqueue over HTTP, tasks/s: batched and one at a time (issue 2: 20,000 and 5,000). */
   enqueueBatchedPerS?: number;
   enqueueSinglePerS?: number;
+  /** Fleet: the coordinator's CPU watching 10,000 agents beating every 5 s, in cores (SQLite: 0.5). */
+  fleetCoordinatorCores?: number;
 }
 
 /** The embedded default: a SQLite file (WAL) in the coordinator's temporary data directory. */
@@ -52,6 +54,7 @@ export const sqliteStore: BenchStore = {
     latencyP99Ms: 10,
     enqueueBatchedPerS: 20_000,
     enqueueSinglePerS: 5000,
+    fleetCoordinatorCores: 0.5,
   },
 };
 

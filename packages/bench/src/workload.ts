@@ -13,7 +13,7 @@ import type { BenchStore } from './stores.js';
 
 export interface WorkloadContext {
   store: BenchStore;
-  /** Smaller counts for a CI smoke run (the whole bench in well under 30 s). */
+  /** Smaller counts for a CI smoke run (a workload in under 30 s; fleet waits out its timeouts, ~1.5 min). */
   quick: boolean;
   /** Which worker the SDK-worker workloads spawn: the SDK `Worker` or a bare claim loop. */
   workerMode: 'sdk' | 'raw';
