@@ -54,16 +54,23 @@ export interface Authenticator {
 
 /**
  * How long an agent token stays trusted without asking the store again. Every agent request needs
- * its token resolved; a store round trip each time costs as much as the claim itself on PostgreSQL.
- * The trade-off: an agent that left (or was replaced by a new incarnation) through ANOTHER
- * coordinator may still be authenticated here for up to this long (its heartbeats are refused by the
- * store's incarnation check) (writes to the tasks it released are still refused by the store's holder checks;
- * a claim would be served, and retried when its claim lease runs out); through this coordinator,
- * leave forgets the token at once.
+ * its token resolved (one indexed read); most agents heartbeat every few seconds, so the cache
+ * answers most of them. The trade-off: an agent that left, or was replaced by a new incarnation,
+ * through ANOTHER coordinator may still be authenticated here for up to this long — its heartbeats
+ * are refused by the store's incarnation check and its task writes by the holder checks; a claim
+ * would be served, and retried when its claim lease runs out. Through this coordinator, leave and
+ * re-registration forget the token at once.
  */
-export const AGENT_TOKEN_CACHE_MS = 1000;
-/** Bound on cached tokens (the cache is simply emptied when full). */
-const AGENT_TOKEN_CACHE_MAX = 10_000;
+export const AGENT_TOKEN_CACHE_MS = 10_000;
+/** Bound on cached tokens; past it the oldest tenth is dropped. */
+const AGENT_TOKEN_CACHE_MAX = 100_000;
+
+interface CachedToken {
+  agentId: string;
+  incarnation: number;
+  agentType: string;
+  at: number;
+}
 
 export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clock): Authenticator {
   const digest = (t: string): Buffer => createHash('sha256').update(t).digest();
@@ -72,10 +79,19 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
     { digest: digest(tokens.enrollment), caller: { kind: 'enrollment' } },
   ];
   if (tokens.readonly) statics.push({ digest: digest(tokens.readonly), caller: { kind: 'readonly' } });
-  /** token hash → agent id, incarnation and when the store said so (only active agents). */
-  const agents = new Map<string, { agentId: string; incarnation: number; agentType: string; at: number }>();
-  /** Bumped by every leave, so a lookup that raced with it is not cached. */
+  /** token hash → who the store said it belongs to, and when (active agents only); oldest first. */
+  const agents = new Map<string, CachedToken>();
+  /** agent id → its cached token hash (forgetting an agent is then no scan). */
+  const hashOf = new Map<string, string>();
+  /** Bumped by every forget, so a lookup that raced with it is not cached. */
   let forgets = 0;
+
+  const drop = (tokenHash: string): void => {
+    const entry = agents.get(tokenHash);
+    if (entry === undefined) return;
+    agents.delete(tokenHash);
+    if (hashOf.get(entry.agentId) === tokenHash) hashOf.delete(entry.agentId);
+  };
 
   async function agentCaller(tokenHash: string): Promise<Caller | null> {
     const hit = agents.get(tokenHash);
@@ -84,21 +100,23 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
       return { kind: 'agent', agentId: hit.agentId, incarnation: hit.incarnation, agentType: hit.agentType };
     }
     const before = forgets;
-    const agent = await store.getAgentByTokenHash(tokenHash);
-    if (agent === null) {
-      agents.delete(tokenHash);
+    const owner = await store.resolveAgentToken(tokenHash);
+    if (owner === null) {
+      drop(tokenHash);
       return null;
     }
     if (before === forgets) {
-      if (agents.size >= AGENT_TOKEN_CACHE_MAX) agents.clear();
-      agents.set(tokenHash, {
-        agentId: agent.id,
-        incarnation: agent.incarnation,
-        agentType: agent.agentType,
-        at: now,
-      });
+      drop(tokenHash); // inserted again last: the map stays oldest first
+      if (agents.size >= AGENT_TOKEN_CACHE_MAX) {
+        for (const oldest of agents.keys()) {
+          drop(oldest);
+          if (agents.size < AGENT_TOKEN_CACHE_MAX * 0.9) break;
+        }
+      }
+      agents.set(tokenHash, { ...owner, at: now });
+      hashOf.set(owner.agentId, tokenHash);
     }
-    return { kind: 'agent', agentId: agent.id, incarnation: agent.incarnation, agentType: agent.agentType };
+    return { kind: 'agent', ...owner };
   }
 
   return {
@@ -113,7 +131,8 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
     },
     forgetAgent(agentId) {
       forgets++;
-      for (const [hash, entry] of agents) if (entry.agentId === agentId) agents.delete(hash);
+      const tokenHash = hashOf.get(agentId);
+      if (tokenHash !== undefined) drop(tokenHash);
     },
     get remembered() {
       return agents.size;

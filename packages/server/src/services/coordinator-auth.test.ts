@@ -49,8 +49,8 @@ describe('authentication', () => {
     const b = await f.register();
     expect(a.token).toMatch(/^rsa_[A-Za-z0-9_-]{43}$/);
     expect(a.token).not.toBe(b.token);
-    expect((await f.store.getAgentByTokenHash(hashToken(a.token)))?.id).toBe(a.agentId);
-    expect(await f.store.getAgentByTokenHash(a.token)).toBeNull();
+    expect((await f.store.resolveAgentToken(hashToken(a.token)))?.agentId).toBe(a.agentId);
+    expect(await f.store.resolveAgentToken(a.token)).toBeNull();
   });
 });
 

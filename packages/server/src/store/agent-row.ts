@@ -177,7 +177,8 @@ export function toAgent(
   };
 }
 
-export function toWatch(r: AgentRow): AgentWatch {
+/** The watch state of a row; `heldTaskIds` are read beside it (the row does not list them). */
+export function toWatch(r: AgentRow, heldTaskIds: string[]): AgentWatch {
   return {
     agentId: r.id,
     incarnation: r.incarnation,
@@ -200,6 +201,7 @@ export function toWatch(r: AgentRow): AgentWatch {
     metrics: r.metrics,
     requires: r.requires,
     openConditions: r.open_conditions.map(parseConditionToken),
+    heldTaskIds,
   };
 }
 

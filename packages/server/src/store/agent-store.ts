@@ -99,6 +99,13 @@ export interface AgentHeartbeatResult {
   watch: AgentWatch;
 }
 
+/** The agent an agent token stands for. */
+export interface AgentTokenOwner {
+  agentId: string;
+  incarnation: number;
+  agentType: string;
+}
+
 export interface AgentQuery {
   taskType?: string;
   agentType?: string;
@@ -113,8 +120,12 @@ export interface AgentStore {
    */
   registerAgent(agent: NewAgent): Promise<Registration>;
   getAgent(id: string): Promise<Agent | null>;
-  /** Resolve a bearer token (by its sha256) to its agent; null if unknown, replaced, or the agent ended. */
-  getAgentByTokenHash(tokenHash: string): Promise<Agent | null>;
+  /**
+   * Who a bearer token (by its sha256) belongs to: the agent, the incarnation it was issued to, its
+   * type. Null if unknown, replaced by a newer incarnation's, or the agent ended. One indexed read:
+   * every agent request needs it.
+   */
+  resolveAgentToken(tokenHash: string): Promise<AgentTokenOwner | null>;
   /** Every agent, in registration order (derived statuses and open conditions included). */
   listAgents(query?: AgentQuery): Promise<Agent[]>;
   /**

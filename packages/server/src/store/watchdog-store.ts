@@ -64,6 +64,8 @@ export interface AgentWatch {
   metrics: AgentMetrics | null;
   requires: string[];
   openConditions: ConditionKey[];
+  /** The tasks it holds (claimed or running), oldest first. */
+  heldTaskIds: string[];
 }
 
 export type ConditionChange =

@@ -111,12 +111,12 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
     pending.add(p);
   });
 
-  async function heldTasksOf(agentId: string): Promise<HeldTask[]> {
-    const agent = await store.getAgent(agentId);
-    if (agent === null) return [];
-    const tasks = await Promise.all(agent.currentTaskIds.map((id) => store.getTask(id)));
+  /** The running tasks the agent holds, read by id (only when it holds some: monitors hold none). */
+  async function heldTasksOf(watch: AgentWatch): Promise<HeldTask[]> {
+    if (watch.heldTaskIds.length === 0) return [];
+    const tasks = await Promise.all(watch.heldTaskIds.map((id) => store.getTask(id)));
     return tasks.flatMap((t) =>
-      t === null || t.agentId !== agentId || t.status !== 'running'
+      t === null || t.agentId !== watch.agentId || t.status !== 'running'
         ? []
         : [
             {
@@ -144,7 +144,7 @@ export function createAgentWatchdog(deps: AgentWatchdogDeps): AgentWatchdog {
     if (policy.heartbeat.adaptive) {
       adaptiveLeaseMs.set(watch.agentId, agentHeartbeatTimeoutMs(policy.heartbeat, watch.gaps));
     } else adaptiveLeaseMs.delete(watch.agentId);
-    const heldTasks = held ?? (await heldTasksOf(watch.agentId));
+    const heldTasks = held ?? (await heldTasksOf(watch));
     const started = performance.now();
     const result = evaluateAgent({
       now,

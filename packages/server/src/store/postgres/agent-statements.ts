@@ -63,9 +63,10 @@ export const AGENT_SQL = {
   /** One agent by id, with the tasks it holds and its open conditions. Params: $1 id. */
   selectAgent: `SELECT ${WIRE_AGENT} FROM agents a WHERE a.id = $1`,
 
-  /** The active agent a token belongs to. Params: $1 tokenHash. */
-  selectAgentByTokenHash: `
-    SELECT ${WIRE_AGENT} FROM agents a WHERE a.token_hash = $1 AND a.lifecycle = 'active'`,
+  /** Who an agent token belongs to, if active. Params: $1 tokenHash. */
+  selectTokenOwner: `
+    SELECT id AS "agentId", incarnation, agent_type AS "agentType" FROM agents
+    WHERE token_hash = $1 AND lifecycle = 'active'`,
 
   /** Agents in registration order. Params: $1 taskType, $2 agentType (null = any). */
   listAgents: `
@@ -139,7 +140,9 @@ export const AGENT_SQL = {
       DELETE FROM agent_commands k USING beat b WHERE b.take AND k.agent_id = b.id
       RETURNING k.agent_id, k.seq, k.command
     )
-    SELECT b.*, (SELECT jsonb_agg(t.command ORDER BY t.seq) FROM taken t WHERE t.agent_id = b.id) AS commands
+    SELECT b.*, (SELECT jsonb_agg(t.command ORDER BY t.seq) FROM taken t WHERE t.agent_id = b.id) AS commands,
+      ARRAY(SELECT h.id FROM tasks h WHERE h.agent_id = b.id AND h.lease_expires_at IS NOT NULL
+            ORDER BY h.seq) AS held_task_ids
     FROM beat b`,
 
   /** The agent asked for work. Params: $1 now, $2 id, $3 types (jsonb). */

@@ -11,6 +11,7 @@ import type {
   AgentHeartbeatInput,
   AgentHeartbeatResult,
   AgentQuery,
+  AgentTokenOwner,
   ConditionRecord,
   NewAgent,
   QueueAgentCommandInput,
@@ -75,11 +76,9 @@ export async function getAgent(ctx: PgContext, id: string): Promise<Agent | null
   return row === undefined ? null : wireAgent(row);
 }
 
-export async function getAgentByTokenHash(ctx: PgContext, tokenHash: string): Promise<Agent | null> {
-  const [row] = await ctx.rows<WireAgentRow>('selectAgentByTokenHash', AGENT_SQL.selectAgentByTokenHash, [
-    tokenHash,
-  ]);
-  return row === undefined ? null : wireAgent(row);
+export async function resolveAgentToken(ctx: PgContext, tokenHash: string): Promise<AgentTokenOwner | null> {
+  const [row] = await ctx.rows<AgentTokenOwner>('selectTokenOwner', AGENT_SQL.selectTokenOwner, [tokenHash]);
+  return row ?? null;
 }
 
 export async function listAgents(ctx: PgContext, query: AgentQuery = {}): Promise<Agent[]> {
@@ -93,6 +92,7 @@ export async function listAgents(ctx: PgContext, query: AgentQuery = {}): Promis
 /** A row of recordAgentHeartbeats: the agent as its beat left it, and the commands it took. */
 interface BeatRow extends AgentRow {
   commands: AgentCommand[] | null;
+  held_task_ids: string[];
 }
 
 const byAgent = (input: AgentHeartbeatInput): string => input.agentId;
@@ -138,7 +138,7 @@ export async function recordAgentHeartbeats(
     for (const { item, index } of round) {
       const row = written.get(item.agentId);
       if (row === undefined) continue;
-      out[index] = { commands: row.commands ?? [], watch: toWatch(row) };
+      out[index] = { commands: row.commands ?? [], watch: toWatch(row, row.held_task_ids) };
       given.add(item.agentId);
     }
   }

@@ -31,7 +31,7 @@ const PREPARED = new Set([
   'selectHeads',
   'selectShardLeases',
   'recordAgentHeartbeats',
-  'selectAgentByTokenHash',
+  'selectTokenOwner',
   'dueAgentLeases',
   'listDependencies',
 ]);

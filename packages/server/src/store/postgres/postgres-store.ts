@@ -133,7 +133,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const agentStore: AgentStore = {
     registerAgent: op(agents.registerAgent),
     getAgent: op(agents.getAgent),
-    getAgentByTokenHash: op(agents.getAgentByTokenHash),
+    resolveAgentToken: op(agents.resolveAgentToken),
     listAgents: op(agents.listAgents),
     recordAgentHeartbeats: op(agents.recordAgentHeartbeats),
     recordPoll: op(agents.recordPoll),

@@ -182,10 +182,10 @@ describe('PostgreSQL agents and watchdog', () => {
           const results = await store.recordAgentHeartbeats(inputs);
           for (const [i, one] of inputs.entries()) {
             model = { ...model, ...heartbeatColumns(model, one, clock.now()) };
-            expect(results[i]?.watch).toEqual(toWatch(model));
+            expect(results[i]?.watch).toEqual(toWatch(model, []));
           }
         }
-        expect(await store.getAgentWatches([id])).toEqual([toWatch(model)]);
+        expect(await store.getAgentWatches([id])).toEqual([toWatch(model, [])]);
       }),
       { numRuns: 40 },
     );

@@ -126,13 +126,15 @@ export async function readConditions(ctx: PgContext, seqs: readonly number[]): P
 
 export async function getAgentWatches(ctx: PgContext, agentIds: readonly string[]): Promise<AgentWatch[]> {
   if (agentIds.length === 0) return [];
-  const rows = await ctx.rows<AgentRow>('selectAgentWatches', WATCHDOG_SQL.selectAgentWatches, [
-    [...agentIds],
-  ]);
+  const rows = await ctx.rows<AgentRow & { held_task_ids: string[] }>(
+    'selectAgentWatches',
+    WATCHDOG_SQL.selectAgentWatches,
+    [[...agentIds]],
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return agentIds.flatMap((id) => {
     const row = byId.get(id);
-    return row === undefined ? [] : [toWatch(row)];
+    return row === undefined ? [] : [toWatch(row, row.held_task_ids)];
   });
 }
 

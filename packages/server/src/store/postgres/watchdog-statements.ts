@@ -107,7 +107,11 @@ export const WATCHDOG_SQL = {
   readConditions: `SELECT ${CONDITION_COLUMNS} FROM agent_conditions c WHERE c.seq = ANY($1::bigint[])`,
 
   /** The watch state of agents by id (in no particular order). Params: $1 ids (text[]). */
-  selectAgentWatches: `SELECT ${AGENT_COLUMNS} FROM agents a WHERE a.id = ANY($1::text[])`,
+  selectAgentWatches: `
+    SELECT ${AGENT_COLUMNS},
+      ARRAY(SELECT h.id FROM tasks h WHERE h.agent_id = a.id AND h.lease_expires_at IS NOT NULL
+            ORDER BY h.seq) AS held_task_ids
+    FROM agents a WHERE a.id = ANY($1::text[])`,
 
   /**
    * Agent leases in the lease shards $2 ending by $1, soonest first: one range of the agents_shard_leases

@@ -40,8 +40,10 @@ export const AGENT_SQL = {
   /** One agent by id. Params: @id. */
   selectAgent: `${FROM_AGENTS} WHERE a.id = @id`,
 
-  /** The active agent a token belongs to. Params: @tokenHash. */
-  selectAgentByTokenHash: `${FROM_AGENTS} WHERE a.token_hash = @tokenHash AND a.lifecycle = 'active'`,
+  /** Who an agent token belongs to, if active. Params: @tokenHash. */
+  selectTokenOwner: `
+    SELECT id AS agentId, incarnation, agent_type AS agentType FROM agents
+    WHERE token_hash = @tokenHash AND lifecycle = 'active'`,
 
   /** Agents in registration order. Params: @taskType, @agentType (null = any). */
   listAgents: `

@@ -9,6 +9,7 @@ import type {
   AgentHeartbeatInput,
   AgentHeartbeatResult,
   AgentQuery,
+  AgentTokenOwner,
   ConditionRecord,
   NewAgent,
   QueueAgentCommandInput,
@@ -19,7 +20,7 @@ import { jsonText } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { closeAllConditions } from './sqlite-watchdog.js';
 
-function heldTaskIds(ctx: SqliteContext, agentId: string): string[] {
+export function heldTaskIds(ctx: SqliteContext, agentId: string): string[] {
   return (ctx.agents.selectHeldTaskIds.all({ agentId }) as { id: string }[]).map((r) => r.id);
 }
 
@@ -72,9 +73,8 @@ export function getAgent(ctx: SqliteContext, id: string): Agent | null {
   return raw === undefined ? null : agentOf(ctx, raw);
 }
 
-export function getAgentByTokenHash(ctx: SqliteContext, tokenHash: string): Agent | null {
-  const raw = ctx.agents.selectAgentByTokenHash.get({ tokenHash }) as Record<string, unknown> | undefined;
-  return raw === undefined ? null : agentOf(ctx, raw);
+export function resolveAgentToken(ctx: SqliteContext, tokenHash: string): AgentTokenOwner | null {
+  return (ctx.agents.selectTokenOwner.get({ tokenHash }) as AgentTokenOwner | undefined) ?? null;
 }
 
 export function listAgents(ctx: SqliteContext, query: AgentQuery = {}): Agent[] {
@@ -130,7 +130,7 @@ export function recordAgentHeartbeats(
       samples: JSON.stringify(set.samples),
       gaps: JSON.stringify(set.gaps),
     });
-    return toWatch({ ...row, ...set });
+    return toWatch({ ...row, ...set }, heldTaskIds(ctx, row.id));
   });
   const found = watches.map((w) => w !== null);
   const commands = handOutCommands(inputs, found, (agentId) => {

@@ -156,7 +156,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const agentStore: AgentStore = {
     registerAgent: write(agents.registerAgent),
     getAgent: read(agents.getAgent),
-    getAgentByTokenHash: read(agents.getAgentByTokenHash),
+    resolveAgentToken: read(agents.resolveAgentToken),
     listAgents: read(agents.listAgents),
     recordAgentHeartbeats: write(agents.recordAgentHeartbeats),
     recordPoll: write(agents.recordPoll),

@@ -105,9 +105,13 @@ export function agentsContract(h: () => Harness): void {
         currentTaskIds: [],
       });
       expect(await store.getAgent('agt_1')).toEqual(agent);
-      expect(await store.getAgentByTokenHash('hash-agt_1')).toEqual(agent);
+      expect(await store.resolveAgentToken('hash-agt_1')).toEqual({
+        agentId: 'agt_1',
+        incarnation: 1,
+        agentType: 'codex-reviewer',
+      });
       expect(await store.getAgent('agt_nope')).toBeNull();
-      expect(await store.getAgentByTokenHash('hash-nope')).toBeNull();
+      expect(await store.resolveAgentToken('hash-nope')).toBeNull();
       const { agent: bare } = await store.registerAgent(
         newAgent('agt_2', { host: null, pid: null, taskTypes: [], labels: {} }),
       );
@@ -171,8 +175,12 @@ export function agentsContract(h: () => Harness): void {
         progressChangedAt: null,
       });
       // The old token no longer resolves; the new one does; the old incarnation's heartbeats change nothing.
-      expect(await store.getAgentByTokenHash('hash-agt_1')).toBeNull();
-      expect((await store.getAgentByTokenHash('hash-2'))?.id).toBe('agt_1');
+      expect(await store.resolveAgentToken('hash-agt_1')).toBeNull();
+      expect(await store.resolveAgentToken('hash-2')).toEqual({
+        agentId: 'agt_1',
+        incarnation: 2,
+        agentType: 'codex-reviewer',
+      });
       expect(await store.recordAgentHeartbeats([beat('agt_1', { incarnation: 1 })])).toEqual([null]);
       // Commands for the replaced incarnation are not handed to the new one.
       expect(await take2(store, 'agt_1')).toEqual([]);
@@ -211,7 +219,7 @@ export function agentsContract(h: () => Harness): void {
       expect(await store.listAgents({ taskType: 'zzz' })).toEqual([]);
     });
 
-    it('computes current tasks from the tasks it holds', async () => {
+    it('computes current tasks from the tasks it holds (the agent, its watch state)', async () => {
       const { store } = h();
       await store.registerAgent(newAgent('agt_a'));
       await store.registerAgent(newAgent('agt_b'));
@@ -223,10 +231,10 @@ export function agentsContract(h: () => Harness): void {
       expect(agent!.currentTaskIds).toEqual([claimed.id, running.id]);
       const listed = await store.listAgents();
       expect(listed.map((a) => a.currentTaskIds)).toEqual([[claimed.id, running.id], []]);
-      expect((await store.getAgentByTokenHash('hash-agt_a'))!.currentTaskIds).toEqual([
-        claimed.id,
-        running.id,
-      ]);
+      const [watch] = await store.getAgentWatches(['agt_a']);
+      expect(watch?.heldTaskIds).toEqual([claimed.id, running.id]);
+      const [beaten] = await store.recordAgentHeartbeats([beat('agt_a')]);
+      expect(beaten?.watch.heldTaskIds).toEqual([claimed.id, running.id]);
     });
 
     it('records heartbeats: lease, reported status and since when, metrics, metadata, progress and its clock', async () => {
@@ -366,7 +374,7 @@ export function agentsContract(h: () => Harness): void {
       ]);
       const closed = await store.endAgent({ agentId: 'agt_1', lifecycle: 'left', reason: 'agent left' });
       expect(closed.map((c) => [c.condition, c.closeReason])).toEqual([['dependency_down', 'agent left']]);
-      expect(await store.getAgentByTokenHash('hash-agt_1')).toBeNull();
+      expect(await store.resolveAgentToken('hash-agt_1')).toBeNull();
       expect(await store.getAgent('agt_1')).toMatchObject({
         status: 'left',
         leaseExpiresAt: null,
