@@ -140,6 +140,8 @@ export interface AgentHeartbeatResponse {
 
 export interface ListAgentsResponse {
   agents: Agent[];
+  /** Pass as `cursor` for the next page; null on the last. */
+  nextCursor: string | null;
 }
 export interface AgentResponse {
   agent: Agent;

@@ -20,8 +20,12 @@ export interface ListAgentsQuery {
   /** One derived status or several (any of them). */
   status?: AgentStatus | AgentStatus[];
   agentType?: string;
-  /** Agents that claim this task type. */
+  /** Agents registered for this task type, or that last polled for it. */
   taskType?: string;
+  /** Agents per page (`listAgentsPage`). @default 1000 */
+  limit?: number;
+  /** A previous page's `nextCursor` (`listAgentsPage`). */
+  cursor?: string;
 }
 
 /** A stored result as fetched by {@link Client.getResult}. */

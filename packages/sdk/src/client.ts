@@ -30,6 +30,7 @@ import type {
   CreateTaskResponse,
   Diagnosis,
   FailTaskRequest,
+  ListAgentsResponse,
   ListTasksResponse,
   LogLine,
   LogsResponse,
@@ -236,14 +237,32 @@ export class Client {
     await this.http.json('DELETE', `/v1/agents/${id(agentId)}`, undefined, options);
   }
 
-  /** `GET /v1/agents?status=&agentType=&taskType=` — agents with their derived status and open conditions. */
-  async listAgents(query: ListAgentsQuery = {}): Promise<Agent[]> {
+  /**
+   * `GET /v1/agents?status=&agentType=&taskType=`, every page — agents with their derived status and
+   * open conditions. {@link listAgentsPage} reads one page.
+   */
+  async listAgents(query: Omit<ListAgentsQuery, 'limit' | 'cursor'> = {}): Promise<Agent[]> {
+    const all: Agent[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: ListAgentsResponse = await this.listAgentsPage({ ...query, ...(cursor ? { cursor } : {}) });
+      all.push(...page.agents);
+      // A coordinator that does not page (no nextCursor) answered everything at once.
+      cursor = page.nextCursor ?? null;
+    } while (cursor !== null);
+    return all;
+  }
+
+  /** `GET /v1/agents`, one page (up to `limit`, default 1000; then `nextCursor`). */
+  async listAgentsPage(query: ListAgentsQuery = {}): Promise<ListAgentsResponse> {
     const q = new URLSearchParams();
     if (query.status !== undefined) q.set('status', [query.status].flat().join(','));
     if (query.agentType !== undefined) q.set('agentType', query.agentType);
     if (query.taskType !== undefined) q.set('taskType', query.taskType);
+    if (query.limit !== undefined) q.set('limit', String(query.limit));
+    if (query.cursor !== undefined) q.set('cursor', query.cursor);
     const qs = q.toString();
-    return (await this.get<{ agents: Agent[] }>(qs ? `/v1/agents?${qs}` : '/v1/agents')).agents;
+    return this.get<ListAgentsResponse>(qs ? `/v1/agents?${qs}` : '/v1/agents');
   }
 
   /** `GET /v1/agents/{id}`. */

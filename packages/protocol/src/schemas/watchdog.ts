@@ -13,6 +13,9 @@ export const listAgentsQuery = z
       .optional(),
     agentType: name.optional(),
     taskType: name.optional(),
+    /** Agents per page (default 1000). */
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
+    cursor: z.string().max(256).optional(),
   })
   .strict();
 

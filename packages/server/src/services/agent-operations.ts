@@ -32,7 +32,7 @@ export interface AgentOperations {
   ): Promise<AgentHeartbeatResponse>;
   leave(caller: Caller, agentId: string): Promise<void>;
   getAgent(caller: Caller, agentId: string): Promise<Agent>;
-  listAgents(caller: Caller, query?: AgentQuery & { statuses?: readonly string[] }): Promise<Agent[]>;
+  listAgents(caller: Caller, query?: AgentQuery): Promise<{ agents: Agent[]; nextCursor: string | null }>;
   diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
 }
@@ -192,11 +192,8 @@ export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAge
 
     async listAgents(caller, query = {}) {
       requireRead(caller, 'list agents');
-      const { statuses, ...filter } = query;
-      const agents = (await store.listAgents(filter)).map(current);
-      return statuses === undefined || statuses.length === 0
-        ? agents
-        : agents.filter((a) => statuses.includes(a.status));
+      const page = await store.listAgents(query);
+      return { agents: page.agents.map(current), nextCursor: page.nextCursor };
     },
 
     async diagnoseAgent(caller, agentId) {

@@ -119,7 +119,7 @@ describe('authorization', () => {
     const a = await f.register();
     const t = await f.running(a);
     expect((await f.coordinator.getTask(READONLY, t.id)).id).toBe(t.id);
-    expect((await f.coordinator.listAgents(READONLY)).length).toBe(1);
+    expect((await f.coordinator.listAgents(READONLY)).agents.length).toBe(1);
     await expect(f.coordinator.createTask(READONLY, { type: 't' })).rejects.toMatchObject({
       code: 'forbidden',
     });

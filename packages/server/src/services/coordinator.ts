@@ -46,11 +46,6 @@ export type Caller =
   /** An agent token: the agent and the incarnation it was issued to. */
   | { kind: 'agent'; agentId: string; incarnation: number; agentType: string };
 
-export interface AgentListQuery extends AgentQuery {
-  /** Only agents in these derived statuses. */
-  statuses?: AgentStatus[];
-}
-
 export interface WatchdogGauges {
   agentsByStatus: Record<AgentStatus, number>;
   openConditions: Record<ConditionKind, number>;
@@ -129,8 +124,8 @@ export interface Coordinator {
   ): Promise<AgentHeartbeatResponse>;
   leave(caller: Caller, agentId: string): Promise<void>;
   getAgent(caller: Caller, agentId: string): Promise<Agent>;
-  /** Agents in registration order; `statuses` filters by derived status. */
-  listAgents(caller: Caller, query?: AgentListQuery): Promise<Agent[]>;
+  /** Agents in registration order, filtered in the store, a page at a time with `limit`. */
+  listAgents(caller: Caller, query?: AgentQuery): Promise<{ agents: Agent[]; nextCursor: string | null }>;
   /** Why the agent is in its status (`GET /v1/agents/{id}/diagnosis`). */
   diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;

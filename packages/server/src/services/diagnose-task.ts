@@ -12,23 +12,22 @@ import { getTask } from './task-operations.js';
 export async function diagnoseTask(ctx: CoordinatorContext, caller: Caller, id: string): Promise<Diagnosis> {
   const task = await getTask(ctx, caller, id);
   const now = ctx.clock.now();
-  const [allAgents, events, queue] = await Promise.all([
-    ctx.store.listAgents(),
+  const [{ agents: serving }, events, queue] = await Promise.all([
+    // Agents registered for the type or that polled for it last.
+    ctx.store.listAgents({ taskType: task.type }),
     ctx.store.listTaskEvents(id),
     isClaimable(task, now) ? ctx.store.queueStats(id) : Promise.resolve({ ahead: 0 }),
   ]);
   const waiting = ctx.waiters.waitingAgents(task.type);
-  const agents: DiagnosisAgent[] = allAgents
-    .filter((a) => a.taskTypes.includes(task.type) || a.lastPollTypes.includes(task.type))
-    .map((a) => ({
-      id: a.id,
-      status: a.status,
-      lastHeartbeatAt: a.lastHeartbeatAt,
-      startedAt: a.startedAt,
-      lastPollAt: a.lastPollAt,
-      currentTaskIds: a.currentTaskIds,
-      waiting: waiting.has(a.id),
-    }));
+  const agents: DiagnosisAgent[] = serving.map((a) => ({
+    id: a.id,
+    status: a.status,
+    lastHeartbeatAt: a.lastHeartbeatAt,
+    startedAt: a.startedAt,
+    lastPollAt: a.lastPollAt,
+    currentTaskIds: a.currentTaskIds,
+    waiting: waiting.has(a.id),
+  }));
   return diagnose({
     task,
     now,

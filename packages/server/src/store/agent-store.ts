@@ -12,6 +12,7 @@ import type {
   Agent,
   AgentCommand,
   AgentMetrics,
+  AgentStatus,
   Json,
   JsonObject,
   ReportedAgentStatus,
@@ -107,8 +108,15 @@ export interface AgentTokenOwner {
 }
 
 export interface AgentQuery {
+  /** Agents that registered for this task type or last polled for it. */
   taskType?: string;
   agentType?: string;
+  /** Only agents in these derived statuses. */
+  statuses?: readonly AgentStatus[];
+  /** Agents per page. @default all */
+  limit?: number;
+  /** Opaque, from a previous page's `nextCursor`. */
+  cursor?: string | null;
 }
 
 export interface AgentStore {
@@ -126,8 +134,11 @@ export interface AgentStore {
    * every agent request needs it.
    */
   resolveAgentToken(tokenHash: string): Promise<AgentTokenOwner | null>;
-  /** Every agent, in registration order (derived statuses and open conditions included). */
-  listAgents(query?: AgentQuery): Promise<Agent[]>;
+  /**
+   * Agents in registration order (derived statuses and open conditions included), filtered in the
+   * store, a page at a time when `limit` is given (`nextCursor` is null on the last page).
+   */
+  listAgents(query?: AgentQuery): Promise<{ agents: Agent[]; nextCursor: string | null }>;
   /**
    * Agent-level heartbeats of several agents in one write: each active agent of the given
    * incarnation gets its heartbeat time, lease, status, metrics, metadata, progress and sample

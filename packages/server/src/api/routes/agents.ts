@@ -4,6 +4,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import { parseInput } from '../validate.js';
 
+/** Agents per page of `GET /v1/agents` unless `limit` says. */
+const AGENTS_PAGE = 1000;
+
 export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { coordinator, metrics } = ctx;
 
@@ -107,13 +110,13 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     },
     async (request) => {
       const q = parseInput(schemas.listAgentsQuery, request.query ?? {}, 'query');
-      return {
-        agents: await coordinator.listAgents(callerOf(request), {
-          ...(q.status === undefined ? {} : { statuses: q.status }),
-          ...(q.agentType === undefined ? {} : { agentType: q.agentType }),
-          ...(q.taskType === undefined ? {} : { taskType: q.taskType }),
-        }),
-      };
+      return coordinator.listAgents(callerOf(request), {
+        ...(q.status === undefined ? {} : { statuses: q.status }),
+        ...(q.agentType === undefined ? {} : { agentType: q.agentType }),
+        ...(q.taskType === undefined ? {} : { taskType: q.taskType }),
+        limit: q.limit ?? AGENTS_PAGE,
+        ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+      });
     },
   );
 

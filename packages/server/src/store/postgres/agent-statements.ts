@@ -5,6 +5,7 @@
  * agent's conditions or their list (`open_conditions`) holds the agent's row lock first.
  */
 import { AGENT_COLUMNS } from '../agent-row.js';
+import { derivedStatusSql } from '../agent-status-sql.js';
 import { CLOCK_CTE } from './sql-fragments.js';
 
 /** The ids of the tasks agent `a` holds, oldest first (uses the tasks_held index). */
@@ -68,11 +69,17 @@ export const AGENT_SQL = {
     SELECT id AS "agentId", incarnation, agent_type AS "agentType" FROM agents
     WHERE token_hash = $1 AND lifecycle = 'active'`,
 
-  /** Agents in registration order. Params: $1 taskType, $2 agentType (null = any). */
+  /**
+   * A page of agents in registration order: those after seq $4, at most $5. Filters (null = any):
+   * $1 taskType (registered for it or last polled for it), $2 agentType, $3 derived statuses (text[]).
+   */
   listAgents: `
-    SELECT ${WIRE_AGENT} FROM agents a
-    WHERE ($1::text IS NULL OR a.task_types ? $1::text) AND ($2::text IS NULL OR a.agent_type = $2::text)
-    ORDER BY a.seq`,
+    SELECT ${WIRE_AGENT}, a.seq FROM agents a
+    WHERE a.seq > $4::bigint
+      AND ($1::text IS NULL OR a.task_types ? $1::text OR a.last_poll_types ? $1::text)
+      AND ($2::text IS NULL OR a.agent_type = $2::text)
+      AND ($3::text[] IS NULL OR ${derivedStatusSql('a', 'a.open_conditions::text')} = ANY($3::text[]))
+    ORDER BY a.seq LIMIT $5::bigint`,
 
   /**
    * Agent-level heartbeats (agent-heartbeat-rules.ts, computed here from the locked row): each active

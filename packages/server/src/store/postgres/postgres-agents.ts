@@ -6,6 +6,7 @@
 import type { Agent, AgentCommand } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
 import { type AgentRow, type ConditionRow, toAgent, toConditionRecord, toWatch } from '../agent-row.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { shardOf } from '../lease-shards.js';
 import type {
   AgentHeartbeatInput,
@@ -81,12 +82,24 @@ export async function resolveAgentToken(ctx: PgContext, tokenHash: string): Prom
   return row ?? null;
 }
 
-export async function listAgents(ctx: PgContext, query: AgentQuery = {}): Promise<Agent[]> {
-  const rows = await ctx.rows<WireAgentRow>('listAgents', AGENT_SQL.listAgents, [
+export async function listAgents(
+  ctx: PgContext,
+  query: AgentQuery = {},
+): Promise<{ agents: Agent[]; nextCursor: string | null }> {
+  const limit = query.limit ?? Number.MAX_SAFE_INTEGER;
+  const rows = await ctx.rows<WireAgentRow & { seq: string | number }>('listAgents', AGENT_SQL.listAgents, [
     query.taskType ?? null,
     query.agentType ?? null,
+    query.statuses === undefined ? null : [...query.statuses],
+    query.cursor ? decodeCursor(query.cursor) : 0,
+    Math.min(limit + 1, Number.MAX_SAFE_INTEGER),
   ]);
-  return rows.map(wireAgent);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    agents: page.map(wireAgent),
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(Number(last.seq)) : null,
+  };
 }
 
 /** A row of recordAgentHeartbeats: the agent as its beat left it, and the commands it took. */

@@ -91,7 +91,7 @@ describe('PostgreSQL agents and watchdog', () => {
       await client.end();
     }
     const store = await open(new ManualClock(T0 + 1000));
-    expect((await store.listAgents()).map((a) => [a.id, a.status])).toEqual([
+    expect((await store.listAgents()).agents.map((a) => [a.id, a.status])).toEqual([
       ['agt_running', 'running'],
       ['agt_left', 'left'],
       ['agt_lost', 'idle'],

@@ -3,6 +3,7 @@
  * prepared once per connection. JSON travels as text.
  */
 import { AGENT_COLUMNS, CONDITION_COLUMNS } from '../agent-row.js';
+import { derivedStatusSql } from '../agent-status-sql.js';
 import { DEPENDENCY_COLUMNS } from '../dependency-row.js';
 
 const FROM_AGENTS = `SELECT ${AGENT_COLUMNS} FROM agents a`;
@@ -45,19 +46,28 @@ export const AGENT_SQL = {
     SELECT id AS agentId, incarnation, agent_type AS agentType FROM agents
     WHERE token_hash = @tokenHash AND lifecycle = 'active'`,
 
-  /** Agents in registration order. Params: @taskType, @agentType (null = any). */
+  /**
+   * A page of agents in registration order: those after @afterSeq, at most @limit. Filters (null =
+   * any): @taskType (registered for it or last polled for it), @agentType, @statuses (JSON array of
+   * derived statuses).
+   */
   listAgents: `
-    ${FROM_AGENTS}
-    WHERE (@taskType IS NULL OR EXISTS (SELECT 1 FROM json_each(a.task_types) WHERE value = @taskType))
+    SELECT ${AGENT_COLUMNS}, a.seq AS seq FROM agents a
+    WHERE a.seq > @afterSeq
+      AND (@taskType IS NULL OR EXISTS (SELECT 1 FROM json_each(a.task_types) WHERE value = @taskType)
+           OR EXISTS (SELECT 1 FROM json_each(a.last_poll_types) WHERE value = @taskType))
       AND (@agentType IS NULL OR a.agent_type = @agentType)
-    ORDER BY a.seq`,
+      AND (@statuses IS NULL OR ${derivedStatusSql('a', 'a.open_conditions')} IN (SELECT value FROM json_each(@statuses)))
+    ORDER BY a.seq LIMIT @limit`,
+
+  /** (agent, task) for every task the agents @ids (JSON array) hold, oldest first. */
+  selectHeldTaskIdsOf: `
+    SELECT agent_id, id FROM tasks
+    WHERE agent_id IN (SELECT value FROM json_each(@ids)) AND lease_expires_at IS NOT NULL ORDER BY seq`,
 
   /** Ids of the tasks one agent holds. Params: @agentId. */
   selectHeldTaskIds: `
     SELECT id FROM tasks WHERE agent_id = @agentId AND lease_expires_at IS NOT NULL ORDER BY seq`,
-
-  /** (agent, task) for every held task. No params. */
-  selectAllHeldTaskIds: 'SELECT agent_id, id FROM tasks WHERE lease_expires_at IS NOT NULL ORDER BY seq',
 
   /** The row a heartbeat starts from, if the agent is active in that incarnation. Params: @id, @incarnation. */
   selectBeatingAgent: `${FROM_AGENTS} WHERE a.id = @id AND a.incarnation = @incarnation AND a.lifecycle = 'active'`,
@@ -151,8 +161,10 @@ export const WATCHDOG_SQL = {
       AND (@open IS NULL OR (@open = 1 AND c.closed_at IS NULL) OR (@open = 0 AND c.closed_at IS NOT NULL))
     ORDER BY c.seq DESC LIMIT @limit`,
 
-  /** Every open condition, oldest first (the agent list attaches them). */
-  listOpenConditions: `SELECT ${CONDITION_COLUMNS} FROM agent_conditions c WHERE c.closed_at IS NULL ORDER BY c.seq`,
+  /** The open conditions of the agents @ids (JSON array), oldest first (the agent list attaches them). */
+  listOpenConditionsOf: `
+    SELECT ${CONDITION_COLUMNS} FROM agent_conditions c
+    WHERE c.agent_id IN (SELECT value FROM json_each(@ids)) AND c.closed_at IS NULL ORDER BY c.seq`,
 
   /** One agent's open conditions, oldest first. Params: @agentId. */
   agentOpenConditions: `

@@ -4,6 +4,7 @@ import { NotFoundError } from '../../core/errors.js';
 import { heartbeatColumns } from '../agent-heartbeat-rules.js';
 import { handOutCommands } from '../agent-heartbeats.js';
 import { type ConditionRow, toAgent, toWatch } from '../agent-row.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { shardOf } from '../lease-shards.js';
 import type {
   AgentHeartbeatInput,
@@ -77,28 +78,40 @@ export function resolveAgentToken(ctx: SqliteContext, tokenHash: string): AgentT
   return (ctx.agents.selectTokenOwner.get({ tokenHash }) as AgentTokenOwner | undefined) ?? null;
 }
 
-export function listAgents(ctx: SqliteContext, query: AgentQuery = {}): Agent[] {
-  const rows = (
-    ctx.agents.listAgents.all({
-      taskType: query.taskType ?? null,
-      agentType: query.agentType ?? null,
-    }) as Record<string, unknown>[]
-  ).map(agentRow);
+export function listAgents(
+  ctx: SqliteContext,
+  query: AgentQuery = {},
+): { agents: Agent[]; nextCursor: string | null } {
+  const limit = query.limit ?? Number.MAX_SAFE_INTEGER;
+  const raws = ctx.agents.listAgents.all({
+    taskType: query.taskType ?? null,
+    agentType: query.agentType ?? null,
+    statuses: query.statuses === undefined ? null : JSON.stringify(query.statuses),
+    afterSeq: query.cursor ? decodeCursor(query.cursor) : 0,
+    limit: limit + 1,
+  }) as (Record<string, unknown> & { seq: number })[];
+  const page = raws.slice(0, limit);
+  const rows = page.map(agentRow);
+  const ids = JSON.stringify(rows.map((r) => r.id));
   const held = new Map<string, string[]>();
-  for (const r of ctx.agents.selectAllHeldTaskIds.all() as { agent_id: string; id: string }[]) {
-    const ids = held.get(r.agent_id);
-    if (ids === undefined) held.set(r.agent_id, [r.id]);
-    else ids.push(r.id);
+  for (const r of ctx.agents.selectHeldTaskIdsOf.all({ ids }) as { agent_id: string; id: string }[]) {
+    const list = held.get(r.agent_id);
+    if (list === undefined) held.set(r.agent_id, [r.id]);
+    else list.push(r.id);
   }
   const open = new Map<string, ConditionRecord[]>();
   if (rows.some((r) => r.open_conditions.length > 0)) {
-    for (const c of conditionRows(ctx.watchdog.listOpenConditions.all() as ConditionRow[])) {
+    for (const c of conditionRows(ctx.watchdog.listOpenConditionsOf.all({ ids }) as ConditionRow[])) {
       const list = open.get(c.agentId);
       if (list === undefined) open.set(c.agentId, [c]);
       else list.push(c);
     }
   }
-  return rows.map((row) => toAgent(row, open.get(row.id) ?? [], held.get(row.id) ?? []));
+  const last = page.at(-1);
+  return {
+    agents: rows.map((row) => toAgent(row, open.get(row.id) ?? [], held.get(row.id) ?? [])),
+    nextCursor: raws.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
+  };
 }
 
 export function recordAgentHeartbeats(

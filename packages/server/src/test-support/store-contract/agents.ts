@@ -3,7 +3,7 @@
  * samples), polls, ending, and the commands queued for agents.
  */
 
-import type { AgentCommand } from '@rouse/protocol';
+import type { AgentCommand, AgentStatus, ConditionKind } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
 import type { AgentHeartbeatInput, NewAgent, Store } from '../../store/store.js';
 import { expectCode, type Harness, T0, uniqueId, writer } from './harness.js';
@@ -123,7 +123,7 @@ export function agentsContract(h: () => Harness): void {
       await store.registerAgent(newAgent('agt_1'));
       await expectCode(store.registerAgent(newAgent('agt_1', { tokenHash: 'other' })), 'conflict');
       await expectCode(store.registerAgent(newAgent('agt_2', { tokenHash: 'hash-agt_1' })), 'conflict');
-      expect(await store.listAgents()).toHaveLength(1);
+      expect((await store.listAgents()).agents).toHaveLength(1);
     });
 
     it('starts the next incarnation of a slot registered again under its key and type', async () => {
@@ -189,7 +189,7 @@ export function agentsContract(h: () => Harness): void {
         newAgent('agt_3', { key: 'host-3/reviewer-1', agentType: 'planner', tokenHash: 'hash-3' }),
       );
       expect(other.agent).toMatchObject({ id: 'agt_3', incarnation: 1 });
-      expect((await store.listAgents()).map((a) => a.id)).toEqual(['agt_1', 'agt_3']);
+      expect((await store.listAgents()).agents.map((a) => a.id)).toEqual(['agt_1', 'agt_3']);
     });
 
     it('lets one of two racing registrations under one key win each incarnation', async () => {
@@ -205,18 +205,93 @@ export function agentsContract(h: () => Harness): void {
       expect((await store.getAgent('agt_1'))?.incarnation).toBe(4);
     });
 
+    it('pages agents in registration order, and filters by derived status in the store', async () => {
+      const { store, clock } = h();
+      const ids = Array.from({ length: 7 }, (_, i) => `agt_p${i}`);
+      for (const id of ids) await store.registerAgent(newAgent(id));
+      // 1 running, 2 error, 3 lost, 4 stalled (a task), 5 at_risk, 6 left; 0 stays idle.
+      await store.recordAgentHeartbeats([
+        beat('agt_p1', { status: 'running' }),
+        beat('agt_p2', { status: 'error' }),
+        beat('agt_p3', { leaseMs: 1000 }),
+        beat('agt_p4', { status: 'running' }),
+        beat('agt_p5', { status: 'running' }),
+      ]);
+      const open = (agentId: string, condition: ConditionKind, taskId: string | null = null) => ({
+        kind: 'open' as const,
+        agentId,
+        incarnation: 1,
+        condition,
+        taskId,
+        since: T0,
+        evidence: {},
+        openedBy: 'c',
+      });
+      await store.applyConditionChanges([
+        open('agt_p4', 'progress_stalled', 'tsk_x'),
+        open('agt_p5', 'resource_runaway'),
+        open('agt_p2', 'error_persisting'),
+      ]);
+      clock.advance(1000);
+      await store.markAgentsLost([{ agentId: 'agt_p3', incarnation: 1, evidence: {}, openedBy: 'c' }]);
+      await store.endAgent({ agentId: 'agt_p6', lifecycle: 'left', reason: 'x' });
+      const statusOf = async (status: AgentStatus) =>
+        (await store.listAgents({ statuses: [status] })).agents.map((a) => a.id);
+      expect(await statusOf('idle')).toEqual(['agt_p0']);
+      expect(await statusOf('running')).toEqual(['agt_p1']);
+      expect(await statusOf('error')).toEqual(['agt_p2']);
+      expect(await statusOf('lost')).toEqual(['agt_p3']);
+      expect(await statusOf('stalled')).toEqual(['agt_p4']);
+      expect(await statusOf('at_risk')).toEqual(['agt_p5']);
+      expect(await statusOf('left')).toEqual(['agt_p6']);
+      // The store's status is the derived one every agent shows.
+      for (const a of (await store.listAgents()).agents) {
+        expect((await store.listAgents({ statuses: [a.status] })).agents.map((x) => x.id)).toContain(a.id);
+      }
+      const several = await store.listAgents({ statuses: ['lost', 'stalled', 'left'], limit: 2 });
+      expect(several.agents.map((a) => a.id)).toEqual(['agt_p3', 'agt_p4']);
+      expect(several.nextCursor).not.toBeNull();
+      const rest = await store.listAgents({
+        statuses: ['lost', 'stalled', 'left'],
+        limit: 2,
+        cursor: several.nextCursor,
+      });
+      expect(rest).toEqual({
+        agents: [expect.objectContaining({ id: 'agt_p6', conditions: [] })],
+        nextCursor: null,
+      });
+      expect(several.agents[1]?.conditions.map((c) => c.taskId)).toEqual(['tsk_x']);
+      // Pages of every agent: all of them, in order, once.
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await store.listAgents({ limit: 3, cursor });
+        seen.push(...page.agents.map((a) => a.id));
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      expect(seen).toEqual(ids);
+      await expectCode(store.listAgents({ cursor: 'not-a-cursor' }), 'validation_failed');
+    });
+
     it('lists agents in registration order, filtered by task type and agent type', async () => {
       const { store } = h();
       await store.registerAgent(newAgent('agt_1', { taskTypes: ['a', 'b'] }));
       await store.registerAgent(newAgent('agt_2', { taskTypes: ['b'], agentType: 'planner' }));
       await store.registerAgent(newAgent('agt_3', { taskTypes: ['c'] }));
-      expect((await store.listAgents()).map((a) => a.id)).toEqual(['agt_1', 'agt_2', 'agt_3']);
-      expect((await store.listAgents({ taskType: 'b' })).map((a) => a.id)).toEqual(['agt_1', 'agt_2']);
-      expect((await store.listAgents({ agentType: 'planner' })).map((a) => a.id)).toEqual(['agt_2']);
+      expect((await store.listAgents()).agents.map((a) => a.id)).toEqual(['agt_1', 'agt_2', 'agt_3']);
+      expect((await store.listAgents({ taskType: 'b' })).agents.map((a) => a.id)).toEqual(['agt_1', 'agt_2']);
+      expect((await store.listAgents({ agentType: 'planner' })).agents.map((a) => a.id)).toEqual(['agt_2']);
       expect(
-        (await store.listAgents({ taskType: 'b', agentType: 'codex-reviewer' })).map((a) => a.id),
+        (await store.listAgents({ taskType: 'b', agentType: 'codex-reviewer' })).agents.map((a) => a.id),
       ).toEqual(['agt_1']);
-      expect(await store.listAgents({ taskType: 'zzz' })).toEqual([]);
+      expect((await store.listAgents({ taskType: 'zzz' })).agents).toEqual([]);
+      // An agent that polled for a type serves it too.
+      await store.recordPoll({ agentId: 'agt_3', types: ['b'] });
+      expect((await store.listAgents({ taskType: 'b' })).agents.map((a) => a.id)).toEqual([
+        'agt_1',
+        'agt_2',
+        'agt_3',
+      ]);
     });
 
     it('computes current tasks from the tasks it holds (the agent, its watch state)', async () => {
@@ -229,7 +304,7 @@ export function agentsContract(h: () => Harness): void {
       await store.completeTasks([writer(done)]);
       const agent = await store.getAgent('agt_a');
       expect(agent!.currentTaskIds).toEqual([claimed.id, running.id]);
-      const listed = await store.listAgents();
+      const { agents: listed } = await store.listAgents();
       expect(listed.map((a) => a.currentTaskIds)).toEqual([[claimed.id, running.id], []]);
       const [watch] = await store.getAgentWatches(['agt_a']);
       expect(watch?.heldTaskIds).toEqual([claimed.id, running.id]);

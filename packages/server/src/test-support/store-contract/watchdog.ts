@@ -114,7 +114,7 @@ export function watchdogContract(h: () => Harness): void {
       expect((await store.getAgent('agt_1'))?.status).toBe('error');
       await store.recordAgentHeartbeats([beat('agt_1', { status: 'terminating' })]);
       expect((await store.getAgent('agt_1'))?.status).toBe('terminating');
-      agent = (await store.listAgents()).find((a) => a.id === 'agt_1') ?? null;
+      agent = (await store.listAgents()).agents.find((a) => a.id === 'agt_1') ?? null;
       expect(agent?.conditions.map((c) => c.condition)).toEqual(['dependency_down']);
       const [w] = await store.getAgentWatches(['agt_1']);
       expect(w?.openConditions).toEqual([{ condition: 'dependency_down', taskId: null }]);
