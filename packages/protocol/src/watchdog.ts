@@ -52,6 +52,11 @@ export interface AgentConditionRecord extends AgentCondition {
   agentType: string;
   /** `coordinator:<id>` (a detector on that coordinator) or `admin`. */
   openedBy: string;
+  /**
+   * When it was recorded. `since` is when it became true (a stall's threshold passing, say): the
+   * difference is how long detection took.
+   */
+  openedAt: number;
   /** When it closed, or null while it is open. */
   closedAt: number | null;
   /** Why it closed (`progress moved`, `heartbeats resumed`, …). */

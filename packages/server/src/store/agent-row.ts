@@ -210,7 +210,7 @@ export const CLOSED_CONDITIONS_KEPT = 200;
 
 /** Every column the condition mapping reads (SQL selects `c.<name>`). */
 export const CONDITION_COLUMNS =
-  'c.seq, c.agent_id, c.incarnation, c.agent_type, c.condition, c.task_id, c.since, c.evidence, c.opened_by, c.closed_at, c.close_reason';
+  'c.seq, c.agent_id, c.incarnation, c.agent_type, c.condition, c.task_id, c.since, c.evidence, c.opened_by, c.opened_at, c.closed_at, c.close_reason';
 
 /** An agent_conditions row with `evidence` parsed; `task_id` is '' for the agent itself. */
 export interface ConditionRow {
@@ -223,6 +223,7 @@ export interface ConditionRow {
   since: number;
   evidence: JsonObject;
   opened_by: string;
+  opened_at: number;
   closed_at: number | null;
   close_reason: string | null;
 }
@@ -238,6 +239,7 @@ export function toConditionRecord(r: ConditionRow): ConditionRecord {
     since: Number(r.since),
     evidence: r.evidence,
     openedBy: r.opened_by,
+    openedAt: Number(r.opened_at),
     closedAt: r.closed_at === null ? null : Number(r.closed_at),
     closeReason: r.close_reason,
   };

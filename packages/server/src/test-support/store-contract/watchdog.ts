@@ -56,6 +56,7 @@ export function watchdogContract(h: () => Harness): void {
         since: T0 + 5,
         evidence: { progress: 0.4 },
         openedBy: 'coordinator:c1',
+        openedAt: T0 + 10,
         closedAt: null,
         closeReason: null,
       });
