@@ -7,7 +7,7 @@
  *   how long after `progressChangedAt + stall threshold` `progress_stalled` opened. The detector
  *   gives a stall's `since` as that due time itself, so the time it actually opened comes from the
  *   coordinator's `agent.condition` event (its `at`, the coordinator clock after the write).
- * Agents are read from `GET /v1/agents?status=…`. Polling starts only once every expected condition
+ * Agents are read from `GET /v1/agents?status=…` (filtered in the store). Polling starts only once every expected condition
  * is due (plus a margin): the listing reads every agent of the store, and must not delay the timers
  * it measures.
  */
@@ -60,7 +60,7 @@ interface Listing {
 
 async function listByStatus(admin: HttpClient, status: string): Promise<Listing> {
   const t = performance.now();
-  const res = await admin.get<ListAgentsResponse>(`/v1/agents?status=${status}`);
+  const res = await admin.get<ListAgentsResponse>(`/v1/agents?status=${status}&limit=10000`);
   return { agents: res.agents, ms: performance.now() - t };
 }
 

@@ -245,7 +245,7 @@ async function healthyPhase(
 
   // Every agent, as the coordinator sees it now (one large read, after the measured window).
   const listStarted = performance.now();
-  const all = await admin.get<ListAgentsResponse>(`/v1/agents?agentType=${FLEET_AGENT_TYPE}`);
+  const all = await admin.get<ListAgentsResponse>(`/v1/agents?agentType=${FLEET_AGENT_TYPE}&limit=10000`);
   const listMs = performance.now() - listStarted;
   const byStatus: Record<string, number> = {};
   const withConditions = all.agents.filter((a) => a.conditions.length > 0);
