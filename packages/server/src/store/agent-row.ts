@@ -93,7 +93,7 @@ export interface AgentRow {
   gaps: number[];
 }
 
-/** The JSON columns (text in SQLite). */
+/** The JSON columns (text in SQLite, where `samples` is a binary ring instead). */
 export const AGENT_JSON_COLUMNS = [
   'task_types',
   'labels',
@@ -103,7 +103,6 @@ export const AGENT_JSON_COLUMNS = [
   'metadata',
   'progress',
   'open_conditions',
-  'samples',
   'gaps',
 ] as const;
 

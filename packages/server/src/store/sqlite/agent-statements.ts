@@ -34,7 +34,7 @@ export const AGENT_SQL = {
       reported_status = 'idle', reported_status_since = @now, status_message = NULL,
       last_heartbeat_at = NULL, lease_expires_at = @leaseExpiresAt, heartbeat_interval_ms = @heartbeatIntervalMs,
       heartbeat_timeout_ms = @startupTimeoutMs, metrics = NULL, metadata = NULL, progress = NULL, phase = NULL,
-      progress_changed_at = NULL, samples = '[]', gaps = '[]'
+      progress_changed_at = NULL, samples = NULL, gaps = '[]'
     WHERE id = @id
     RETURNING incarnation - 1 AS replaced`,
 

@@ -29,6 +29,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0007_coordinator_listening',
   '0008_coordinator_instance',
   '0009_watchdog',
+  '0010_sample_ring_blob',
 ]);
 
 const CREATE_LEDGER = `

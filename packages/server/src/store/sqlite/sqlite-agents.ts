@@ -18,6 +18,7 @@ import type {
 } from '../store.js';
 import { agentRow, conditionRows } from './agent-rows.js';
 import { jsonText } from './row-mapping.js';
+import { encodeSamples } from './sample-ring.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { closeAllConditions } from './sqlite-watchdog.js';
 
@@ -140,7 +141,7 @@ export function recordAgentHeartbeats(
       progress: jsonText(set.progress),
       phase: set.phase,
       progressChangedAt: set.progress_changed_at,
-      samples: JSON.stringify(set.samples),
+      samples: encodeSamples(set.samples),
       gaps: JSON.stringify(set.gaps),
     });
     return toWatch({ ...row, ...set }, heldTaskIds(ctx, row.id));

@@ -169,6 +169,37 @@ describe('SQLite specifics', () => {
     }
   });
 
+  it('0010 turns an agent’s JSON sample ring into an empty binary one; the agent keeps working', async () => {
+    const db = new Database(path);
+    migrateSqlite(db, clock, SQLITE_MIGRATIONS.slice(0, 9));
+    db.prepare(
+      `INSERT INTO agents (id, agent_type, name, task_types, labels, token_hash, registered_at, samples)
+       VALUES ('agt_old', 'w', 'old', '[]', '{}', 'h', ?, '[[1,2,3,null]]')`,
+    ).run(T0);
+    db.close();
+    const store = createSqliteStore({ path, clock });
+    try {
+      const [watch] = await store.getAgentWatches(['agt_old']);
+      expect(watch?.samples).toEqual([]);
+      const [beat] = await store.recordAgentHeartbeats([
+        {
+          agentId: 'agt_old',
+          incarnation: 1,
+          leaseMs: 15_000,
+          quietPeriodMs: 0,
+          heartbeatIntervalMs: 5000,
+          sampleSpacingMs: 0,
+          maxSamples: 4,
+          maxGaps: 0,
+          sample: { rssBytes: 5, cpuPercent: null, iterationMs: 7.5 },
+        },
+      ]);
+      expect(beat?.watch.samples).toEqual([{ at: T0, rssBytes: 5, cpuPercent: null, iterationMs: 7.5 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('rejects a registry whose versions are not 1, 2, 3 … in order', () => {
     const db = new Database(':memory:');
     try {
