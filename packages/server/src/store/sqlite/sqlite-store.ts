@@ -129,6 +129,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     const tx = db.transaction((...args: A) => fn(ctx, ...args));
     return (...args: A): Promise<R> => call(() => tx.deferred(...args));
   };
+  /** Run `fn`, one statement, as is: atomic on its own, it needs no transaction around it. */
+  const single = <A extends unknown[], R>(fn: (ctx: SqliteContext, ...args: A) => R) => {
+    return (...args: A): Promise<R> => call(() => fn(ctx, ...args));
+  };
   const tasks: TaskStore = {
     createTasks: write(admin.createTasks),
     getTask: (id) => call(() => ctx.task(id)),
@@ -156,7 +160,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const agentStore: AgentStore = {
     registerAgent: write(agents.registerAgent),
     getAgent: read(agents.getAgent),
-    resolveAgentToken: read(agents.resolveAgentToken),
+    resolveAgentToken: single(agents.resolveAgentToken),
     listAgents: read(agents.listAgents),
     recordAgentHeartbeats: write(agents.recordAgentHeartbeats),
     recordPoll: write(agents.recordPoll),
