@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RouseError, UnavailableError } from '../core/errors.js';
 import type { AgentHeartbeatInput, AgentWatch, CreatedTask, NewTask, Store } from '../store/store.js';
-import { createWriteBatcher } from './write-batcher.js';
+import { AGENT_HEARTBEAT_LINGER_MS, createWriteBatcher } from './write-batcher.js';
 
 type Creates = Pick<
   Store,
@@ -97,6 +97,21 @@ describe('write batcher', () => {
       null,
       [{ type: 'wake', reason: 'agt_b' }],
     ]);
+  });
+
+  it("lets agent heartbeats of the next turns share the first one's commit (a short linger)", async () => {
+    const { store, calls } = fakeStore(() => null);
+    const w = createWriteBatcher(store);
+    const beat = (agentId: string) => w.agentHeartbeat({ agentId, status: 'idle' } as AgentHeartbeatInput);
+    const first = beat('agt_a');
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toEqual([]);
+    const second = beat('agt_b');
+    await Promise.all([first, second]);
+    expect(calls).toEqual([['beat:agt_a', 'beat:agt_b']]);
+    await new Promise((r) => setTimeout(r, AGENT_HEARTBEAT_LINGER_MS + 5));
+    await beat('agt_c');
+    expect(calls).toEqual([['beat:agt_a', 'beat:agt_b'], ['beat:agt_c']]);
   });
 
   it('writes the condition changes of one turn in one store call', async () => {

@@ -5,6 +5,10 @@
  * (`setImmediate`). Under load many requests are parsed per turn, so commits are shared; when idle a
  * write waits for nothing but the end of its own turn.
  *
+ * Agent heartbeats wait a little longer (`AGENT_HEARTBEAT_LINGER_MS`, a group commit): a fleet's
+ * beats arrive one per turn, spread out, and a commit costs as much as the beat's own work, so the
+ * beats of the next couple of milliseconds share it. That is their whole added latency.
+ *
  * Each caller gets its own result or error. A batch call that throws is all or nothing (a
  * transaction; `createTasks` by contract): unless the store is unavailable, its items are then
  * written again one by one, so one bad item fails alone and the others are written.
@@ -27,6 +31,9 @@ import type {
 /** Most items written per store call. */
 const MAX_BATCH = 500;
 
+/** How long the first agent heartbeat of a batch waits for others to share its commit. */
+export const AGENT_HEARTBEAT_LINGER_MS = 2;
+
 interface Pending<I, O> {
   item: I;
   resolve(value: O): void;
@@ -36,21 +43,32 @@ interface Pending<I, O> {
 class Coalescer<I, O> {
   private queue: Pending<I, O>[] = [];
   private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly write: (items: I[]) => Promise<O[]>) {}
+  /** `lingerMs` 0: flush when the turn ends; more: that long after the batch's first item. */
+  constructor(
+    private readonly write: (items: I[]) => Promise<O[]>,
+    private readonly lingerMs = 0,
+  ) {}
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
+      if (this.queue.length >= MAX_BATCH && this.timer !== undefined) {
+        clearTimeout(this.timer);
+        this.timer = undefined;
         setImmediate(this.flush);
+      } else if (!this.scheduled) {
+        this.scheduled = true;
+        if (this.lingerMs > 0) this.timer = setTimeout(this.flush, this.lingerMs);
+        else setImmediate(this.flush);
       }
     });
   }
 
   private readonly flush = (): void => {
     this.scheduled = false;
+    this.timer = undefined;
     const all = this.queue;
     this.queue = [];
     for (let i = 0; i < all.length; i += MAX_BATCH) void this.run(all.slice(i, i + MAX_BATCH));
@@ -105,8 +123,9 @@ export function createWriteBatcher(
   const taskBeats = new Coalescer<HeartbeatInput, Outcome<HeartbeatAccepted>>((beats) =>
     store.recordHeartbeats(beats),
   );
-  const agentBeats = new Coalescer<AgentHeartbeatInput, AgentHeartbeatResult | null>((inputs) =>
-    store.recordAgentHeartbeats(inputs),
+  const agentBeats = new Coalescer<AgentHeartbeatInput, AgentHeartbeatResult | null>(
+    (inputs) => store.recordAgentHeartbeats(inputs),
+    AGENT_HEARTBEAT_LINGER_MS,
   );
   const conditions = new Coalescer<ConditionChange, ConditionRecord | null>((changes) =>
     store.applyConditionChanges(changes),
