@@ -37,10 +37,16 @@ export interface AgentOperations {
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
 }
 
-/** Forget what this coordinator keeps of an agent (claims, tokens, timers, statuses). */
-export type ForgetAgent = (agentId: string, how: 'left' | 'lost' | 'replaced') => void;
+/** What this coordinator keeps of agents outside the context (claims, tokens, timers, statuses). */
+export interface AgentHooks {
+  /** Forget what it keeps of the agent. */
+  forget(agentId: string, how: 'left' | 'lost' | 'replaced'): void;
+  /** The store accepted a heartbeat of this incarnation: it is active. */
+  confirmed(agentId: string, incarnation: number): void;
+}
 
-export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAgent): AgentOperations {
+export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks): AgentOperations {
+  const { forget } = hooks;
   const { store, clock, bus, watchdog } = ctx;
 
   /**
@@ -159,6 +165,7 @@ export function createAgentOperations(ctx: CoordinatorContext, forget: ForgetAge
           status: agent.status,
         });
       }
+      hooks.confirmed(agentId, incarnation);
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
       await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);

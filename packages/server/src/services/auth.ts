@@ -48,6 +48,11 @@ export interface Authenticator {
    * token stops working here at once.
    */
   forgetAgent(agentId: string): void;
+  /**
+   * The store just accepted a heartbeat of this agent's `incarnation`, so that incarnation is still
+   * active and its token still valid: trust the cached token for another full period.
+   */
+  confirmAgent(agentId: string, incarnation: number): void;
   /** Agent tokens cached here. */
   readonly remembered: number;
 }
@@ -55,10 +60,12 @@ export interface Authenticator {
 /**
  * How long an agent token stays trusted without asking the store again. Every agent request needs
  * its token resolved (one indexed read); most agents heartbeat every few seconds, so the cache
- * answers most of them. The trade-off: an agent that left, or was replaced by a new incarnation,
- * through ANOTHER coordinator may still be authenticated here for up to this long — its heartbeats
- * are refused by the store's incarnation check and its task writes by the holder checks; a claim
- * would be served, and retried when its claim lease runs out. Through this coordinator, leave and
+ * answers most of them, and each heartbeat the store accepts renews the entry (the store checked
+ * that incarnation is still the active one), so a beating agent's token is looked up once. The
+ * trade-off: an agent that left, or was replaced by a new incarnation, through ANOTHER coordinator
+ * may still be authenticated here for up to this long — its heartbeats are refused by the store's
+ * incarnation check (and renew nothing) and its task writes by the holder checks; a claim would be
+ * served, and retried when its claim lease runs out. Through this coordinator, leave and
  * re-registration forget the token at once.
  */
 export const AGENT_TOKEN_CACHE_MS = 10_000;
@@ -133,6 +140,11 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
       forgets++;
       const tokenHash = hashOf.get(agentId);
       if (tokenHash !== undefined) drop(tokenHash);
+    },
+    confirmAgent(agentId, incarnation) {
+      const tokenHash = hashOf.get(agentId);
+      const entry = tokenHash === undefined ? undefined : agents.get(tokenHash);
+      if (entry !== undefined && entry.incarnation === incarnation) entry.at = clock.now();
     },
     get remembered() {
       return agents.size;

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ADMIN,
   type CoordinatorFixture,
@@ -29,7 +29,7 @@ describe('authentication', () => {
     expect(await f.coordinator.authenticate('rsa_unknown')).toBeNull();
   });
 
-  it('an agent token is trusted for up to 1 s; leave through this coordinator ends it at once', async () => {
+  it('an agent token is trusted for a while without a lookup; leave through this coordinator ends it at once', async () => {
     const a = await f.register();
     const b = await f.register();
     expect(await f.coordinator.authenticate(a.token)).toEqual(a.caller);
@@ -42,6 +42,26 @@ describe('authentication', () => {
     // Left through this one: refused at once.
     await f.coordinator.leave(b.caller, b.agentId);
     expect(await f.coordinator.authenticate(b.token)).toBeNull();
+  });
+
+  it('a heartbeat the store accepts renews the token: a beating agent is looked up once', async () => {
+    const a = await f.register();
+    const lookups = vi.spyOn(f.store, 'resolveAgentToken');
+    // As the HTTP routes do: authenticate each request, then handle it.
+    for (let i = 0; i < 12; i++) {
+      const caller = await f.coordinator.authenticate(a.token);
+      expect(caller).toEqual(a.caller);
+      await f.coordinator.agentHeartbeat(a.caller, a.agentId, {});
+      f.clock.advance(5000);
+    }
+    expect(lookups).toHaveBeenCalledTimes(1);
+    // Ended through another coordinator: its heartbeats are refused and renew nothing.
+    await f.store.endAgent({ agentId: a.agentId, lifecycle: 'left', reason: 'left elsewhere' });
+    await expect(f.coordinator.agentHeartbeat(a.caller, a.agentId, {})).rejects.toMatchObject({
+      code: 'unauthorized',
+    });
+    f.clock.advance(AGENT_TOKEN_CACHE_MS);
+    expect(await f.coordinator.authenticate(a.token)).toBeNull();
   });
 
   it('agent tokens are random, prefixed, and stored only as their sha256', async () => {

@@ -240,7 +240,10 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     ctx.watchdog.agents.forget(agentId);
     if (how === 'replaced') ctx.watchdog.events.forget(agentId);
   };
-  const agents = createAgentOperations(ctx, (agentId, how) => forgetAgent(agentId, how));
+  const agents = createAgentOperations(ctx, {
+    forget: (agentId, how) => forgetAgent(agentId, how),
+    confirmed: (agentId, incarnation) => auth.confirmAgent(agentId, incarnation),
+  });
   let started = false;
 
   return {
