@@ -27,9 +27,10 @@ import type {
   JsonObject,
   ReportedAgentStatus,
 } from '@rouse/protocol';
-import { Client } from '../client.js';
+import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { InvalidOptionError, isTokenRefused, RouseSdkError } from '../errors.js';
+import { coordinatorClient } from '../runtime/agent-options.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -90,13 +91,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     this.options = resolveMonitorOptions(options);
     const o = this.options;
     this.meta = { ...o.metadata };
-    this.client = new Client({
-      url: o.url,
-      token: o.token,
-      requestTimeoutMs: o.requestTimeoutMs,
-      retry: o.retry,
-      ...(o.fetch ? { fetch: o.fetch } : {}),
-    });
+    this.client = coordinatorClient(o);
     this.safeEmit = createSafeEmit<MonitorEvents>(
       this,
       o.logger,

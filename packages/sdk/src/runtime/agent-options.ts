@@ -4,6 +4,7 @@
  * resolvers start here, so the rules and their messages are the same.
  */
 import { hostname } from 'node:os';
+import { Client } from '../client.js';
 import { InvalidOptionError } from '../errors.js';
 import { type Logger, noopLogger } from '../logger.js';
 import { type ResolvedRetryOptions, type RetryOptions, resolveRetryOptions } from '../retry.js';
@@ -108,4 +109,15 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     requestTimeoutMs,
     ...resolveAgentIdentity(o),
   };
+}
+
+/** The client an agent process talks to its coordinator through, from its resolved options. */
+export function coordinatorClient(o: ResolvedAgentOptions): Client {
+  return new Client({
+    url: o.url,
+    token: o.token,
+    requestTimeoutMs: o.requestTimeoutMs,
+    retry: o.retry,
+    ...(o.fetch ? { fetch: o.fetch } : {}),
+  });
 }

@@ -15,10 +15,11 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Agent, AgentHeartbeatRequest, DependencyState } from '@rouse/protocol';
-import { Client } from '../client.js';
+import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { backoffDelayMs } from '../retry.js';
+import { coordinatorClient } from '../runtime/agent-options.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -74,13 +75,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     super();
     this.options = resolveWorkerOptions(options);
     const o = this.options;
-    this.client = new Client({
-      url: o.url,
-      token: o.token,
-      requestTimeoutMs: o.requestTimeoutMs,
-      retry: o.retry,
-      ...(o.fetch ? { fetch: o.fetch } : {}),
-    });
+    this.client = coordinatorClient(o);
     this.safeEmit = createSafeEmit<WorkerEvents>(
       this,
       o.logger,

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
+import { beat } from '../../test-support/store-contract/agents.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
@@ -215,20 +216,10 @@ describe('SQLite specifics', () => {
     try {
       const [watch] = await store.getAgentWatches(['agt_old']);
       expect(watch?.samples).toEqual([]);
-      const [beat] = await store.recordAgentHeartbeats([
-        {
-          agentId: 'agt_old',
-          incarnation: 1,
-          leaseMs: 15_000,
-          quietPeriodMs: 0,
-          heartbeatIntervalMs: 5000,
-          sampleSpacingMs: 0,
-          maxSamples: 4,
-          maxGaps: 0,
-          sample: { rssBytes: 5, cpuPercent: null, iterationMs: 7.5 },
-        },
+      const [beaten] = await store.recordAgentHeartbeats([
+        beat('agt_old', { sample: { rssBytes: 5, cpuPercent: null, iterationMs: 7.5 } }),
       ]);
-      expect(beat?.watch.samples).toEqual([{ at: T0, rssBytes: 5, cpuPercent: null, iterationMs: 7.5 }]);
+      expect(beaten?.watch.samples).toEqual([{ at: T0, rssBytes: 5, cpuPercent: null, iterationMs: 7.5 }]);
     } finally {
       await store.close();
     }
