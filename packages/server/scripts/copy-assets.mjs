@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// Copies the server's non-TypeScript runtime assets (SQL migrations, worker-thread scripts) from
-// src/ to dist/, keeping their paths, so modules can read them relative to themselves
-// (new URL('./x.sql', import.meta.url)).
+// Copies the server's non-TypeScript runtime assets (SQL migrations) from src/ to dist/, keeping
+// their paths, so modules can read them relative to themselves (new URL('./x.sql', import.meta.url)).
 // Run after `tsc -b` (the root `build` script does).
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -10,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 const dist = join(root, 'dist');
-const ASSET = /\.(sql|mjs)$/;
+const ASSET = /\.sql$/;
 
 let copied = 0;
 for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -57,40 +57,6 @@ describe('SQLite specifics', () => {
       );
     } finally {
       db.close();
-    }
-  });
-
-  /** WAL frames written and frames copied into the database file, from the WAL index (-shm). */
-  const walState = (): { frames: number; backfilled: number } => {
-    const shm = readFileSync(`${path}-shm`);
-    return { frames: shm.readUInt32LE(16), backfilled: shm.readUInt32LE(96) };
-  };
-
-  it('checkpoints the WAL on a thread of its own, and removes it on close', async () => {
-    const store = createSqliteStore({ path, clock, checkpointIntervalMs: 10 });
-    try {
-      for (let i = 0; i < 20; i++) await store.createTasks([newTask(`tsk_${i}`)]);
-      expect(walState().frames).toBeGreaterThan(0);
-      // Far below SQLite's own threshold (1000 pages): only the thread copies these frames.
-      for (let i = 0; i < 500 && walState().backfilled < walState().frames; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(walState().backfilled).toBe(walState().frames);
-    } finally {
-      await store.close();
-    }
-    expect(existsSync(`${path}-wal`)).toBe(false);
-  });
-
-  it('without the thread, commits below SQLite’s threshold leave the WAL uncopied', async () => {
-    const store = createSqliteStore({ path, clock, checkpointIntervalMs: null });
-    try {
-      for (let i = 0; i < 20; i++) await store.createTasks([newTask(`tsk_${i}`)]);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(walState()).toMatchObject({ backfilled: 0 });
-      expect(walState().frames).toBeGreaterThan(0);
-    } finally {
-      await store.close();
     }
   });
 
@@ -273,9 +239,6 @@ describe('SQLite specifics', () => {
     expect(() => createSqliteStore({ path: '', clock })).toThrow(/path/);
     expect(() => createSqliteStore({ path: ':memory:', clock, busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
     expect(() => createSqliteStore({ path: ':memory:', clock, cacheSizeKiB: 10 })).toThrow(/cacheSizeKiB/);
-    expect(() => createSqliteStore({ path: ':memory:', clock, checkpointIntervalMs: 1 })).toThrow(
-      /checkpointIntervalMs/,
-    );
     expect(() => createSqliteStore({ path: join(dir, 'missing', 'deeper', 'x.db'), clock })).toThrow(
       expect.objectContaining({ code: 'unavailable' }),
     );

@@ -19,7 +19,6 @@ import type {
   TaskStore,
   WatchdogStore,
 } from '../store.js';
-import { startCheckpointer } from './checkpointer.js';
 import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
 import { SqliteContext } from './sqlite-context.js';
@@ -43,11 +42,6 @@ export interface SqliteStoreOptions {
    * path's pages (queue head, recent rows, history tail) fit in far less. @default 2000
    */
   cacheSizeKiB?: number;
-  /**
-   * How often a background thread checkpoints the WAL of a file database (checkpointer.ts), in ms;
-   * `null` leaves checkpoints to SQLite, inside commits. @default 200
-   */
-  checkpointIntervalMs?: number | null;
 }
 
 export interface ResolvedSqliteStoreOptions {
@@ -55,7 +49,6 @@ export interface ResolvedSqliteStoreOptions {
   clock: Clock;
   busyTimeoutMs: number;
   cacheSizeKiB: number;
-  checkpointIntervalMs: number | null;
 }
 
 export function resolveSqliteStoreOptions(options: SqliteStoreOptions): ResolvedSqliteStoreOptions {
@@ -70,15 +63,7 @@ export function resolveSqliteStoreOptions(options: SqliteStoreOptions): Resolved
   if (!Number.isInteger(cacheSizeKiB) || cacheSizeKiB < 256) {
     throw new ValidationError('cacheSizeKiB', 'must be an integer >= 256 (KiB)');
   }
-  const checkpointIntervalMs =
-    options.checkpointIntervalMs === undefined ? 200 : options.checkpointIntervalMs;
-  if (
-    checkpointIntervalMs !== null &&
-    (!Number.isInteger(checkpointIntervalMs) || checkpointIntervalMs < 10)
-  ) {
-    throw new ValidationError('checkpointIntervalMs', 'must be an integer >= 10 (milliseconds) or null');
-  }
-  return { path: options.path, clock: options.clock, busyTimeoutMs, cacheSizeKiB, checkpointIntervalMs };
+  return { path: options.path, clock: options.clock, busyTimeoutMs, cacheSizeKiB };
 }
 
 const UNAVAILABLE_CODES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL'];
@@ -109,10 +94,6 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     db.close();
     throw err;
   }
-  const checkpointer =
-    opts.path !== ':memory:' && opts.checkpointIntervalMs !== null
-      ? startCheckpointer(db, opts.path, opts.checkpointIntervalMs)
-      : null;
 
   const storeError = (err: unknown): unknown => {
     if (err instanceof RouseError) return err;
@@ -220,12 +201,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     kind: 'sqlite',
     now: () => Promise.resolve(opts.clock.now()),
     ping: () => call(() => void ping.get()),
-    close: async () => {
-      await checkpointer?.close();
-      return call(() => {
+    close: () =>
+      call(() => {
         if (db.open) db.close();
-      });
-    },
+      }),
     ...tasks,
     ...agentStore,
     ...coordination,
