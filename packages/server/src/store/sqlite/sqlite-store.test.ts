@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -9,7 +9,7 @@ import { beat } from '../../test-support/store-contract/agents.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
-import { createSqliteStore } from './sqlite-store.js';
+import { createSqliteStore, WAL_AUTOCHECKPOINT_PAGES } from './sqlite-store.js';
 import { TASK_SQL } from './task-statements.js';
 
 const LIST_PARAMS = { beforeSeq: null, type: null, agentId: null, labels: null, limit: 51 };
@@ -58,6 +58,27 @@ describe('SQLite specifics', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('checkpoints the WAL in small steps: it never holds much more than 250 pages', async () => {
+    const store = createSqliteStore({ path, clock });
+    /** Frames now in the WAL, from the WAL index header (-shm); a checkpoint lets the next commit restart it. */
+    const frames = (): number => readFileSync(`${path}-shm`).readUInt32LE(16);
+    let written = 0;
+    let most = 0;
+    try {
+      for (let i = 0; written < 4 * WAL_AUTOCHECKPOINT_PAGES; i++) {
+        const before = frames();
+        await store.createTasks([newTask(`tsk_${i}`)]);
+        const after = frames();
+        written += after > before ? after - before : after;
+        most = Math.max(most, after);
+      }
+    } finally {
+      await store.close();
+    }
+    expect(most).toBeGreaterThanOrEqual(WAL_AUTOCHECKPOINT_PAGES);
+    expect(most).toBeLessThan(WAL_AUTOCHECKPOINT_PAGES + 50);
   });
 
   it('lists a status other than completed through the status index', async () => {
