@@ -3,6 +3,9 @@ import type { Command } from 'commander';
 import { durationOption } from './duration-option.js';
 import { parsePositiveInteger } from './parse.js';
 
+/** How long `serve` waits for an unreachable PostgreSQL store at start-up unless --store-wait says. */
+export const DEFAULT_STORE_WAIT_MS = 30_000;
+
 /** The options that choose and reach the store (shared with `rouse migrate`). */
 export interface StoreCliOptions {
   store?: string;

@@ -7,7 +7,6 @@ import { pino } from 'pino';
 import { RouseError, ValidationError } from '../../core/errors.js';
 import { startRouseServer } from '../../server.js';
 import { describeStore, explainStoreOpenFailure, isPassingStoreOpenFailure } from '../../server-store.js';
-import { DEFAULT_STORE_WAIT_MS } from '../commands/serve.js';
 import { resolveDataDir } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
 import { prettyDestination } from '../format/log-line.js';
@@ -18,7 +17,7 @@ import { rouseCommand, shellQuote } from '../invocation.js';
 import { watchParent } from '../parent-watch.js';
 import { parseInteger } from '../parse.js';
 import { storeConfig } from '../store-config.js';
-import type { StoreCliOptions } from '../store-options.js';
+import { DEFAULT_STORE_WAIT_MS, type StoreCliOptions } from '../store-options.js';
 
 export interface ServeOptions extends StoreCliOptions {
   port: number;

@@ -9,10 +9,7 @@ import type { CliContext } from '../context.js';
 import { durationOption } from '../duration-option.js';
 import { formatDuration } from '../format/time.js';
 import { parseInteger, parsePort } from '../parse.js';
-import { addStoreOptions } from '../store-options.js';
-
-/** How long `serve` waits for an unreachable PostgreSQL store at start-up unless --store-wait says. */
-export const DEFAULT_STORE_WAIT_MS = 30_000;
+import { addStoreOptions, DEFAULT_STORE_WAIT_MS } from '../store-options.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
