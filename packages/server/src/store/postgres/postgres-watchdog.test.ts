@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FreshSchema, freshSchema } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
-import { beat, newAgent } from '../../test-support/store-contract/agents.js';
+import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures.js';
 import { T0 } from '../../test-support/store-contract/harness.js';
 import { heartbeatColumns } from '../agent-heartbeat-rules.js';
 import { type AgentRow, conditionToken, toWatch } from '../agent-row.js';

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
-import { beat } from '../../test-support/store-contract/agents.js';
+import { beat } from '../../test-support/store-contract/agent-fixtures.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
@@ -193,7 +193,8 @@ describe('SQLite specifics', () => {
 
   it('0010 turns an agent’s JSON sample ring into an empty binary one; the agent keeps working', async () => {
     const db = new Database(path);
-    migrateSqlite(db, clock, SQLITE_MIGRATIONS.slice(0, 9));
+    const before = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0010_sample_ring_blob');
+    migrateSqlite(db, clock, SQLITE_MIGRATIONS.slice(0, before));
     db.prepare(
       `INSERT INTO agents (id, agent_type, name, task_types, labels, token_hash, registered_at, samples)
        VALUES ('agt_old', 'w', 'old', '[]', '{}', 'h', ?, '[[1,2,3,null]]')`,

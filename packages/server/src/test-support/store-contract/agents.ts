@@ -1,67 +1,12 @@
 /**
  * Contract: agent slots and incarnations, lookup, heartbeats (lease, status, progress and its clock,
- * samples), polls, ending, and the commands queued for agents.
+ * samples), polls and ending (the commands queued for agents: agent-commands.ts).
  */
 
-import type { AgentCommand, AgentStatus, ConditionKind } from '@rouse/protocol';
+import type { AgentStatus, ConditionKind } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import type { AgentHeartbeatInput, NewAgent, Store } from '../../store/store.js';
-import { expectCode, type Harness, T0, uniqueId, writer } from './harness.js';
-
-/** A new agent's fields: every field at a plain value, then `overrides`. */
-export function newAgent(id: string, overrides: Partial<NewAgent> = {}): NewAgent {
-  return {
-    id,
-    key: null,
-    agentType: 'codex-reviewer',
-    name: `host/${id}`,
-    host: 'host-1',
-    pid: 4242,
-    taskTypes: ['work'],
-    labels: { zone: 'a' },
-    requires: [],
-    supervisorId: null,
-    tokenHash: `hash-${id}`,
-    policy: 'default',
-    heartbeatIntervalMs: 5000,
-    startupTimeoutMs: 30_000,
-    ...overrides,
-  };
-}
-
-/** A heartbeat input with the plain lease settings (15 s lease, no quiet period, no samples). */
-export function beat(agentId: string, overrides: Partial<AgentHeartbeatInput> = {}): AgentHeartbeatInput {
-  return {
-    agentId,
-    incarnation: 1,
-    leaseMs: 15_000,
-    quietPeriodMs: 0,
-    heartbeatIntervalMs: 5000,
-    sampleSpacingMs: 0,
-    maxSamples: 4,
-    maxGaps: 0,
-    ...overrides,
-  };
-}
-
-const DAY = 86_400_000;
-
-/** Queue `command` for `agentId`, keeping at most `keep` and none older than a day. */
-function queueCommand(store: Store, agentId: string, command: AgentCommand, keep = 10): Promise<void> {
-  return store.queueAgentCommand({ agentId, command, keep, maxAgeMs: DAY });
-}
-
-/** Take the agent's queued commands the way its heartbeat does. */
-async function take(store: Store, agentId: string): Promise<AgentCommand[]> {
-  const [result] = await store.recordAgentHeartbeats([beat(agentId)]);
-  if (!result) throw new Error(`agent ${agentId} not found`);
-  return result.commands;
-}
-
-/** Register agents with these ids (commands are taken by heartbeats, which need the agent). */
-async function registered(store: Store, ...ids: string[]): Promise<void> {
-  for (const id of ids) await store.registerAgent(newAgent(id));
-}
+import { beat, newAgent, queueCommand, takeAsCurrent } from './agent-fixtures.js';
+import { expectCode, type Harness, T0, writer } from './harness.js';
 
 export function agentsContract(h: () => Harness): void {
   describe('agents', () => {
@@ -183,7 +128,7 @@ export function agentsContract(h: () => Harness): void {
       });
       expect(await store.recordAgentHeartbeats([beat('agt_1', { incarnation: 1 })])).toEqual([null]);
       // Commands for the replaced incarnation are not handed to the new one.
-      expect(await take2(store, 'agt_1')).toEqual([]);
+      expect(await takeAsCurrent(store, 'agt_1')).toEqual([]);
       // The same key under another agent type is another slot; no key is always a new slot.
       const other = await store.registerAgent(
         newAgent('agt_3', { key: 'host-3/reviewer-1', agentType: 'planner', tokenHash: 'hash-3' }),
@@ -461,115 +406,5 @@ export function agentsContract(h: () => Harness): void {
       expect((await store.getAgent('agt_1'))?.status).toBe('left');
       await expectCode(store.endAgent({ agentId: 'agt_nope', lifecycle: 'left', reason: 'x' }), 'not_found');
     });
-
-    it('queues commands for an agent until a take returns them, oldest first, each once', async () => {
-      const { store } = h();
-      const agentId = uniqueId('agt');
-      const other = uniqueId('agt');
-      await registered(store, agentId, other);
-      expect(await take(store, agentId)).toEqual([]);
-      await queueCommand(store, agentId, { type: 'wake', reason: 'stalled' });
-      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
-      // The same command about the same task waits once; about another task, or without a task, again.
-      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1', reason: 'x' });
-      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_2' });
-      await queueCommand(store, agentId, { type: 'wake' });
-      await queueCommand(store, other, { type: 'terminate' });
-      const [first, second] = await Promise.all([take(store, agentId), take(store, agentId)]);
-      const taken = [...first!, ...second!];
-      expect(first!.length === 0 || second!.length === 0).toBe(true);
-      expect(taken).toEqual([
-        { type: 'wake', reason: 'stalled' },
-        { type: 'cancel', taskId: 'tsk_1' },
-        { type: 'cancel', taskId: 'tsk_2' },
-        { type: 'wake' },
-      ]);
-      expect(await take(store, agentId)).toEqual([]);
-      // Taken, the same command may be queued again.
-      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' });
-      expect(await take(store, agentId)).toEqual([{ type: 'cancel', taskId: 'tsk_1' }]);
-      expect(await take(store, other)).toEqual([{ type: 'terminate' }]);
-    });
-
-    it('records the heartbeats of several agents in one call, each taking its own commands', async () => {
-      const { store, clock } = h();
-      const [a, b, quiet] = [uniqueId('agt'), uniqueId('agt'), uniqueId('agt')];
-      await registered(store, a, b, quiet);
-      await queueCommand(store, a, { type: 'wake' });
-      await queueCommand(store, b, { type: 'checkpoint' });
-      await queueCommand(store, a, { type: 'terminate' });
-      clock.advance(50);
-      const results = await store.recordAgentHeartbeats([
-        beat(a, { status: 'running' }),
-        beat('agt_nobody'),
-        beat(quiet),
-        beat(b, { metrics: { rssBytes: 7 } }),
-        beat(a, { status: 'error' }), // named twice: the commands go with the first, the status is the last
-      ]);
-      expect(results.map((r) => r?.commands ?? null)).toEqual([
-        [{ type: 'wake' }, { type: 'terminate' }],
-        null,
-        [],
-        [{ type: 'checkpoint' }],
-        [],
-      ]);
-      expect(await store.getAgent(a)).toMatchObject({ status: 'error', lastHeartbeatAt: T0 + 50 });
-      expect(await store.getAgent(b)).toMatchObject({ status: 'idle', metrics: { rssBytes: 7 } });
-      expect(await store.getAgent(quiet)).toMatchObject({ lastHeartbeatAt: T0 + 50 });
-      expect((await store.recordAgentHeartbeats([beat(a), beat(b)])).map((r) => r?.commands)).toEqual([
-        [],
-        [],
-      ]);
-      expect(await store.recordAgentHeartbeats([])).toEqual([]);
-    });
-
-    it('hands the commands to the beat of the current incarnation when a replaced one beats in the same batch', async () => {
-      const { store } = h();
-      await store.registerAgent(newAgent('agt_1', { key: 'k' }));
-      await store.registerAgent(newAgent('agt_x', { key: 'k', tokenHash: 'hash-2' })); // incarnation 2
-      await queueCommand(store, 'agt_1', { type: 'cancel', taskId: 'tsk_1' });
-      const results = await store.recordAgentHeartbeats([
-        beat('agt_1', { incarnation: 1 }), // the replaced process, still beating
-        beat('agt_1', { incarnation: 2 }),
-      ]);
-      expect(results.map((r) => r?.commands ?? null)).toEqual([null, [{ type: 'cancel', taskId: 'tsk_1' }]]);
-      expect(await take2(store, 'agt_1')).toEqual([]);
-    });
-
-    it('keeps the newest commands of an agent up to the bound, and drops them all on clear', async () => {
-      const { store } = h();
-      const agentId = uniqueId('agt');
-      await registered(store, agentId);
-      for (let i = 0; i < 5; i++) {
-        await queueCommand(store, agentId, { type: 'wake', reason: `r${i}` }, 3);
-      }
-      expect((await take(store, agentId)).map((c) => c.reason)).toEqual(['r2', 'r3', 'r4']);
-      await queueCommand(store, agentId, { type: 'checkpoint' }, 3);
-      await store.clearAgentCommands(agentId);
-      expect(await take(store, agentId)).toEqual([]);
-    });
-
-    it("drops any agent's commands nobody took for longer than maxAgeMs when another is queued", async () => {
-      const { store, clock } = h();
-      const gone = uniqueId('agt');
-      const alive = uniqueId('agt');
-      await registered(store, gone, alive);
-      const queue = (agentId: string, type: AgentCommand['type']) => queueCommand(store, agentId, { type });
-      await queue(gone, 'wake');
-      await queue(alive, 'wake');
-      clock.advance(DAY);
-      await queue(alive, 'checkpoint'); // a day old exactly: nothing goes yet
-      clock.advance(1);
-      await queue(alive, 'terminate'); // now both wakes go, whoever they were for
-      expect(await take(store, gone)).toEqual([]);
-      expect(await take(store, alive)).toEqual([{ type: 'checkpoint' }, { type: 'terminate' }]);
-    });
   });
-}
-
-/** Take the commands with a heartbeat of the slot's current incarnation. */
-async function take2(store: Store, agentId: string): Promise<AgentCommand[]> {
-  const agent = await store.getAgent(agentId);
-  const [result] = await store.recordAgentHeartbeats([beat(agentId, { incarnation: agent!.incarnation })]);
-  return result?.commands ?? [];
 }

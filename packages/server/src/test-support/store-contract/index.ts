@@ -15,6 +15,7 @@
  * removes whatever it created.
  */
 import { describe } from 'vitest';
+import { agentCommandsContract } from './agent-commands.js';
 import { agentsContract } from './agents.js';
 import { shardsContract } from './coordination.js';
 import { type MakeStore, useHarness } from './harness.js';
@@ -24,7 +25,11 @@ import { watchdogContract } from './watchdog.js';
 export type { MakeStore } from './harness.js';
 
 export function runAgentStoreContract(name: string, makeStore: MakeStore): void {
-  describe(`Agent store contract: ${name}`, () => agentsContract(useHarness(makeStore)));
+  describe(`Agent store contract: ${name}`, () => {
+    const h = useHarness(makeStore);
+    agentsContract(h);
+    agentCommandsContract(h);
+  });
 }
 
 export function runCoordinationStoreContract(name: string, makeStore: MakeStore): void {

@@ -7,7 +7,7 @@ import type { ConditionKind } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
 import { shardOf } from '../../store/lease-shards.js';
 import type { ConditionChange, Store } from '../../store/store.js';
-import { beat, newAgent } from './agents.js';
+import { beat, newAgent } from './agent-fixtures.js';
 import { type Harness, T0, uniqueId } from './harness.js';
 
 function open(
