@@ -46,7 +46,6 @@ export interface AgentHooks {
 }
 
 export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks): AgentOperations {
-  const { forget } = hooks;
   const { store, clock, bus, watchdog } = ctx;
 
   /**
@@ -91,7 +90,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       if (reg.replacedIncarnation !== null) {
         // The previous process of this slot is gone or about to be: its token is void, its tasks go
         // back to the queue now (fenced by their versions), its open conditions were closed.
-        forget(agent.id, 'replaced');
+        hooks.forget(agent.id, 'replaced');
         for (const c of reg.closed) watchdog.events.condition(c);
         const released = await store.releaseAgentTasks({ agentId: agent.id, reason: 'agent_replaced' });
         for (const t of released) ctx.applyTransition(t);
@@ -180,7 +179,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       requireActsAs(caller, agentId, 'leave');
       await mustGetAgent(agentId);
       // First stop its claims (waiting or between two awaits), then release what it holds.
-      forget(agentId, 'left');
+      hooks.forget(agentId, 'left');
       ctx.waiters.releaseAgent(agentId);
       const released = await store.releaseAgentTasks({ agentId, reason: 'agent_left' });
       for (const t of released) ctx.applyTransition(t);
