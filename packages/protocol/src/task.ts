@@ -200,6 +200,28 @@ export type StartTaskRequest = z.input<typeof schemas.startTask>;
 export type TaskHeartbeatRequest = z.input<typeof schemas.taskHeartbeat>;
 export type CheckpointRequest = z.input<typeof schemas.checkpoint>;
 export type AppendLogsRequest = z.input<typeof schemas.appendLogs>;
+export type ClaimEffectRequest = z.input<typeof schemas.claimEffect>;
+export type RecordEffectRequest = z.input<typeof schemas.recordEffect>;
+
+/**
+ * `POST /v1/tasks/{id}/effects/{key}/claim`: `claimed` — run the effect now, then record it with
+ * `claimId`; `done` — it ran already (in this or an earlier attempt): here is what it returned;
+ * `running` — another attempt is running it: ask again later (its claim ends at `claimExpiresAt`).
+ */
+export type EffectClaimResponse =
+  | { outcome: 'claimed'; claimId: string; claimExpiresAt: number }
+  | { outcome: 'done'; result: Json | null; doneAt: number }
+  | { outcome: 'running'; claimExpiresAt: number };
+
+/**
+ * `PUT /v1/tasks/{id}/effects/{key}`: `recorded` — this result is the key's; `done` — another attempt
+ * recorded first (its claim had lapsed and both ran the effect): `result` is the one kept.
+ */
+export interface EffectRecordResponse {
+  outcome: 'recorded' | 'done';
+  result: Json | null;
+  doneAt: number;
+}
 export type CompleteTaskRequest = z.input<typeof schemas.completeTask>;
 export type FailTaskRequest = z.input<typeof schemas.failTask>;
 export interface TaskResponse {

@@ -102,6 +102,39 @@ export const taskHeartbeat = z
 
 export const checkpoint = z.object({ version, state: json.optional(), session: json.optional() }).strict();
 
+/** An effect key (`ctx.once(key, fn)`): names a side effect that must happen once per task. */
+export const effectKey = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9_.:@-]+$/, 'letters, digits and _ . : @ - only');
+
+export const claimEffect = z
+  .object({
+    version,
+    claimTtlMs: durationMs(1000)
+      .optional()
+      .describe(
+        'How long this attempt may take to run the effect and record it; after that another attempt may run it. Default 600000.',
+      ),
+  })
+  .strict();
+
+export const recordEffect = z
+  .object({
+    claimId: z.string().min(1).max(64),
+    result: json.optional().describe('What the effect returned (≤ 64 KiB); later attempts receive it.'),
+    ttlMs: durationMs(60_000)
+      .optional()
+      .describe('How long the key and its result are kept. Default 604800000 (7 days).'),
+  })
+  .strict();
+
+/** The effect key in a route's path. */
+export const effectKeyPath = z.object({ key: effectKey });
+
+export const releaseEffectQuery = z.object({ claimId: z.string().min(1).max(64) }).strict();
+
 export const appendLogs = z
   .object({
     version,

@@ -97,6 +97,8 @@ export interface CoordinatorOptions {
   agentLeaseLookaheadMs?: number;
   /** How often per-type baselines are saved and everyone's read back. @default 10000 */
   baselineFlushMs?: number;
+  /** How often expired effect keys are deleted. @default 600000 */
+  effectSweepIntervalMs?: number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -128,6 +130,7 @@ export interface ResolvedCoordinatorOptions {
   agentLeaseSweepMs: number;
   agentLeaseLookaheadMs: number;
   baselineFlushMs: number;
+  effectSweepIntervalMs: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -150,6 +153,7 @@ export const COORDINATOR_DEFAULTS = {
   agentLeaseSweepMs: 500,
   agentLeaseLookaheadMs: 2000,
   baselineFlushMs: 10_000,
+  effectSweepIntervalMs: 600_000,
 } as const;
 
 /** Defaults that differ on PostgreSQL (several coordinators). */
@@ -203,6 +207,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     agentLeaseSweepMs: pick('agentLeaseSweepMs'),
     agentLeaseLookaheadMs: pick('agentLeaseLookaheadMs'),
     baselineFlushMs: pick('baselineFlushMs'),
+    effectSweepIntervalMs: pick('effectSweepIntervalMs'),
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -231,6 +236,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     );
   }
   checkInt('baselineFlushMs', r.baselineFlushMs, 100);
+  checkInt('effectSweepIntervalMs', r.effectSweepIntervalMs, 1000);
   if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
     throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;

@@ -15,6 +15,7 @@ import type {
   AppendLogsRequest,
   CheckPoliciesResponse,
   CheckpointRequest,
+  ClaimEffectRequest,
   ClaimRequest,
   ClaimResponse,
   CompleteTaskRequest,
@@ -24,9 +25,12 @@ import type {
   DependencyReport,
   DependencyState,
   Diagnosis,
+  EffectClaimResponse,
+  EffectRecordResponse,
   FailTaskRequest,
   LogsResponse,
   PoliciesResponse,
+  RecordEffectRequest,
   RegisterAgentRequest,
   RegisterAgentResponse,
   ResultRef,
@@ -98,6 +102,19 @@ export interface Coordinator {
   startTask(caller: Caller, id: string, version: number): Promise<Task>;
   heartbeatTask(caller: Caller, id: string, req: TaskHeartbeatRequest): Promise<WriteOutcome>;
   checkpointTask(caller: Caller, id: string, req: CheckpointRequest): Promise<void>;
+  /** Claim an effect key of a running task for this attempt (see `effect-keys.ts`). */
+  claimEffect(caller: Caller, id: string, key: string, req: ClaimEffectRequest): Promise<EffectClaimResponse>;
+  /** Record what the effect of a claimed key returned. */
+  recordEffect(
+    caller: Caller,
+    id: string,
+    key: string,
+    req: RecordEffectRequest,
+  ): Promise<EffectRecordResponse>;
+  /** Give a claim back (the effect failed). */
+  releaseEffect(caller: Caller, id: string, key: string, claimId: string): Promise<{ released: boolean }>;
+  /** Delete the expired effect keys now (the coordinator also does it every `effectSweepIntervalMs`). */
+  sweepEffectsNow(): Promise<number>;
   appendLogs(
     caller: Caller,
     id: string,

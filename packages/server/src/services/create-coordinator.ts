@@ -36,6 +36,7 @@ import {
 } from './coordinator-options.js';
 import { createDependencyRegistry } from './dependency-registry.js';
 import { diagnoseTask } from './diagnose-task.js';
+import * as effects from './effect-keys.js';
 import { createEventBus } from './event-bus.js';
 import { createEventRelay } from './event-relay.js';
 import * as holder from './holder-writes.js';
@@ -231,6 +232,12 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     intervalMs: o.blobSweepIntervalMs,
     olderThanMs: o.blobOrphanAgeMs,
   });
+  const effectSweeper = effects.createEffectSweeper({
+    store,
+    clock,
+    logger: part('effects'),
+    intervalMs: o.effectSweepIntervalMs,
+  });
   const auth = createAuthenticator(o.tokens, store, clock);
   const claims = createClaimService(ctx);
   forgetAgent = (agentId, how) => {
@@ -264,6 +271,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       relay.start();
       eventRelay.start();
       blobSweeper.start();
+      effectSweeper.start();
       ctx.watchdog.start();
       logger.info(
         {
@@ -278,6 +286,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     async stop() {
       await ctx.watchdog.stop();
       blobSweeper.stop();
+      effectSweeper.stop();
       eventRelay.stop();
       ctx.sharedDependencies.stop();
       relay.stop();
@@ -339,6 +348,10 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     startTask: (caller, id, version) => holder.startTask(ctx, caller, id, version),
     heartbeatTask: (caller, id, req) => holder.heartbeatTask(ctx, caller, id, req),
     checkpointTask: (caller, id, req) => holder.checkpointTask(ctx, caller, id, req),
+    claimEffect: (caller, id, key, req) => effects.claimEffect(ctx, caller, id, key, req),
+    recordEffect: (caller, id, key, req) => effects.recordEffect(ctx, caller, id, key, req),
+    releaseEffect: (caller, id, key, claimId) => effects.releaseEffect(ctx, caller, id, key, claimId),
+    sweepEffectsNow: () => effectSweeper.sweep(),
     appendLogs: (caller, id, req) => holder.appendLogs(ctx, caller, id, req),
     uploadResult: (caller, id, version, contentType, body) =>
       holder.uploadResult(ctx, caller, id, version, contentType, body),

@@ -1,9 +1,9 @@
 /**
- * The Store contract: domain operations, split by concern into four contracts that a backend
- * composes — tasks (`task-store.ts`), agents (`agent-store.ts`), coordination between coordinators
- * (`coordination.ts`) and the watchdog (`watchdog-store.ts`). No connection, transaction or SQL types
- * appear in any of them; SQLite and PostgreSQL implement all four and pass one contract suite per
- * concern (`src/test-support/store-contract/`).
+ * The Store contract: domain operations, split by concern into contracts that a backend composes —
+ * tasks (`task-store.ts`), agents (`agent-store.ts`), coordination between coordinators
+ * (`coordination.ts`), the watchdog (`watchdog-store.ts`) and effect keys (`effect-store.ts`). No
+ * connection, transaction or SQL types appear in any of them; SQLite and PostgreSQL implement them all
+ * and pass one contract suite per concern (`src/test-support/store-contract/`).
  *
  * Rules every implementation keeps:
  * - Every transition is one atomic conditional write (compare-and-set on status and version) and
@@ -17,11 +17,13 @@
  */
 import type { AgentStore } from './agent-store.js';
 import type { CoordinationStore } from './coordination.js';
+import type { EffectStore } from './effect-store.js';
 import type { TaskStore } from './task-store.js';
 import type { WatchdogStore } from './watchdog-store.js';
 
 export type * from './agent-store.js';
 export type * from './coordination.js';
+export type * from './effect-store.js';
 export type * from './task-store.js';
 export type * from './watchdog-store.js';
 
@@ -35,4 +37,10 @@ export interface StoreBase {
   close(): Promise<void>;
 }
 
-export interface Store extends StoreBase, TaskStore, AgentStore, CoordinationStore, WatchdogStore {}
+export interface Store
+  extends StoreBase,
+    TaskStore,
+    AgentStore,
+    CoordinationStore,
+    WatchdogStore,
+    EffectStore {}

@@ -1,12 +1,12 @@
 /**
- * Holder writes (agent token or admin; `version` required): start, heartbeat, checkpoint, logs,
- * complete, fail. The coordinator checks the version (`409 stale_version`) and that the caller
+ * Holder writes (agent token or admin; `version` required): start, heartbeat, checkpoint, effect
+ * keys, logs, complete, fail. The coordinator checks the version (`409 stale_version`) and that the caller
  * holds the task (`403 forbidden`).
  */
 import type { ErrorCode } from '@rouse/protocol';
 import { ERROR_STATUS } from '@rouse/protocol';
 import * as schemas from '@rouse/protocol/schemas';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RouseError } from '../../core/errors.js';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import { parseInput } from '../validate.js';
@@ -73,6 +73,66 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       const body = parseInput(schemas.checkpoint, request.body, 'body');
       await coordinator.checkpointTask(callerOf(request), param(request, 'id'), body);
       return { ok: true };
+    },
+  );
+
+  const effectKey = (request: FastifyRequest): string =>
+    parseInput(schemas.effectKeyPath, { key: param(request, 'key') }, 'path').key;
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'POST',
+      url: '/v1/tasks/:id/effects/:key/claim',
+      access: 'holder',
+      summary:
+        'Claim an effect key before a side effect that must happen once: claimed (run it), done (its recorded result) or running (ask again later)',
+      body: schemas.claimEffect,
+      bodyName: 'ClaimEffect',
+    },
+    async (request) => {
+      const body = parseInput(schemas.claimEffect, request.body, 'body');
+      return coordinator.claimEffect(callerOf(request), param(request, 'id'), effectKey(request), body);
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'PUT',
+      url: '/v1/tasks/:id/effects/:key',
+      access: 'holder',
+      summary: 'Record what the effect of a claimed key returned; later claims receive it',
+      body: schemas.recordEffect,
+      bodyName: 'RecordEffect',
+    },
+    async (request) => {
+      const body = parseInput(schemas.recordEffect, request.body, 'body');
+      return coordinator.recordEffect(callerOf(request), param(request, 'id'), effectKey(request), body);
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'DELETE',
+      url: '/v1/tasks/:id/effects/:key',
+      access: 'holder',
+      summary: 'Give a claim back (the effect failed): the key is free again',
+      query: schemas.releaseEffectQuery,
+      queryName: 'ReleaseEffectQuery',
+    },
+    async (request) => {
+      const q = parseInput(schemas.releaseEffectQuery, request.query ?? {}, 'query');
+      return coordinator.releaseEffect(
+        callerOf(request),
+        param(request, 'id'),
+        effectKey(request),
+        q.claimId,
+      );
     },
   );
 

@@ -34,6 +34,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0007_coordinator_listening',
   '0008_coordinator_instance',
   '0009_watchdog',
+  '0010_task_effects',
 ]);
 
 export interface PostgresMigrationStatus {

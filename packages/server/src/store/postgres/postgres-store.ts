@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
- * database (docs/design.md §8), composed of its four parts (tasks, agents, coordination, watchdog). Nearly
+ * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, effect keys). Nearly
  * every operation is one statement on a pooled connection — its conditional write, history entries
  * and returned rows together — so it is atomic and costs one round trip; batches (heartbeats,
  * completions, creates) are one statement for the whole batch. The few writes that must lock an
@@ -16,7 +16,14 @@
 import pg from 'pg';
 import { UnavailableError } from '../../core/errors.js';
 import { checkLedger } from '../migrations.js';
-import type { AgentStore, CoordinationStore, Store, TaskStore, WatchdogStore } from '../store.js';
+import type {
+  AgentStore,
+  CoordinationStore,
+  EffectStore,
+  Store,
+  TaskStore,
+  WatchdogStore,
+} from '../store.js';
 import { ADMIN_SQL, notifyAsyncSql } from './admin-statements.js';
 import { ledgerOnClient, migrateOnClient, POSTGRES_MIGRATIONS } from './migrate.js';
 import {
@@ -29,6 +36,7 @@ import {
 import * as agents from './postgres-agents.js';
 import { createPostgresBlobStore } from './postgres-blobs.js';
 import { PgContext, pgConfig } from './postgres-context.js';
+import * as effects from './postgres-effects.js';
 import { toStoreError } from './postgres-errors.js';
 import {
   claimableChannel,
@@ -166,6 +174,12 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     saveDependency: op(watchdog.saveDependency),
     listDependencies: op(watchdog.listDependencies),
   };
+  const effectStore: EffectStore = {
+    claimEffect: op(effects.claimEffect),
+    recordEffect: op(effects.recordEffect),
+    releaseEffect: op(effects.releaseEffect),
+    deleteExpiredEffects: op(effects.deleteExpiredEffects),
+  };
 
   return {
     kind: 'postgres',
@@ -188,5 +202,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...agentStore,
     ...coordination,
     ...watchdogStore,
+    ...effectStore,
   };
 }

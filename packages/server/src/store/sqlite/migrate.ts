@@ -30,6 +30,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0008_coordinator_instance',
   '0009_watchdog',
   '0010_sample_ring_blob',
+  '0011_task_effects',
 ]);
 
 const CREATE_LEDGER = `

@@ -8,6 +8,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Transitioned } from '../store.js';
 import { type AttemptedWrite, writeError } from '../write-errors.js';
 import { AGENT_SQL, WATCHDOG_SQL } from './agent-statements.js';
+import { EFFECT_SQL } from './effect-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { SHARD_SQL } from './shard-statements.js';
 import { TASK_SQL } from './task-statements.js';
@@ -44,6 +45,7 @@ export class SqliteContext {
   readonly agents: Prepared<typeof AGENT_SQL>;
   readonly watchdog: Prepared<typeof WATCHDOG_SQL>;
   readonly shards: Prepared<typeof SHARD_SQL>;
+  readonly effects: Prepared<typeof EFFECT_SQL>;
 
   constructor(
     readonly db: Database.Database,
@@ -53,6 +55,7 @@ export class SqliteContext {
     this.agents = prepareAll(db, AGENT_SQL);
     this.watchdog = prepareAll(db, WATCHDOG_SQL);
     this.shards = prepareAll(db, SHARD_SQL);
+    this.effects = prepareAll(db, EFFECT_SQL);
     for (const st of [
       this.tasks.selectTask,
       this.tasks.selectTaskBySeq,

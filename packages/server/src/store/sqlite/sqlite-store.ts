@@ -14,6 +14,7 @@ import type {
   AgentStore,
   ClaimableNotice,
   CoordinationStore,
+  EffectStore,
   Store,
   StreamNotice,
   TaskStore,
@@ -22,6 +23,7 @@ import type {
 import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
 import { SqliteContext } from './sqlite-context.js';
+import * as effects from './sqlite-effects.js';
 import * as shards from './sqlite-shards.js';
 import * as admin from './sqlite-task-admin.js';
 import * as reads from './sqlite-task-reads.js';
@@ -204,6 +206,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     saveDependency: write(watchdog.saveDependency),
     listDependencies: read(watchdog.listDependencies),
   };
+  const effectStore: EffectStore = {
+    claimEffect: write(effects.claimEffect),
+    recordEffect: write(effects.recordEffect),
+    releaseEffect: write(effects.releaseEffect),
+    deleteExpiredEffects: write(effects.deleteExpiredEffects),
+  };
   const ping = db.prepare('SELECT 1');
   return {
     kind: 'sqlite',
@@ -217,6 +225,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...agentStore,
     ...coordination,
     ...watchdogStore,
+    ...effectStore,
   };
 }
 

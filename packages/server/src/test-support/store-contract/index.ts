@@ -1,6 +1,6 @@
 /**
- * The Store contract suites, one per concern of the Store (tasks, agents, coordination, watchdog):
- * every backend runs all four and must pass them unchanged. They define vitest `describe`/`it`
+ * The Store contract suites, one per concern of the Store (tasks, agents, coordination, watchdog,
+ * effect keys): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
  * blocks, so call them from a test file:
  *
  * ```ts
@@ -18,6 +18,7 @@ import { describe } from 'vitest';
 import { agentCommandsContract } from './agent-commands.js';
 import { agentsContract } from './agents.js';
 import { shardsContract } from './coordination.js';
+import { effectsContract } from './effects.js';
 import { type MakeStore, useHarness } from './harness.js';
 import { runTaskStoreContract } from './tasks.js';
 import { watchdogContract } from './watchdog.js';
@@ -40,12 +41,17 @@ export function runWatchdogStoreContract(name: string, makeStore: MakeStore): vo
   describe(`Watchdog store contract: ${name}`, () => watchdogContract(useHarness(makeStore)));
 }
 
+export function runEffectStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Effect store contract: ${name}`, () => effectsContract(useHarness(makeStore)));
+}
+
 export { runTaskStoreContract };
 
-/** All four suites. */
+/** All the suites. */
 export function runStoreContract(name: string, makeStore: MakeStore): void {
   runTaskStoreContract(name, makeStore);
   runAgentStoreContract(name, makeStore);
   runCoordinationStoreContract(name, makeStore);
   runWatchdogStoreContract(name, makeStore);
+  runEffectStoreContract(name, makeStore);
 }
