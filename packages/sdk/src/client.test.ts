@@ -225,6 +225,56 @@ describe('Client', () => {
     expect(seen).toHaveLength(12); // 3 attempts in all
   });
 
+  it('effect keys: the key is URL-encoded; a claim is sent once, record and release are retried', async () => {
+    let failuresLeft = 0;
+    const { url, seen } = await serve((req, _body, res) => {
+      if (failuresLeft > 0) {
+        failuresLeft--;
+        return json(res, 503, { error: { code: 'unavailable', message: 'store down' } });
+      }
+      if (req.method === 'POST')
+        return json(res, 200, { outcome: 'claimed', claimId: 'c/1', claimExpiresAt: 9 });
+      if (req.method === 'PUT')
+        return json(res, 200, { outcome: 'recorded', result: { id: 'm1' }, doneAt: 10 });
+      json(res, 200, { ok: true });
+    });
+    const client = new Client({ url, token: 't', retry: fast });
+
+    expect(await client.claimEffect('t/1', 'email:a@b', { version: 3, claimTtlMs: 5000 })).toEqual({
+      outcome: 'claimed',
+      claimId: 'c/1',
+      claimExpiresAt: 9,
+    });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/tasks/t%2F1/effects/email%3Aa%40b/claim' });
+    expect(JSON.parse(seen[0]!.body)).toEqual({ version: 3, claimTtlMs: 5000 });
+
+    failuresLeft = 1;
+    expect(await client.recordEffect('t/1', 'email:a@b', { claimId: 'c/1', result: { id: 'm1' } })).toEqual({
+      outcome: 'recorded',
+      result: { id: 'm1' },
+      doneAt: 10,
+    });
+    expect(seen.slice(1).map((r) => `${r.method} ${r.url}`)).toEqual([
+      'PUT /v1/tasks/t%2F1/effects/email%3Aa%40b',
+      'PUT /v1/tasks/t%2F1/effects/email%3Aa%40b',
+    ]);
+    expect(JSON.parse(seen[2]!.body)).toEqual({ claimId: 'c/1', result: { id: 'm1' } });
+
+    failuresLeft = 1;
+    await client.releaseEffect('t/1', 'email:a@b', 'c/1');
+    expect(seen.slice(3).map((r) => `${r.method} ${r.url}`)).toEqual([
+      'DELETE /v1/tasks/t%2F1/effects/email%3Aa%40b?claimId=c%2F1',
+      'DELETE /v1/tasks/t%2F1/effects/email%3Aa%40b?claimId=c%2F1',
+    ]);
+
+    failuresLeft = 1;
+    await expect(client.claimEffect('t1', 'k', { version: 1 })).rejects.toMatchObject({
+      status: 503,
+      code: 'unavailable',
+    });
+    expect(seen).toHaveLength(6);
+  });
+
   it('times out a silent server and honours the caller signal', async () => {
     const { url } = await serve(() => {
       // never answers

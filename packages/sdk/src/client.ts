@@ -4,9 +4,10 @@
  * coordinator throws {@link RouseNetworkError}.
  *
  * Retries: GETs and the writes that are idempotent by design (heartbeats, checkpoint, result upload,
- * complete and fail — all fenced by `version` — and create with an `idempotencyKey`) are retried with
- * backoff on retryable errors ({@link isRetryable}). Other writes (claim, start, logs, cancel, ...) are
- * sent once: repeating them could do the thing twice.
+ * complete and fail — all fenced by `version` —, recording and releasing an effect key — named by
+ * their claim — and create with an `idempotencyKey`) are retried with backoff on retryable errors
+ * ({@link isRetryable}). Other writes (claim, start, logs, cancel, effect claims, ...) are sent once:
+ * repeating them could do the thing twice.
  *
  * @example
  * const client = new Client({ url: 'http://127.0.0.1:7070', token: process.env.ROUSE_TOKEN! });
@@ -23,18 +24,22 @@ import type {
   AppendLogsRequest,
   CheckPoliciesResponse,
   CheckpointRequest,
+  ClaimEffectRequest,
   ClaimRequest,
   ClaimResponse,
   CompleteTaskRequest,
   CreateTaskRequest,
   CreateTaskResponse,
   Diagnosis,
+  EffectClaimResponse,
+  EffectRecordResponse,
   FailTaskRequest,
   ListAgentsResponse,
   ListTasksResponse,
   LogLine,
   LogsResponse,
   PoliciesResponse,
+  RecordEffectRequest,
   RegisterAgentRequest,
   RegisterAgentResponse,
   ResultRef,
@@ -312,6 +317,39 @@ export class Client {
   /** `PUT /v1/tasks/{id}/checkpoint` — save resume state and session. */
   async checkpoint(taskId: string, req: CheckpointRequest): Promise<void> {
     await this.http.json('PUT', `/v1/tasks/${id(taskId)}/checkpoint`, JSON.stringify(req), { retry: true });
+  }
+
+  /**
+   * `POST /v1/tasks/{id}/effects/{key}/claim` — claim effect key `key` of the task for this attempt
+   * (`ctx.once`): `claimed` (run the effect, then {@link recordEffect}), `done` (it ran: here is its
+   * result) or `running` (another claim holds it until `claimExpiresAt`; ask again). Not retried: a
+   * repeat of a claim whose answer was lost would find the key `running` under this very claim, which
+   * nobody would record or release until it lapses.
+   */
+  claimEffect(taskId: string, key: string, req: ClaimEffectRequest): Promise<EffectClaimResponse> {
+    const path = `/v1/tasks/${id(taskId)}/effects/${id(key)}/claim`;
+    return this.http.json('POST', path, JSON.stringify(req));
+  }
+
+  /**
+   * `PUT /v1/tasks/{id}/effects/{key}` — record what the effect returned, under the claim that ran it.
+   * `recorded`: this result is the key's; `done`: the key was recorded before (a claim that lapsed
+   * was taken over) and `result` is the one kept — use it. Retried: a repeat finds the key recorded.
+   * A claim that is no longer the key's is refused with `409 conflict`.
+   */
+  recordEffect(taskId: string, key: string, req: RecordEffectRequest): Promise<EffectRecordResponse> {
+    const path = `/v1/tasks/${id(taskId)}/effects/${id(key)}`;
+    return this.http.json('PUT', path, JSON.stringify(req), { retry: true });
+  }
+
+  /**
+   * `DELETE /v1/tasks/{id}/effects/{key}?claimId=` — give a claim back (the effect failed), so that the
+   * next claim of the key runs it. Retried: releasing twice is releasing once (which is why the
+   * coordinator's `released` flag is not passed on — a retry of a release that worked says false).
+   */
+  async releaseEffect(taskId: string, key: string, claimId: string): Promise<void> {
+    const path = `/v1/tasks/${id(taskId)}/effects/${id(key)}?claimId=${id(claimId)}`;
+    await this.http.json('DELETE', path, undefined, { retry: true });
   }
 
   /** `POST /v1/tasks/{id}/logs` — append lines (not retried: a repeat would duplicate them). */

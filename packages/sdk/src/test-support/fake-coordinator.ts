@@ -28,6 +28,18 @@ export interface Recorded {
 
 export type Override = (req: Recorded, res: ServerResponse) => boolean;
 
+/** An effect key (`ctx.once`) as the fake keeps it: claimed (`running`) or recorded (`done`). */
+export interface FakeEffect {
+  state: 'running' | 'done';
+  /** The claim that holds the key, or recorded it. */
+  claimId: string;
+  /** The version (attempt) that claimed it. */
+  version: number;
+  claimExpiresAt: number;
+  result: Json | null;
+  doneAt: number | null;
+}
+
 export class FakeCoordinator extends EventEmitter {
   readonly requests: Recorded[] = [];
   readonly queue: Task[] = [];
@@ -61,6 +73,15 @@ export class FakeCoordinator extends EventEmitter {
   readonly acceptedTokens = new Set<string>();
   /** Answer a request yourself (return true when handled). */
   override: Override | undefined;
+  /**
+   * Effect keys by `effectId(taskId, key)`, with the coordinator's rules: the first claim runs the
+   * effect, a live claim answers `running`, a claim past its `claimExpiresAt` may be taken anew, a
+   * record needs the claim that holds the key, a release frees it. Tests may edit entries.
+   */
+  readonly effects = new Map<string, FakeEffect>();
+  /** The clock of effect claims (a test moves it to make a claim lapse). */
+  now: () => number = () => Date.now();
+  private claimSeq = 0;
   private server: Server | undefined;
   private readonly waits = new Set<() => void>();
   port = 0;
@@ -189,6 +210,9 @@ export class FakeCoordinator extends EventEmitter {
       this.left.push(p.split('/')[3]!);
       return send(res, 204);
     }
+    const e = p.match(/^\/v1\/tasks\/([^/]+)\/effects\/([^/]+)(\/claim)?$/);
+    if (e)
+      return this.effect(r, res, decodeURIComponent(e[1]!), decodeURIComponent(e[2]!), e[3] !== undefined);
     const m = p.match(/^\/v1\/tasks\/([^/]+)\/(complete|fail|logs|checkpoint|result)$/);
     if (!m) return error(res, 404, 'not_found', `no route ${r.method} ${p}`);
     const taskId = m[1]!;
@@ -226,6 +250,56 @@ export class FakeCoordinator extends EventEmitter {
         });
       }
     }
+  }
+
+  /** Claim (`POST .../claim`), record (`PUT`) or release (`DELETE ?claimId=`) an effect key. */
+  private async effect(
+    r: Recorded,
+    res: ServerResponse,
+    taskId: string,
+    key: string,
+    isClaim: boolean,
+  ): Promise<void> {
+    if (!/^[A-Za-z0-9_.:@-]{1,200}$/.test(key))
+      return error(res, 400, 'validation_failed', `bad effect key ${JSON.stringify(key)}`);
+    const id = effectId(taskId, key);
+    const entry = this.effects.get(id);
+    const now = this.now();
+    if (isClaim && r.method === 'POST') {
+      if (this.stale.has(taskId))
+        return error(res, 409, 'stale_version', 'version is not current', { currentVersion: 99 });
+      const body = r.body as { version: number; claimTtlMs?: number };
+      if (entry?.state === 'done')
+        return send(res, 200, { outcome: 'done', result: entry.result, doneAt: entry.doneAt });
+      if (entry?.state === 'running' && entry.claimExpiresAt > now)
+        return send(res, 200, { outcome: 'running', claimExpiresAt: entry.claimExpiresAt });
+      const claimId = `clm_${++this.claimSeq}`;
+      const claimExpiresAt = now + (body.claimTtlMs ?? 600_000);
+      this.effects.set(id, {
+        state: 'running',
+        claimId,
+        version: body.version,
+        claimExpiresAt,
+        result: null,
+        doneAt: null,
+      });
+      return send(res, 200, { outcome: 'claimed', claimId, claimExpiresAt });
+    }
+    if (r.method === 'PUT' && !isClaim) {
+      const body = r.body as { claimId: string; result?: Json };
+      if (entry?.state === 'done')
+        return send(res, 200, { outcome: 'done', result: entry.result, doneAt: entry.doneAt });
+      if (entry?.claimId !== body.claimId)
+        return error(res, 409, 'conflict', `claim ${body.claimId} no longer holds effect ${key}`);
+      Object.assign(entry, { state: 'done', result: body.result ?? null, doneAt: now });
+      return send(res, 200, { outcome: 'recorded', result: entry.result, doneAt: now });
+    }
+    if (r.method === 'DELETE' && !isClaim) {
+      const released = entry?.state === 'running' && entry.claimId === r.query.get('claimId');
+      if (released) this.effects.delete(id);
+      return send(res, 200, { released });
+    }
+    return error(res, 404, 'not_found', `no route ${r.method} ${r.path}`);
   }
 
   private async claim(r: Recorded, res: ServerResponse): Promise<void> {
@@ -272,6 +346,11 @@ function send(res: ServerResponse, status: number, body?: unknown): void {
 
 function error(res: ServerResponse, status: number, code: string, message: string, details?: object): void {
   send(res, status, { error: { code, message, details } });
+}
+
+/** The key of {@link FakeCoordinator.effects}. */
+export function effectId(taskId: string, key: string): string {
+  return `${taskId} ${key}`;
 }
 
 /** Start a fake coordinator on a free port (or `port`). */

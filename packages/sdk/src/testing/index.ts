@@ -1,6 +1,7 @@
 /**
  * Test helpers for handler authors: run a handler against a mock task environment, without a
- * coordinator, and look at what it did (progress, checkpoints, logs, uploads) and how it ended.
+ * coordinator, and look at what it did (progress, checkpoints, logs, uploads, effects) and how it
+ * ended.
  *
  * @example
 import { runHandler } from '@rouse/sdk/testing';
@@ -14,6 +15,7 @@ import type { DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import { systemNow } from '../clock.js';
 import { TaskCancelledError } from '../errors.js';
 import { classifyError, classifyValue, type DependencyObservation } from '../runtime/classify-dependency.js';
+import { effectResult } from '../worker/effects.js';
 import type { TaskContext, TaskHandler } from '../worker/task-context.js';
 import { TaskRun, type TaskRunHost } from '../worker/task-run.js';
 
@@ -72,6 +74,14 @@ export interface MockContextOptions {
   instantSleep?: boolean;
   /** Make `ctx.checkpoint` fail with this error (e.g. a `LeaseLostError`). */
   checkpointError?: Error;
+  /**
+   * Effect keys recorded by an earlier attempt, with their results: `ctx.once(key, fn)` returns the
+   * result without running `fn`, as it would on a retry.
+   *
+   * @example
+   * const retry = await runHandler(handler, { attempt: 2 }, { effects: { 'email:welcome': { id: 'm1' } } });
+   */
+  effects?: Record<string, Json>;
 }
 
 /** A mock task environment and everything the handler did in it. */
@@ -86,6 +96,13 @@ export interface MockContext {
   logs: { stream: string; text: string }[];
   /** Every `ctx.uploadResult` call. */
   uploads: { body: Buffer; contentType: string | undefined }[];
+  /**
+   * Every `ctx.once` call that returned, in order: its key, the result it returned (the JSON copy the
+   * coordinator would have recorded) and whether its `fn` ran (false: the key was recorded already,
+   * by an earlier call or in {@link MockContextOptions.effects}). Keys are kept per mock context,
+   * as a coordinator keeps them per task; a call whose `fn` threw leaves the key free and no entry.
+   */
+  effects: { key: string; result: Json; ran: boolean }[];
   /**
    * What every `ctx.withDependency` call revealed, in order (`state` undefined: the error said nothing
    * about the service). Classified as the worker does.
@@ -103,12 +120,17 @@ export interface MockContext {
 export function createMockContext(task: Partial<Task> = {}, options: MockContextOptions = {}): MockContext {
   const fullTask = mockTask(task);
   let executionDone = false;
+  const recordedEffects = new Map<string, Json>(
+    Object.entries(options.effects ?? {}).map(([key, result]) => [key, effectResult(key, result)]),
+  );
+  const runningEffects = new Map<string, Promise<Json>>();
   const mock = {
     task: fullTask,
     progress: [] as MockContext['progress'],
     checkpoints: [] as MockContext['checkpoints'],
     logs: [] as MockContext['logs'],
     uploads: [] as MockContext['uploads'],
+    effects: [] as MockContext['effects'],
     dependencies: [] as MockContext['dependencies'],
     get executionDone() {
       return executionDone;
@@ -131,6 +153,32 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
         contentType: contentType ?? 'application/octet-stream',
         sha256: createHash('sha256').update(bytes).digest('hex'),
       };
+    },
+    async once(run, key, fn) {
+      for (;;) {
+        if (run.signal.aborted) throw run.signal.reason;
+        if (recordedEffects.has(key)) {
+          const result = recordedEffects.get(key) as Json;
+          mock.effects.push({ key, result, ran: false });
+          return result as Awaited<ReturnType<typeof fn>>;
+        }
+        const running = runningEffects.get(key);
+        if (running === undefined) break;
+        await running.catch(() => {}); // another call runs it: wait for its result (or its failure)
+      }
+      const running = (async () => {
+        const result = effectResult(key, await fn());
+        recordedEffects.set(key, result);
+        return result;
+      })();
+      runningEffects.set(key, running);
+      try {
+        const result = await running;
+        mock.effects.push({ key, result, ran: true });
+        return result as Awaited<ReturnType<typeof fn>>;
+      } finally {
+        runningEffects.delete(key);
+      }
     },
     async withDependency(_run, name, fn) {
       const record = (o: DependencyObservation | undefined): void => {

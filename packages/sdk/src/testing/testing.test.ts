@@ -1,5 +1,6 @@
+import type { Json } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, NonRetryableError } from '../errors.js';
+import { InvalidOptionError, LeaseLostError, NonRetryableError } from '../errors.js';
 import type { TaskHandler } from '../worker/task-context.js';
 import { createMockContext, mockTask, runHandler } from './index.js';
 
@@ -93,5 +94,102 @@ describe('testing helpers', () => {
       { name: 'openai', state: 'rate_limited', retryAfterMs: 7000 },
     ]);
     expect(run.result).toEqual({ first: true, second: false });
+  });
+
+  describe('ctx.once', () => {
+    it('runs fn once per key and records every call in effects', async () => {
+      let runs = 0;
+      const run = await runHandler(async (_task, ctx) => {
+        const a = await ctx.once('email:welcome', () => {
+          runs++;
+          return { messageId: 'm1', at: new Date(0) as unknown as Json };
+        });
+        const again = await ctx.once('email:welcome', () => {
+          runs++;
+          return 'not sent';
+        });
+        const nothing = await ctx.once('audit', (() => undefined) as unknown as () => Json);
+        return { a, again, nothing };
+      });
+      expect(run.error).toBeUndefined();
+      expect(runs).toBe(1);
+      // the JSON copy the coordinator would have recorded (a Date becomes a string, undefined null)
+      const sent = { messageId: 'm1', at: '1970-01-01T00:00:00.000Z' };
+      expect(run.result).toEqual({ a: sent, again: sent, nothing: null });
+      expect(run.effects).toEqual([
+        { key: 'email:welcome', result: sent, ran: true },
+        { key: 'email:welcome', result: sent, ran: false },
+        { key: 'audit', result: null, ran: true },
+      ]);
+    });
+
+    it('options.effects are keys an earlier attempt recorded: fn does not run', async () => {
+      let runs = 0;
+      const run = await runHandler(
+        async (_task, ctx) =>
+          ctx.once('charge', () => {
+            runs++;
+            return 'charged again';
+          }),
+        { attempt: 2 },
+        { effects: { charge: { id: 'ch_1' } } },
+      );
+      expect(run.result).toEqual({ id: 'ch_1' });
+      expect(runs).toBe(0);
+      expect(run.effects).toEqual([{ key: 'charge', result: { id: 'ch_1' }, ran: false }]);
+    });
+
+    it('two calls racing for a key run fn once; a throwing fn leaves the key free', async () => {
+      const mock = createMockContext();
+      let runs = 0;
+      const pending: (() => void)[] = [];
+      const slow = (): Promise<Json> => {
+        runs++;
+        return new Promise((resolve) => pending.push(() => resolve(`sent ${runs}`)));
+      };
+      const both = Promise.all([mock.ctx.once('k', slow), mock.ctx.once('k', slow)]);
+      await new Promise((r) => setImmediate(r));
+      for (const release of pending) release();
+      expect(await both).toEqual(['sent 1', 'sent 1']);
+      expect(runs).toBe(1);
+      expect(mock.effects.map((e) => e.ran)).toEqual([true, false]);
+
+      const boom = new Error('declined');
+      await expect(
+        mock.ctx.once('pay', () => {
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      expect(await mock.ctx.once('pay', () => 'paid')).toBe('paid');
+      expect(mock.effects.slice(2)).toEqual([{ key: 'pay', result: 'paid', ran: true }]);
+    });
+
+    it('refuses bad keys and unrecordable results, and rejects once aborted', async () => {
+      const mock = createMockContext();
+      await expect(mock.ctx.once('no spaces', () => 1)).rejects.toBeInstanceOf(InvalidOptionError);
+      await expect(mock.ctx.once('k', () => 1, { ttlMs: 1000 })).rejects.toThrow(/options.ttlMs/);
+      const big = await mock.ctx.once('big', () => 'x'.repeat(70 * 1024)).catch((e: unknown) => e);
+      expect(big).toBeInstanceOf(NonRetryableError);
+      expect(big).toMatchObject({
+        code: 'effect_result_invalid',
+        message: expect.stringMatching(/the effect ran/),
+      });
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      await expect(mock.ctx.once('cyclic', () => cyclic as Json)).rejects.toMatchObject({
+        code: 'effect_result_invalid',
+      });
+      expect(mock.effects).toEqual([]);
+      const reason = new LeaseLostError(mock.task.id, 1);
+      mock.abort(reason);
+      let ran = false;
+      await expect(
+        mock.ctx.once('after', () => {
+          ran = true;
+          return 1;
+        }),
+      ).rejects.toBe(reason);
+      expect(ran).toBe(false);
+    });
   });
 });

@@ -2,8 +2,9 @@
  * What a handler receives: `(task, ctx)`, shaped like Temporal's activity context.
  *
  * The runtime sends heartbeats by itself; handler code only reports progress (`ctx.progress`), saves
- * resume state (`ctx.checkpoint`), writes logs (`ctx.log`) and watches `ctx.signal`, which aborts when
- * the work must stop (lease lost, cancelled, shutdown, execution timeout).
+ * resume state (`ctx.checkpoint`), writes logs (`ctx.log`), guards side effects that must not be
+ * repeated by a retry (`ctx.once`) and watches `ctx.signal`, which aborts when the work must stop
+ * (lease lost, cancelled, shutdown, execution timeout).
  */
 import type { Json, ResultRef, Task } from '@rouse/protocol';
 
@@ -14,6 +15,21 @@ import type { Json, ResultRef, Task } from '@rouse/protocol';
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: a handler may return nothing
 export type TaskHandler<R extends Json | void = Json | void> = (task: Task, ctx: TaskContext) => Promise<R>;
+
+/** Options of {@link TaskContext.once}. */
+export interface OnceOptions {
+  /**
+   * How long the coordinator keeps the key and its recorded result, from when it was recorded; a
+   * call after that runs `fn` again. At least 60000. @default 604800000 (7 days)
+   */
+  ttlMs?: number;
+  /**
+   * How long this attempt may take to run `fn` and record its result. If it has not recorded by then
+   * (its process died, say), the claim lapses and another attempt may run `fn`. At least 1000.
+   * @default 600000 (10 minutes)
+   */
+  claimTtlMs?: number;
+}
 
 /** The handler's view of the attempt it runs. */
 export interface TaskContext {
@@ -73,4 +89,40 @@ export interface TaskContext {
   executionDone(): void;
   /** Upload a large result as a blob now (complete with no inline result afterwards). */
   uploadResult(body: Buffer | string, contentType?: string): Promise<ResultRef>;
+  /**
+   * Run a side effect that must happen once for this task however often the task is attempted
+   * (sending an email, charging a card), and return what it returned.
+   *
+   * `key` names the effect within the task (keys of different tasks never meet): 1 to 200 characters
+   * of letters, digits and `_ . : @ -`; a bad key rejects with an {@link InvalidOptionError} before
+   * anything is sent. The first call to claim the key — in this attempt or any other, in this
+   * process or on another host — runs `fn` and the coordinator records its result; every later call
+   * with the key receives that result and does not run `fn`. Of two calls racing for the key, one
+   * runs `fn` and the other waits for its result (checking about once a second; the wait rejects
+   * with `signal.reason` if the signal aborts).
+   *
+   * `fn`'s value must be JSON (at most 64 KiB; `undefined` becomes `null`). What `once` returns is
+   * the recorded value, as JSON: the same thing later attempts receive. A value that cannot be
+   * recorded (not JSON, too large) rejects with a {@link NonRetryableError} — `fn` ran, and a retry
+   * would run it again.
+   *
+   * If `fn` throws, the claim is given back and the error rethrown: the effect counts as not done,
+   * and the next call with the key (this attempt's or a later one's) runs `fn` again.
+   *
+   * Exactly once, except at one edge: if the process dies (or loses the coordinator) after `fn` ran
+   * and before its result was recorded, the coordinator cannot know the effect happened, and once the
+   * claim lapses (`claimTtlMs`, default 10 minutes) another attempt runs `fn` again — at least once
+   * there. Where the service allows it, pass it an idempotency key derived from the task id and `key`
+   * to close that gap too. Keys are kept `ttlMs` (default 7 days) after they are recorded.
+   *
+   * @example
+   * const receipt = await ctx.once('charge', () =>
+   *   payments.charge({ customer, amountCents: 1200, idempotencyKey: `${task.id}:charge` }),
+   * );
+   * await ctx.once('email:receipt', async () => {
+   *   await mailer.send(customer.email, renderReceipt(receipt));
+   *   return null;
+   * });
+   */
+  once<T extends Json>(key: string, fn: () => Promise<T> | T, options?: OnceOptions): Promise<T>;
 }

@@ -6,13 +6,19 @@
 import type { Json, ResultRef, Task } from '@rouse/protocol';
 import { InvalidOptionError } from '../errors.js';
 import { sleepMs } from '../retry.js';
-import type { TaskContext } from './task-context.js';
+import { checkOnceArgs } from './effects.js';
+import type { OnceOptions, TaskContext } from './task-context.js';
 
 /** What a run needs from its surroundings. */
 export interface TaskRunHost {
   checkpoint(run: TaskRun, state: Json, session: Json | undefined): Promise<void>;
   log(run: TaskRun, text: string, stream: string): void;
   uploadResult(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<ResultRef>;
+  /**
+   * `ctx.once`, its arguments already checked: run `fn` unless effect `key` of the task ran already,
+   * and return the recorded result.
+   */
+  once<T extends Json>(run: TaskRun, key: string, fn: () => Promise<T> | T, options: OnceOptions): Promise<T>;
   /** Run `fn` and record what its outcome says about dependency `name`. */
   withDependency<T>(run: TaskRun, name: string, fn: () => Promise<T> | T): Promise<T>;
   /** A wake callback threw. */
@@ -128,6 +134,11 @@ export class TaskRun implements TaskContext {
 
   withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     return this.host.withDependency(this, name, fn);
+  }
+
+  async once<T extends Json>(key: string, fn: () => Promise<T> | T, options?: OnceOptions): Promise<T> {
+    checkOnceArgs(key, fn, options);
+    return this.host.once(this, key, fn, options ?? {});
   }
 
   executionDone(): void {
