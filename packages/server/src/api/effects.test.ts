@@ -30,19 +30,23 @@ describe('effect keys', () => {
     const claimed = first.json();
     expect(claimed).toMatchObject({ outcome: 'claimed', claimId: expect.stringMatching(/^clm_/) });
     // The same attempt asking again is told the key is being run.
-    expect((await claim(task.id, 'send-email', agent.token, { version: task.version })).json()).toMatchObject({
-      outcome: 'running',
-      claimExpiresAt: claimed.claimExpiresAt,
-    });
+    expect((await claim(task.id, 'send-email', agent.token, { version: task.version })).json()).toMatchObject(
+      {
+        outcome: 'running',
+        claimExpiresAt: claimed.claimExpiresAt,
+      },
+    );
     const recorded = await record(task.id, 'send-email', agent.token, {
       claimId: claimed.claimId,
       result: { messageId: 'm-1' },
     });
     expect(recorded.json()).toMatchObject({ outcome: 'recorded', result: { messageId: 'm-1' } });
-    expect((await claim(task.id, 'send-email', agent.token, { version: task.version })).json()).toMatchObject({
-      outcome: 'done',
-      result: { messageId: 'm-1' },
-    });
+    expect((await claim(task.id, 'send-email', agent.token, { version: task.version })).json()).toMatchObject(
+      {
+        outcome: 'done',
+        result: { messageId: 'm-1' },
+      },
+    );
   });
 
   it('refuses a stale version (409), another agent (403), a bad key (400), an unknown task (404)', async () => {
@@ -60,7 +64,9 @@ describe('effect keys', () => {
     const noVersion = await claim(task.id, 'k', agent.token, {});
     expect(noVersion.statusCode).toBe(400);
     // None of these claimed the key.
-    expect((await claim(task.id, 'k', agent.token, { version: task.version })).json().outcome).toBe('claimed');
+    expect((await claim(task.id, 'k', agent.token, { version: task.version })).json().outcome).toBe(
+      'claimed',
+    );
   });
 
   it('release frees the key; a released or unknown claim cannot record (409 conflict)', async () => {
@@ -73,7 +79,9 @@ describe('effect keys', () => {
     const late = await record(task.id, 'k', agent.token, { claimId, result: 1 });
     expect(late.statusCode).toBe(409);
     expect(late.json().error.code).toBe('conflict');
-    expect((await claim(task.id, 'k', agent.token, { version: task.version })).json().outcome).toBe('claimed');
+    expect((await claim(task.id, 'k', agent.token, { version: task.version })).json().outcome).toBe(
+      'claimed',
+    );
     const noClaim = await h.request('DELETE', `/v1/tasks/${task.id}/effects/k`, { token: agent.token });
     expect(noClaim.statusCode).toBe(400);
   });
@@ -84,6 +92,8 @@ describe('effect keys', () => {
     const big = await record(task.id, 'k', agent.token, { claimId, result: 'x'.repeat(70 * 1024) });
     expect(big.statusCode).toBe(413);
     expect(big.json().error.code).toBe('payload_too_large');
-    expect((await record(task.id, 'k', agent.token, { claimId, result: 'ok' })).json().outcome).toBe('recorded');
+    expect((await record(task.id, 'k', agent.token, { claimId, result: 'ok' })).json().outcome).toBe(
+      'recorded',
+    );
   });
 });

@@ -5,8 +5,9 @@
  * sweeps at once are harmless. A blob store without `sweep` is left alone.
  */
 import type { Logger } from 'pino';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { BlobStore, BlobSweepResult } from '../store/blobs.js';
+import { every } from './periodic.js';
 
 export interface BlobSweeper {
   start(): void;
@@ -23,8 +24,6 @@ export function createBlobSweeper(deps: {
   olderThanMs: number;
 }): BlobSweeper {
   const { blobs, clock, logger, intervalMs, olderThanMs } = deps;
-  let timer: TimerHandle | null = null;
-  let running = false;
 
   const sweep = async (): Promise<BlobSweepResult | null> => {
     if (blobs.sweep === undefined) return null;
@@ -33,28 +32,15 @@ export function createBlobSweeper(deps: {
       logger.info(swept, 'swept result blobs nothing refers to any more');
     return swept;
   };
-
-  const arm = (): void => {
-    if (!running) return;
-    timer = clock.setTimer(intervalMs, () => {
-      timer = null;
-      sweep()
-        .catch((err: unknown) => logger.warn({ err }, 'result blob sweep failed; trying again next time'))
-        .finally(arm);
-    });
-  };
+  const loop = every(clock, intervalMs, sweep, (err) =>
+    logger.warn({ err }, 'result blob sweep failed; trying again next time'),
+  );
 
   return {
     start() {
-      if (running || blobs.sweep === undefined) return;
-      running = true;
-      arm();
+      if (blobs.sweep !== undefined) loop.start();
     },
-    stop() {
-      running = false;
-      timer?.cancel();
-      timer = null;
-    },
+    stop: () => loop.stop(),
     sweep,
   };
 }

@@ -18,6 +18,7 @@ import { NotFoundError, RouseError, StaleVersionError } from '../core/errors.js'
 import { requireTaskWriter } from './auth.js';
 import type { Caller } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
+import { every } from './periodic.js';
 
 /** How long a claim holds the key unless recorded (the claiming attempt may ask for another). */
 export const DEFAULT_EFFECT_CLAIM_TTL_MS = 10 * 60 * 1000;
@@ -108,41 +109,19 @@ export function createEffectSweeper(deps: {
   intervalMs: number;
 }): EffectSweeper {
   const { store, clock, logger, intervalMs } = deps;
-  let timer: ReturnType<typeof clock.setTimer> | null = null;
-  let running = false;
 
   const sweep = async (): Promise<number> => {
     let total = 0;
     for (;;) {
       const n = await store.deleteExpiredEffects({ limit: SWEEP_BATCH });
       total += n;
-      if (n < SWEEP_BATCH || !running) break;
+      if (n < SWEEP_BATCH) break;
     }
     if (total > 0) logger.info({ deleted: total }, 'deleted expired effect keys');
     return total;
   };
-
-  const arm = (): void => {
-    if (!running) return;
-    timer = clock.setTimer(intervalMs, () => {
-      timer = null;
-      sweep()
-        .catch((err: unknown) => logger.warn({ err }, 'effect key sweep failed; trying again next time'))
-        .finally(arm);
-    });
-  };
-
-  return {
-    start() {
-      if (running) return;
-      running = true;
-      arm();
-    },
-    stop() {
-      running = false;
-      timer?.cancel();
-      timer = null;
-    },
-    sweep,
-  };
+  const loop = every(clock, intervalMs, sweep, (err) =>
+    logger.warn({ err }, 'effect key sweep failed; trying again next time'),
+  );
+  return { start: () => loop.start(), stop: () => loop.stop(), sweep };
 }
