@@ -67,6 +67,57 @@ export interface AgentConditionsResponse {
   conditions: AgentConditionRecord[];
 }
 
+/** What a recovery rung (or a person) does to an agent (docs/design.md §6.4). */
+export const INTERVENTION_ACTIONS = [
+  'wake',
+  'send_signal',
+  'snapshot_and_restart',
+  'reassign',
+  'alert',
+  'terminate',
+] as const;
+export type InterventionAction = (typeof INTERVENTION_ACTIONS)[number];
+
+/**
+ * `pending`: under way (its command sent, its success criterion awaited); `held`: waiting (a
+ * dependency outage no action can cure); then `succeeded`, `failed` or `skipped` for good.
+ */
+export const INTERVENTION_STATES = ['pending', 'held', 'succeeded', 'failed', 'skipped'] as const;
+export type InterventionState = (typeof INTERVENTION_STATES)[number];
+
+/** What an intervention answers: a condition, the ladder running out (`recovery_failed`), or a person (`manual`). */
+export type InterventionTrigger = ConditionKind | 'recovery_failed' | 'manual';
+
+/** One step taken to recover an agent, by the ladder or by a person, with its evidence. */
+export interface Intervention {
+  id: string;
+  agentId: string;
+  /** The incarnation it acted on. */
+  incarnation: number;
+  /** The held task it is about (a stalled task, a reassignment), else null. */
+  taskId: string | null;
+  condition: InterventionTrigger;
+  action: InterventionAction;
+  /** The ladder rung (0-based) it ran, or null for a manual one. */
+  rung: number | null;
+  /** Which attempt of that rung (from 1). */
+  attempt: number;
+  state: InterventionState;
+  /** Why it was taken, then why it ended. */
+  reason: string;
+  /** What it acted on: the condition's evidence, the last metrics, the last log lines. */
+  evidence: JsonObject;
+  /** `coordinator:<id>` or `admin`. */
+  actor: string;
+  /** The command it sent the agent (its acknowledgement ends it), if any. */
+  commandId: string | null;
+  /** The coordinator that acted, and its epoch of the agent's lease shard (null for a manual one). */
+  coordinatorId: string | null;
+  shardEpoch: number | null;
+  startedAt: number;
+  endedAt: number | null;
+}
+
 /** Reason codes of an agent's diagnosis: its conditions, and the plain states. */
 export const AGENT_DIAGNOSIS_CODES = [
   ...CONDITION_KINDS,

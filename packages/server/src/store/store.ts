@@ -1,7 +1,8 @@
 /**
  * The Store contract: domain operations, split by concern into contracts that a backend composes —
  * tasks (`task-store.ts`), agents (`agent-store.ts`), coordination between coordinators
- * (`coordination.ts`), the watchdog (`watchdog-store.ts`) and effect keys (`effect-store.ts`). No
+ * (`coordination.ts`), the watchdog (`watchdog-store.ts`), interventions (`intervention-store.ts`) and
+ * effect keys (`effect-store.ts`). No
  * connection, transaction or SQL types appear in any of them; SQLite and PostgreSQL implement them all
  * and pass one contract suite per concern (`src/test-support/store-contract/`).
  *
@@ -18,12 +19,14 @@
 import type { AgentStore } from './agent-store.js';
 import type { CoordinationStore } from './coordination.js';
 import type { EffectStore } from './effect-store.js';
+import type { InterventionStore } from './intervention-store.js';
 import type { TaskStore } from './task-store.js';
 import type { WatchdogStore } from './watchdog-store.js';
 
 export type * from './agent-store.js';
 export type * from './coordination.js';
 export type * from './effect-store.js';
+export type * from './intervention-store.js';
 export type * from './task-store.js';
 export type * from './watchdog-store.js';
 
@@ -43,4 +46,5 @@ export interface Store
     AgentStore,
     CoordinationStore,
     WatchdogStore,
-    EffectStore {}
+    EffectStore,
+    InterventionStore {}

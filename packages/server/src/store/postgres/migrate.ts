@@ -35,6 +35,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0008_coordinator_instance',
   '0009_watchdog',
   '0010_task_effects',
+  '0011_interventions',
 ]);
 
 export interface PostgresMigrationStatus {

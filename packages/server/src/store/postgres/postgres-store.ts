@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
- * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, effect keys). Nearly
+ * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, interventions, effect keys). Nearly
  * every operation is one statement on a pooled connection — its conditional write, history entries
  * and returned rows together — so it is atomic and costs one round trip; batches (heartbeats,
  * completions, creates) are one statement for the whole batch. The few writes that must lock an
@@ -20,6 +20,7 @@ import type {
   AgentStore,
   CoordinationStore,
   EffectStore,
+  InterventionStore,
   Store,
   TaskStore,
   WatchdogStore,
@@ -38,6 +39,7 @@ import { createPostgresBlobStore } from './postgres-blobs.js';
 import { PgContext, pgConfig } from './postgres-context.js';
 import * as effects from './postgres-effects.js';
 import { toStoreError } from './postgres-errors.js';
+import * as interventions from './postgres-interventions.js';
 import {
   claimableChannel,
   type PostgresStoreOptions,
@@ -180,6 +182,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     releaseEffect: op(effects.releaseEffect),
     deleteExpiredEffects: op(effects.deleteExpiredEffects),
   };
+  const interventionStore: InterventionStore = {
+    openIntervention: op(interventions.openIntervention),
+    endIntervention: op(interventions.endIntervention),
+    holdIntervention: op(interventions.holdIntervention),
+    getIntervention: op(interventions.getIntervention),
+    listInterventions: op(interventions.listInterventions),
+  };
 
   return {
     kind: 'postgres',
@@ -203,5 +212,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...coordination,
     ...watchdogStore,
     ...effectStore,
+    ...interventionStore,
   };
 }

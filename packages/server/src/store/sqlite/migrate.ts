@@ -31,6 +31,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0009_watchdog',
   '0010_sample_ring_blob',
   '0011_task_effects',
+  '0012_interventions',
 ]);
 
 const CREATE_LEDGER = `

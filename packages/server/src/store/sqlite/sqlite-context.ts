@@ -9,6 +9,7 @@ import type { Transitioned } from '../store.js';
 import { type AttemptedWrite, writeError } from '../write-errors.js';
 import { AGENT_SQL, WATCHDOG_SQL } from './agent-statements.js';
 import { EFFECT_SQL } from './effect-statements.js';
+import { INTERVENTION_SQL } from './intervention-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { SHARD_SQL } from './shard-statements.js';
 import { TASK_SQL } from './task-statements.js';
@@ -46,6 +47,7 @@ export class SqliteContext {
   readonly watchdog: Prepared<typeof WATCHDOG_SQL>;
   readonly shards: Prepared<typeof SHARD_SQL>;
   readonly effects: Prepared<typeof EFFECT_SQL>;
+  readonly interventions: Prepared<typeof INTERVENTION_SQL>;
 
   constructor(
     readonly db: Database.Database,
@@ -56,6 +58,7 @@ export class SqliteContext {
     this.watchdog = prepareAll(db, WATCHDOG_SQL);
     this.shards = prepareAll(db, SHARD_SQL);
     this.effects = prepareAll(db, EFFECT_SQL);
+    this.interventions = prepareAll(db, INTERVENTION_SQL);
     for (const st of [
       this.tasks.selectTask,
       this.tasks.selectTaskBySeq,

@@ -15,6 +15,7 @@ import type {
   ClaimableNotice,
   CoordinationStore,
   EffectStore,
+  InterventionStore,
   Store,
   StreamNotice,
   TaskStore,
@@ -24,6 +25,7 @@ import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
 import { SqliteContext } from './sqlite-context.js';
 import * as effects from './sqlite-effects.js';
+import * as interventions from './sqlite-interventions.js';
 import * as shards from './sqlite-shards.js';
 import * as admin from './sqlite-task-admin.js';
 import * as reads from './sqlite-task-reads.js';
@@ -212,6 +214,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     releaseEffect: write(effects.releaseEffect),
     deleteExpiredEffects: write(effects.deleteExpiredEffects),
   };
+  const interventionStore: InterventionStore = {
+    openIntervention: write(interventions.openIntervention),
+    endIntervention: write(interventions.endIntervention),
+    holdIntervention: write(interventions.holdIntervention),
+    getIntervention: read(interventions.getIntervention),
+    listInterventions: read(interventions.listInterventions),
+  };
   const ping = db.prepare('SELECT 1');
   return {
     kind: 'sqlite',
@@ -226,6 +235,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...coordination,
     ...watchdogStore,
     ...effectStore,
+    ...interventionStore,
   };
 }
 

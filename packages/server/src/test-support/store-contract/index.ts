@@ -1,6 +1,6 @@
 /**
  * The Store contract suites, one per concern of the Store (tasks, agents, coordination, watchdog,
- * effect keys): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
+ * interventions, effect keys): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
  * blocks, so call them from a test file:
  *
  * ```ts
@@ -20,6 +20,7 @@ import { agentsContract } from './agents.js';
 import { shardsContract } from './coordination.js';
 import { effectsContract } from './effects.js';
 import { type MakeStore, useHarness } from './harness.js';
+import { interventionsContract } from './interventions.js';
 import { runTaskStoreContract } from './tasks.js';
 import { watchdogContract } from './watchdog.js';
 
@@ -45,6 +46,10 @@ export function runEffectStoreContract(name: string, makeStore: MakeStore): void
   describe(`Effect store contract: ${name}`, () => effectsContract(useHarness(makeStore)));
 }
 
+export function runInterventionStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Intervention store contract: ${name}`, () => interventionsContract(useHarness(makeStore)));
+}
+
 export { runTaskStoreContract };
 
 /** All the suites. */
@@ -54,4 +59,5 @@ export function runStoreContract(name: string, makeStore: MakeStore): void {
   runCoordinationStoreContract(name, makeStore);
   runWatchdogStoreContract(name, makeStore);
   runEffectStoreContract(name, makeStore);
+  runInterventionStoreContract(name, makeStore);
 }
