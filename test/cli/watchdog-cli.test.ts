@@ -71,7 +71,8 @@ async function until<T>(probe: () => Promise<T | null>, what: string): Promise<T
 
 describe('rouse serve --policies', () => {
   it('loads the file and says so in its banner; a broken file is refused at start with its line (exit 2)', async () => {
-    expect(serverErr).toContain('rouse.yaml');
+    // The banner may still be on its way when server.json appears.
+    await until(async () => (serverErr.includes('rouse.yaml') ? true : null), 'the banner');
     const admin = new Client({ url, token: adminToken });
     expect((await admin.policies()).policies.map((p) => p.name)).toContain('fast');
     await writeFile(join(dir, 'broken.yaml'), 'policies:\n  - name: x\n    agent_typ: x\n');
@@ -171,5 +172,77 @@ describe('rouse agents, agent show, why', () => {
     const text = await rouse('why', task.id);
     expect(text.stdout).toContain('is lost');
     expect(text.stdout).not.toContain('busy');
+  });
+});
+
+describe('rouse wake|restart|terminate and rouse interventions', () => {
+  it('records a manual intervention, ended by the agent acknowledging the command; lists and follows them', async () => {
+    const enroll = new Client({ url, token: enrollToken });
+    const reg = await enroll.registerAgent({ agentType: 'cli-manual', taskTypes: ['cli-manual'] });
+    const agent = enroll.withToken(reg.token);
+    const id = reg.agent.id;
+    // Follow first: it prints the existing list, then every change.
+    const follower = spawnCli(['interventions', '-f', '--json', '--agent', id], { cwd: dir });
+    let followed = '';
+    let followerErr = '';
+    follower.stdout?.on('data', (d) => {
+      followed += d;
+    });
+    follower.stderr?.on('data', (d) => {
+      followerErr += d;
+    });
+    await until(async () => (followerErr.includes('following interventions') ? true : null), 'the follower');
+
+    const wake = await rouse('wake', id, '--reason', 'no progress since lunch', '--json');
+    expect(wake.code).toBe(0);
+    const sent = JSON.parse(wake.stdout) as { commandId: string; intervention: { id: string } };
+    expect(sent.intervention).toMatchObject({
+      action: 'wake',
+      state: 'pending',
+      condition: 'manual',
+      actor: 'admin',
+    });
+    const human = await rouse('terminate', id);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`terminate queued for ${id}`);
+
+    const beat = await agent.agentHeartbeat(id, {});
+    expect(beat.commands.map((c) => c.type)).toEqual(['wake', 'terminate']);
+    const terminateId = beat.commands[1]?.id;
+    await agent.agentHeartbeat(id, {
+      acks: [{ commandId: terminateId!, outcome: 'done', message: 'stopping' }],
+    });
+
+    const table = await rouse('interventions', '--agent', id);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.split('\n');
+    expect(lines[0]).toMatch(/ID\s+AGENT\s+CONDITION\s+ACTION\s+RUNG\s+STATE/);
+    expect(lines[1]).toMatch(/manual\s+terminate\s+-\s+succeeded\s+admin/);
+    expect(lines[2]).toMatch(/manual\s+wake\s+-\s+skipped\s+admin/);
+    const pending = JSON.parse(
+      (await rouse('interventions', '--agent', id, '--state', 'pending', '--json')).stdout,
+    );
+    expect(pending.interventions).toEqual([]);
+    const bad = await rouse('interventions', '--state', 'asleep');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--state: "asleep" is not a state');
+
+    // The follower saw the opening, the supersession and the end, one JSON object per line.
+    await until(
+      async () => (followed.split('\n').filter(Boolean).length >= 4 ? true : null),
+      'followed changes',
+    );
+    const changes = followed
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { action: string; state: string });
+    expect(changes.map((c) => `${c.action} ${c.state}`)).toEqual([
+      'wake pending',
+      'wake skipped',
+      'terminate pending',
+      'terminate succeeded',
+    ]);
+    follower.kill('SIGINT');
+    expect(await waitForExit(follower)).toBe(0);
   });
 });

@@ -130,7 +130,16 @@ export type AgentHeartbeatRequest = z.input<typeof schemas.agentHeartbeat>;
 export const COMMAND_TYPES = ['wake', 'cancel', 'checkpoint', 'restart', 'terminate'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 
-export type AgentCommand = z.input<typeof schemas.agentCommand>;
+/**
+ * A command for an agent. As queued (`POST /v1/agents/{id}/commands`) it has no `id`; as delivered on
+ * a heartbeat response it carries the `id` its acknowledgement names.
+ */
+export type AgentCommand = z.input<typeof schemas.agentCommand> & { id?: string };
+
+/** How an agent answers a command (in its next heartbeat's `acks`). */
+export const COMMAND_OUTCOMES = ['done', 'failed', 'unsupported'] as const;
+export type CommandOutcome = (typeof COMMAND_OUTCOMES)[number];
+export type CommandAck = z.input<typeof schemas.commandAck>;
 
 export interface AgentHeartbeatResponse {
   heartbeatIntervalMs: number;

@@ -1,7 +1,7 @@
 /** Server-sent events on `GET /v1/events` (docs/protocol.md). Each `data:` is one of these. */
 import type { Agent } from './agent.js';
 import type { Task, TaskEvent } from './task.js';
-import type { AgentCondition } from './watchdog.js';
+import type { AgentCondition, Intervention } from './watchdog.js';
 
 export type StreamEvent =
   | { type: 'task.created'; at: number; task: Task }
@@ -19,6 +19,8 @@ export type StreamEvent =
       condition: AgentCondition;
       closedAt: number | null;
       closeReason: string | null;
-    };
+    }
+  /** An intervention was opened, held, resumed or ended (every state change). */
+  | { type: 'intervention'; at: number; intervention: Intervention };
 
 export type StreamEventType = StreamEvent['type'];

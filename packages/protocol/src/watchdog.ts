@@ -212,3 +212,17 @@ export interface CheckPoliciesResponse {
   /** The policies the file defines, when valid. */
   policies: PolicyView[];
 }
+
+/** `GET /v1/interventions`: newest first. */
+export interface InterventionsResponse {
+  interventions: Intervention[];
+  /** Pass as `cursor` for the next page; null on the last. */
+  nextCursor: string | null;
+}
+
+/** `POST /v1/agents/{id}/commands`: the command's id, and the manual intervention it opened (or null). */
+export interface SendCommandResponse {
+  ok: true;
+  commandId: string;
+  intervention: Intervention | null;
+}

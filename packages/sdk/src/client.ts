@@ -34,6 +34,9 @@ import type {
   EffectClaimResponse,
   EffectRecordResponse,
   FailTaskRequest,
+  Intervention,
+  InterventionState,
+  InterventionsResponse,
   ListAgentsResponse,
   ListTasksResponse,
   LogLine,
@@ -43,6 +46,7 @@ import type {
   RegisterAgentRequest,
   RegisterAgentResponse,
   ResultRef,
+  SendCommandResponse,
   StreamEvent,
   Task,
   TaskEvent,
@@ -296,9 +300,39 @@ export class Client {
     return (await this.get<{ conditions: AgentConditionRecord[] }>(path)).conditions;
   }
 
-  /** `POST /v1/agents/{id}/commands` (admin) — `wake`, `restart` or `terminate`. */
-  async sendCommand(agentId: string, command: AgentCommand): Promise<void> {
-    await this.http.json('POST', `/v1/agents/${id(agentId)}/commands`, JSON.stringify(command));
+  /**
+   * `POST /v1/agents/{id}/commands` (admin) — `wake`, `cancel`, `checkpoint`, `restart` or `terminate`.
+   * Resolves with the command's id and, for `wake`, `restart` and `terminate`, the manual intervention
+   * it opened (ended when the agent acknowledges the command).
+   */
+  sendCommand(agentId: string, command: AgentCommand): Promise<SendCommandResponse> {
+    return this.http.json('POST', `/v1/agents/${id(agentId)}/commands`, JSON.stringify(command));
+  }
+
+  /** `GET /v1/interventions` — interventions newest first, filtered, a page at a time. */
+  listInterventions(
+    query: {
+      agentId?: string;
+      taskId?: string;
+      states?: InterventionState[];
+      limit?: number;
+      cursor?: string;
+    } = {},
+  ): Promise<InterventionsResponse> {
+    const q = new URLSearchParams();
+    if (query.agentId !== undefined) q.set('agentId', query.agentId);
+    if (query.taskId !== undefined) q.set('taskId', query.taskId);
+    if (query.states !== undefined && query.states.length > 0) q.set('state', query.states.join(','));
+    if (query.limit !== undefined) q.set('limit', String(query.limit));
+    if (query.cursor !== undefined) q.set('cursor', query.cursor);
+    const qs = q.toString();
+    return this.get<InterventionsResponse>(qs ? `/v1/interventions?${qs}` : '/v1/interventions');
+  }
+
+  /** `GET /v1/interventions/{id}`. */
+  async getIntervention(interventionId: string): Promise<Intervention> {
+    return (await this.get<{ intervention: Intervention }>(`/v1/interventions/${id(interventionId)}`))
+      .intervention;
   }
 
   // ---- task writes by the holder (agent token, fenced by version) ------------------------------

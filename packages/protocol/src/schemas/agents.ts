@@ -3,7 +3,7 @@
  * requests are inferred from them (`agent.ts`), so the two cannot drift.
  */
 import { z } from 'zod';
-import { COMMAND_TYPES, DEPENDENCY_STATES, REPORTED_AGENT_STATUSES } from '../agent.js';
+import { COMMAND_OUTCOMES, COMMAND_TYPES, DEPENDENCY_STATES, REPORTED_AGENT_STATUSES } from '../agent.js';
 import { json, labels, ms, name, taskId, version } from './common.js';
 
 /** An agent slot's key (`host-3/reviewer-2`): the same key and agent type → the same agent id. */
@@ -96,6 +96,14 @@ export const taskBeat = z
   })
   .strict();
 
+export const commandAck = z
+  .object({
+    commandId: z.string().min(1).max(64),
+    outcome: z.enum(COMMAND_OUTCOMES),
+    message: z.string().max(1024).optional().describe('What happened (why it failed, say).'),
+  })
+  .strict();
+
 export const agentHeartbeat = z
   .object({
     status: z
@@ -109,6 +117,11 @@ export const agentHeartbeat = z
     metadata: metadata.optional().describe("Free-form; the policy's progress_field is read from it."),
     dependencies: z.array(dependencyReport).max(32).optional(),
     tasks: z.array(taskBeat).max(1000).optional(),
+    acks: z
+      .array(commandAck)
+      .max(100)
+      .optional()
+      .describe('Answers to commands delivered on earlier heartbeat responses, by their id.'),
   })
   .strict();
 

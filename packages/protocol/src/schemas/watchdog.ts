@@ -1,6 +1,7 @@
 /** Request schemas of the watchdog routes (docs/protocol.md "The watchdog"). */
 import { z } from 'zod';
 import { AGENT_STATUSES } from '../agent.js';
+import { INTERVENTION_STATES } from '../watchdog.js';
 import { name } from './common.js';
 
 export const listAgentsQuery = z
@@ -26,6 +27,22 @@ export const checkPolicies = z
   .object({
     source: z.string().max(MAX_POLICY_SOURCE_BYTES).describe('The policy file (YAML) to check.'),
     file: z.string().min(1).max(1024).optional().describe('The name errors are reported under.'),
+  })
+  .strict();
+
+export const interventionsQuery = z
+  .object({
+    agentId: z.string().min(1).max(64).optional(),
+    taskId: z.string().min(1).max(64).optional(),
+    /** Comma-separated states. */
+    state: z
+      .string()
+      .transform((s) => s.split(','))
+      .pipe(z.array(z.enum(INTERVENTION_STATES, { message: `one of ${INTERVENTION_STATES.join(', ')}` })))
+      .optional(),
+    /** Interventions per page (default 100). */
+    limit: z.coerce.number().int().min(1).max(1000).optional(),
+    cursor: z.string().max(256).optional(),
   })
   .strict();
 

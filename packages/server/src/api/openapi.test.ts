@@ -29,6 +29,8 @@ const PROTOCOL_ROUTES = [
   'post /v1/agents/{agentId}/claim',
   'post /v1/agents/{agentId}/heartbeat',
   'post /v1/agents/{agentId}/commands',
+  'get /v1/interventions',
+  'get /v1/interventions/{id}',
   'get /v1/agents/{agentId}/diagnosis',
   'get /v1/agents/{agentId}/conditions',
   'get /v1/policies',

@@ -12,6 +12,7 @@ import { registerAgent } from './commands/agent.js';
 import { registerAgents } from './commands/agents.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerDemo } from './commands/demo.js';
+import { registerInterventions, registerManualCommands } from './commands/interventions.js';
 import { registerLogs } from './commands/logs.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerPolicy } from './commands/policy.js';
@@ -120,6 +121,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerLogs(program, ctx);
   registerAgents(program, ctx);
   registerAgent(program, ctx);
+  registerInterventions(program, ctx);
+  registerManualCommands(program, ctx);
   registerCancel(program, ctx);
   registerRetry(program, ctx);
   registerDemo(program, ctx);

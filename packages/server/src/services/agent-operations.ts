@@ -17,7 +17,7 @@ import { NotFoundError, RouseError } from '../core/errors.js';
 import { diagnoseAgent } from '../core/watchdog/agent-diagnosis.js';
 import type { AgentQuery } from '../store/store.js';
 import { newAgentToken, requireActsAs, requireAdmin, requireEnrollment, requireRead } from './auth.js';
-import type { Caller } from './coordinator.js';
+import type { Caller, SentCommand } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { newId } from './ids.js';
 import { recordBeats } from './task-heartbeats.js';
@@ -34,7 +34,7 @@ export interface AgentOperations {
   getAgent(caller: Caller, agentId: string): Promise<Agent>;
   listAgents(caller: Caller, query?: AgentQuery): Promise<{ agents: Agent[]; nextCursor: string | null }>;
   diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
-  sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
+  sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<SentCommand>;
 }
 
 /** What this coordinator keeps of agents outside the context (claims, tokens, timers, statuses). */
@@ -165,6 +165,8 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         });
       }
       hooks.confirmed(agentId, incarnation);
+      if (req.acks !== undefined && req.acks.length > 0)
+        await ctx.interventions.acknowledge(agentId, req.acks);
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
       await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);
@@ -214,9 +216,34 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
 
     async sendCommand(caller, agentId, command) {
       requireAdmin(caller, 'send commands to agents');
-      await mustGetAgent(agentId);
-      await ctx.commands.enqueue(agentId, command);
-      ctx.logger.info({ agentId, command: command.type, taskId: command.taskId }, 'command queued for agent');
+      const agent = await mustGetAgent(agentId);
+      const sent = await ctx.commands.enqueue(agentId, command);
+      const intervention = await ctx.interventions.recordManual({
+        agentId,
+        incarnation: agent.incarnation,
+        command: sent,
+        evidence: {
+          status: agent.status,
+          conditions: agent.conditions.map((c) => ({
+            condition: c.condition,
+            since: c.since,
+            taskId: c.taskId,
+          })),
+          metrics: agent.metrics,
+          lastHeartbeatAt: agent.lastHeartbeatAt,
+        },
+      });
+      ctx.logger.info(
+        {
+          agentId,
+          command: command.type,
+          commandId: sent.id,
+          taskId: command.taskId,
+          intervention: intervention?.id,
+        },
+        'command queued for agent',
+      );
+      return { commandId: sent.id, intervention };
     },
   };
 }

@@ -179,7 +179,9 @@ describe('cancel', () => {
       tasks: [{ taskId: t.id, version: t.version }],
     });
     expect(beat.tasks).toEqual([{ taskId: t.id, ok: false, code: 'cancelled' }]);
-    expect(beat.commands).toEqual([{ type: 'cancel', taskId: t.id, reason: 'not needed' }]);
+    expect(beat.commands).toEqual([
+      { type: 'cancel', taskId: t.id, reason: 'not needed', id: expect.stringMatching(/^cmd_/) },
+    ]);
     // Delivered once.
     expect((await f.coordinator.agentHeartbeat(a.caller, a.agentId, {})).commands).toEqual([]);
     // A late completion is refused.
@@ -200,10 +202,13 @@ describe('cancel', () => {
 
   it('operator commands are delivered on the next agent heartbeat', async () => {
     const a = await f.register();
-    await f.coordinator.sendCommand(ADMIN, a.agentId, { type: 'wake', reason: 'stalled' });
-    await f.coordinator.sendCommand(ADMIN, a.agentId, { type: 'restart' });
+    const wake = await f.coordinator.sendCommand(ADMIN, a.agentId, { type: 'wake', reason: 'stalled' });
+    const restart = await f.coordinator.sendCommand(ADMIN, a.agentId, { type: 'restart' });
     expect((await f.coordinator.agentHeartbeat(a.caller, a.agentId, { status: 'running' })).commands).toEqual(
-      [{ type: 'wake', reason: 'stalled' }, { type: 'restart' }],
+      [
+        { type: 'wake', reason: 'stalled', id: wake.commandId },
+        { type: 'restart', id: restart.commandId },
+      ],
     );
     await expect(f.coordinator.sendCommand(ADMIN, 'agt_nope', { type: 'wake' })).rejects.toMatchObject({
       code: 'not_found',

@@ -18,6 +18,7 @@ import type { LeaseTracker } from './lease-timers.js';
 import type { LogWatchers } from './log-watchers.js';
 import type { PolicyProvider } from './policy-registry.js';
 import type { SharedDependencies } from './shared-dependencies.js';
+import type { Interventions } from './watchdog/interventions.js';
 import type { Watchdog } from './watchdog/watchdog.js';
 import type { WriteBatcher } from './write-batcher.js';
 
@@ -30,6 +31,7 @@ export interface CoordinatorContext {
   readonly leases: LeaseTracker;
   readonly waiters: ClaimWaiters;
   readonly commands: AgentCommands;
+  readonly interventions: Interventions;
   /** This coordinator's copy of the dependency states (read on every claim). */
   readonly dependencies: DependencyRegistry;
   /** Reports go through here: applied to the copy, saved for the other coordinators. */

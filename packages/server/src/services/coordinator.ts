@@ -28,6 +28,8 @@ import type {
   EffectClaimResponse,
   EffectRecordResponse,
   FailTaskRequest,
+  Intervention,
+  InterventionsResponse,
   LogsResponse,
   PoliciesResponse,
   RecordEffectRequest,
@@ -40,7 +42,7 @@ import type {
   TaskHeartbeatRequest,
   WriteOutcome,
 } from '@rouse/protocol';
-import type { AgentQuery, ConditionRecord, TaskQuery } from '../store/store.js';
+import type { AgentQuery, ConditionRecord, InterventionQuery, TaskQuery } from '../store/store.js';
 import type { SubscribeOptions } from './event-bus.js';
 
 export type Caller =
@@ -49,6 +51,12 @@ export type Caller =
   | { kind: 'enrollment' }
   /** An agent token: the agent and the incarnation it was issued to. */
   | { kind: 'agent'; agentId: string; incarnation: number; agentType: string };
+
+/** A command as queued, and the manual intervention it opened (wake, restart, terminate), if any. */
+export interface SentCommand {
+  commandId: string;
+  intervention: Intervention | null;
+}
 
 export interface WatchdogGauges {
   agentsByStatus: Record<AgentStatus, number>;
@@ -145,7 +153,14 @@ export interface Coordinator {
   listAgents(caller: Caller, query?: AgentQuery): Promise<{ agents: Agent[]; nextCursor: string | null }>;
   /** Why the agent is in its status (`GET /v1/agents/{id}/diagnosis`). */
   diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
-  sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<void>;
+  /**
+   * Queue a command for the agent (admin); `wake`, `restart` and `terminate` are recorded as a manual
+   * intervention, ended by the agent's acknowledgement.
+   */
+  sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<SentCommand>;
+  /** Interventions newest first, filtered, a page at a time (`GET /v1/interventions`). */
+  listInterventions(caller: Caller, query: InterventionQuery): Promise<InterventionsResponse>;
+  getIntervention(caller: Caller, id: string): Promise<Intervention>;
   /** The conditions of one agent or all, newest first (open and closed). */
   listConditions(
     caller: Caller,

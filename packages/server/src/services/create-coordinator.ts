@@ -15,7 +15,7 @@ import {
   type ConditionKind,
   type Diagnosis,
 } from '@rouse/protocol';
-import { RouseError } from '../core/errors.js';
+import { NotFoundError, RouseError } from '../core/errors.js';
 import { checkPolicies } from '../core/policies/check-policies.js';
 import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
 import { type BlobSweepResult, taskIdOfBlobKey } from '../store/blobs.js';
@@ -48,6 +48,7 @@ import { createStoreClock } from './store-clock.js';
 import { createStoreHealth, monitorStore } from './store-health.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
+import { createInterventions } from './watchdog/interventions.js';
 import { createWatchdog } from './watchdog/watchdog.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -184,6 +185,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     leases: expiry.tracker,
     waiters,
     commands: createAgentCommands(store, part('commands')),
+    interventions: createInterventions({ store, clock, bus, logger: part('interventions') }),
     dependencies,
     sharedDependencies: createSharedDependencies({
       registry: dependencies,
@@ -389,6 +391,16 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       }
       const { evaluations, seconds } = ctx.watchdog.agents.stats;
       return { agentsByStatus, openConditions, evaluations, evaluationSeconds: seconds };
+    },
+    async listInterventions(caller, query) {
+      requireRead(caller, 'read interventions');
+      return ctx.interventions.list(query);
+    },
+    async getIntervention(caller, id) {
+      requireRead(caller, 'read interventions');
+      const found = await ctx.interventions.get(id);
+      if (found === null) throw new NotFoundError('intervention', id);
+      return found;
     },
     async listConditions(caller, query) {
       requireRead(caller, 'read conditions');

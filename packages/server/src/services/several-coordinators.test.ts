@@ -268,7 +268,10 @@ describe('several coordinators on one store', () => {
     const b = await coordinator({ coordinatorId: 'b' });
     const agent = await agentOn(a);
     const t = await runningOn(a, agent);
-    await a.sendCommand(ADMIN, agent.agentId, { type: 'checkpoint', reason: 'operator asked' });
+    const checkpoint = await a.sendCommand(ADMIN, agent.agentId, {
+      type: 'checkpoint',
+      reason: 'operator asked',
+    });
     await a.cancelTask(ADMIN, t.id, 'not needed any more');
     await advance(0);
     // The agent's heartbeats all land on b.
@@ -277,8 +280,8 @@ describe('several coordinators on one store', () => {
     });
     expect(beat.tasks).toEqual([{ taskId: t.id, ok: false, code: 'cancelled' }]);
     expect(beat.commands).toEqual([
-      { type: 'checkpoint', reason: 'operator asked' },
-      { type: 'cancel', taskId: t.id, reason: 'not needed any more' },
+      { type: 'checkpoint', reason: 'operator asked', id: checkpoint.commandId },
+      { type: 'cancel', taskId: t.id, reason: 'not needed any more', id: expect.stringMatching(/^cmd_/) },
     ]);
     expect((await a.agentHeartbeat(agent.caller, agent.agentId, {})).commands).toEqual([]);
     expect((await b.agentHeartbeat(agent.caller, agent.agentId, {})).commands).toEqual([]);

@@ -1,4 +1,4 @@
-/** Agent routes: register, claim (long-poll), heartbeat, leave, list, get, diagnosis, conditions, commands. */
+/** Agent routes: register, claim (long-poll), heartbeat, leave, list, get, diagnosis, conditions, commands, interventions. */
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
@@ -6,6 +6,7 @@ import { parseInput } from '../validate.js';
 
 /** Agents per page of `GET /v1/agents` unless `limit` says. */
 const AGENTS_PAGE = 1000;
+const INTERVENTIONS_PAGE = 100;
 
 export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { coordinator, metrics } = ctx;
@@ -171,16 +172,54 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       method: 'POST',
       url: '/v1/agents/:agentId/commands',
       access: 'admin',
-      summary: 'Queue a command for the agent (delivered on its next heartbeat)',
+      summary:
+        'Queue a command for the agent (delivered on its next heartbeat, with an id its acknowledgement names); wake, restart and terminate are recorded as a manual intervention',
       body: schemas.agentCommand,
       bodyName: 'AgentCommand',
       successStatus: 202,
     },
     async (request, reply) => {
       const body = parseInput(schemas.agentCommand, request.body, 'body');
-      await coordinator.sendCommand(callerOf(request), param(request, 'agentId'), body);
-      return reply.code(202).send({ ok: true });
+      const sent = await coordinator.sendCommand(callerOf(request), param(request, 'agentId'), body);
+      return reply.code(202).send({ ok: true, ...sent });
     },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/interventions',
+      access: 'read',
+      summary: 'Interventions on agents, newest first (filter by agentId, taskId, state; paged)',
+      query: schemas.interventionsQuery,
+      queryName: 'InterventionsQuery',
+    },
+    async (request) => {
+      const q = parseInput(schemas.interventionsQuery, request.query ?? {}, 'query');
+      return coordinator.listInterventions(callerOf(request), {
+        ...(q.agentId === undefined ? {} : { agentId: q.agentId }),
+        ...(q.taskId === undefined ? {} : { taskId: q.taskId }),
+        ...(q.state === undefined ? {} : { states: q.state }),
+        limit: q.limit ?? INTERVENTIONS_PAGE,
+        ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+      });
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/interventions/:id',
+      access: 'read',
+      summary: 'One intervention, with its evidence',
+    },
+    async (request) => ({
+      intervention: await coordinator.getIntervention(callerOf(request), param(request, 'id')),
+    }),
   );
 }
 

@@ -1,0 +1,113 @@
+/**
+ * Interventions (docs/design.md §6.4): what is done to an agent to recover it, recorded with its
+ * evidence and who acted, and published as `intervention` events. For now a person's commands
+ * (`wake`, `restart`, `terminate` through the admin route or `rouse wake|restart|terminate`) open a
+ * manual intervention; the agent's acknowledgement of the command ends it (`done` → succeeded,
+ * `failed` → failed, `unsupported` → skipped). A newer manual command supersedes an open one.
+ */
+import type {
+  AgentCommand,
+  CommandAck,
+  Intervention,
+  InterventionAction,
+  InterventionsResponse,
+  JsonObject,
+} from '@rouse/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/clock.js';
+import type { InterventionQuery, Store } from '../../store/store.js';
+import type { EventBus } from '../event-bus.js';
+import { newId } from '../ids.js';
+
+/** What a person's command does, as an intervention's action (other commands open none). */
+const MANUAL_ACTIONS: Partial<Record<AgentCommand['type'], InterventionAction>> = {
+  wake: 'wake',
+  restart: 'snapshot_and_restart',
+  terminate: 'terminate',
+};
+
+const ACK_STATES = { done: 'succeeded', failed: 'failed', unsupported: 'skipped' } as const;
+
+export interface Interventions {
+  /**
+   * A person sent `command` (with its id) to the agent: record it as a manual intervention, ending
+   * an open manual one as superseded. Commands that are no intervention (`cancel`, `checkpoint`) → null.
+   */
+  recordManual(input: {
+    agentId: string;
+    incarnation: number;
+    command: AgentCommand & { id: string };
+    evidence: JsonObject;
+  }): Promise<Intervention | null>;
+  /** The agent answered commands: end the manual interventions they belong to. */
+  acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<void>;
+  list(query: InterventionQuery): Promise<InterventionsResponse>;
+  get(id: string): Promise<Intervention | null>;
+}
+
+export function createInterventions(deps: {
+  store: Store;
+  clock: Clock;
+  bus: EventBus;
+  logger: Logger;
+}): Interventions {
+  const { store, clock, bus, logger } = deps;
+  const publish = (intervention: Intervention): void => {
+    if (bus.active) bus.publish({ type: 'intervention', at: clock.now(), intervention });
+  };
+
+  return {
+    async recordManual({ agentId, incarnation, command, evidence }) {
+      const action = MANUAL_ACTIONS[command.type];
+      if (action === undefined) return null;
+      const open = await store.listInterventions({ agentId, states: ['pending', 'held'] });
+      for (const prior of open.interventions) {
+        if (prior.condition !== 'manual') continue;
+        const ended = await store.endIntervention({
+          id: prior.id,
+          state: 'skipped',
+          reason: `superseded by a newer manual ${command.type} (command ${command.id})`,
+        });
+        if (ended) publish(ended);
+      }
+      const opened = await store.openIntervention({
+        id: newId('itv', clock.now()),
+        agentId,
+        incarnation,
+        taskId: command.taskId ?? null,
+        condition: 'manual',
+        action,
+        rung: null,
+        attempt: 1,
+        reason: command.reason ?? `${command.type} sent by a person`,
+        evidence,
+        actor: 'admin',
+        commandId: command.id,
+        coordinatorId: null,
+        shardEpoch: null,
+      });
+      if (opened) publish(opened);
+      return opened;
+    },
+
+    async acknowledge(agentId, acks) {
+      for (const ack of acks) {
+        const [found] = (await store.listInterventions({ commandId: ack.commandId, limit: 1 })).interventions;
+        if (found === undefined || found.agentId !== agentId || found.condition !== 'manual') {
+          logger.debug({ agentId, ack }, 'acknowledgement of a command no open manual intervention sent');
+          continue;
+        }
+        const ended = await store.endIntervention({
+          id: found.id,
+          state: ACK_STATES[ack.outcome],
+          reason: ack.message ?? `the agent answered ${ack.outcome}`,
+          evidence: { ack: { outcome: ack.outcome, message: ack.message ?? null, at: clock.now() } },
+        });
+        if (ended) publish(ended);
+      }
+    },
+
+    list: (query) => store.listInterventions(query),
+    get: (id) => store.getIntervention(id),
+  };
+}
