@@ -31,6 +31,7 @@ import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { InvalidOptionError, isTokenRefused, RouseSdkError } from '../errors.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
+import { CommandAcks } from '../runtime/command-acks.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -66,6 +67,8 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private readonly heartbeats: HeartbeatLoop;
   private readonly processMetrics = new ProcessMetrics();
   private readonly deps = new DependencyTracker(systemNow);
+  /** A monitor acts on wake (onWake, interrupted) and terminate (stops). */
+  private readonly acks = new CommandAcks(['wake', 'terminate']);
   private readonly wakes = new WakeState();
   private readonly iterations = new IterationClock();
   private readonly connection: ConnectionWatch;
@@ -347,6 +350,8 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     const req = this.request();
     const taken = this.deps.take();
     if (taken.reports.length > 0) req.dependencies = taken.reports;
+    const acks = this.acks.take();
+    if (acks.length > 0) req.acks = acks;
     this.unsent = false;
     let res: AgentHeartbeatResponse;
     try {
@@ -356,6 +361,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       });
     } catch (error) {
       this.deps.undelivered(taken);
+      this.acks.undelivered(acks);
       this.unsent = true;
       this.safeEmit('error', { error, op: 'heartbeat' });
       if (isTokenRefused(error)) {
@@ -383,6 +389,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       } else if (command.type === 'terminate') void this.stop();
       this.safeEmit('command', { command });
     }
+    this.acks.delivered(res.commands ?? []);
   }
 
   private readonly onSignal = (): void => {

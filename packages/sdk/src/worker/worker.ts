@@ -20,6 +20,7 @@ import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { backoffDelayMs } from '../retry.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
+import { CommandAcks } from '../runtime/command-acks.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -55,6 +56,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly spool: Spool;
   private readonly metrics = new ProcessMetrics();
   private readonly dependencies = new DependencyTracker(systemNow);
+  /** Worker acts on wake (handlers' ctx), cancel (aborts the handler) and terminate (stops). */
+  private readonly acks = new CommandAcks(['wake', 'cancel', 'terminate']);
   private readonly connection: ConnectionWatch;
   private readonly tokenClients = new Map<string, Client>();
   private readonly startAbort = new AbortController();
@@ -303,6 +306,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       tasks,
     };
     if (deps.reports.length > 0) req.dependencies = deps.reports;
+    const acks = this.acks.take();
+    if (acks.length > 0) req.acks = acks;
     const timeoutMs = heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs());
     let first = true;
     for (const part of splitHeartbeat(req)) {
@@ -314,7 +319,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
           onRetry: (error) => this.heartbeatFailed(error),
         });
       } catch (error) {
-        if (first) this.dependencies.undelivered(deps);
+        if (first) {
+          this.dependencies.undelivered(deps);
+          this.acks.undelivered(acks);
+        }
         this.safeEmit('error', { error, op: 'heartbeat' });
         if (isTokenRefused(error)) {
           // A newer incarnation of this slot registered (same key), or the agent was ended: its
@@ -341,6 +349,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (command.type === 'terminate') void this.stop();
         this.safeEmit('command', { command });
       }
+      this.acks.delivered(res.commands ?? []);
     }
     this.onReachable();
   }

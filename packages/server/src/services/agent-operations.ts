@@ -188,6 +188,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       const closed = await store.endAgent({ agentId, lifecycle: 'left', reason: 'the agent left' });
       for (const c of closed) watchdog.events.condition(c);
       await ctx.commands.clear(agentId);
+      await ctx.interventions.agentEnded(agentId, 'the agent left');
       ctx.logger.info({ agentId, released: released.length }, 'agent left');
       await watchdog.events.status(agentId, 'left');
       watchdog.events.forget(agentId);

@@ -41,6 +41,11 @@ export interface Interventions {
   }): Promise<Intervention | null>;
   /** The agent answered commands: end the manual interventions they belong to. */
   acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<void>;
+  /**
+   * The agent left or was ended: its open interventions end — a `terminate` succeeded (the agent is
+   * gone), anything else is skipped (nobody left to act on).
+   */
+  agentEnded(agentId: string, reason: string): Promise<void>;
   list(query: InterventionQuery): Promise<InterventionsResponse>;
   get(id: string): Promise<Intervention | null>;
 }
@@ -102,6 +107,18 @@ export function createInterventions(deps: {
           state: ACK_STATES[ack.outcome],
           reason: ack.message ?? `the agent answered ${ack.outcome}`,
           evidence: { ack: { outcome: ack.outcome, message: ack.message ?? null, at: clock.now() } },
+        });
+        if (ended) publish(ended);
+      }
+    },
+
+    async agentEnded(agentId, reason) {
+      const open = await store.listInterventions({ agentId, states: ['pending', 'held'] });
+      for (const it of open.interventions) {
+        const ended = await store.endIntervention({
+          id: it.id,
+          state: it.action === 'terminate' ? 'succeeded' : 'skipped',
+          reason,
         });
         if (ended) publish(ended);
       }
