@@ -5,33 +5,15 @@
  * can never act twice on the same condition at once; its state then moves `pending ⇄ held` and ends
  * `succeeded`, `failed` or `skipped`, once. Part of `Store` (`store.ts`).
  */
-import type {
-  Intervention,
-  InterventionAction,
-  InterventionState,
-  InterventionTrigger,
-  JsonObject,
-} from '@rouse/protocol';
+import type { Intervention, InterventionState, JsonObject } from '@rouse/protocol';
 
-export interface OpenInterventionInput {
-  id: string;
-  agentId: string;
-  incarnation: number;
-  taskId: string | null;
-  condition: InterventionTrigger;
-  action: InterventionAction;
-  rung: number | null;
-  attempt: number;
-  reason: string;
-  evidence: JsonObject;
-  actor: string;
+/** A new intervention: the wire fields it starts with (it opens `pending`, or `held`). */
+export type OpenInterventionInput = Omit<Intervention, 'state' | 'startedAt' | 'endedAt' | 'commandId'> & {
   /** The command it sends the agent, if any (see `InterventionQuery.commandId`). */
   commandId?: string | null;
-  coordinatorId: string | null;
-  shardEpoch: number | null;
   /** Open it `held` (a dependency outage no action can cure) instead of `pending`. */
   held?: boolean;
-}
+};
 
 export interface EndInterventionInput {
   id: string;

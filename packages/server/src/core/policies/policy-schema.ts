@@ -9,7 +9,7 @@
  * `expected_duration.min` ≤ `max`); checks across the file (unique names, channels named by alert
  * rungs) live in `policy-file-checks.ts`.
  */
-import { CONDITION_KINDS } from '@rouse/protocol';
+import { CONDITION_KINDS, INTERVENTION_ACTIONS } from '@rouse/protocol';
 import { z } from 'zod';
 import { resolveTiming } from '../timing.js';
 import { POLICY_DEFAULTS } from './policy-defaults.js';
@@ -22,14 +22,8 @@ const name = z.string().min(1).max(128).regex(NAME_PATTERN, NAME_RULE);
 
 /** What a recovery rung listens for: a condition, `stall_detected` (= `progress_stalled`), `recovery_failed` or `any`. */
 export const ON_CONDITIONS = [...CONDITION_KINDS, 'stall_detected', 'recovery_failed', 'any'] as const;
-export const RECOVERY_ACTIONS = [
-  'wake',
-  'send_signal',
-  'snapshot_and_restart',
-  'reassign',
-  'alert',
-  'terminate',
-] as const;
+/** A rung's action: what an intervention does (one list, the wire's). */
+export const RECOVERY_ACTIONS = INTERVENTION_ACTIONS;
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 /** Signals a `send_signal` rung may send (POSIX names). */
 export const SIGNAL_NAMES = [
