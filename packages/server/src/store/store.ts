@@ -30,7 +30,7 @@ export type * from './intervention-store.js';
 export type * from './task-store.js';
 export type * from './watchdog-store.js';
 
-/** What every backend has besides the four contracts. */
+/** What every backend has besides the contracts. */
 export interface StoreBase {
   readonly kind: 'sqlite' | 'postgres';
   /** The store's clock (see the rules above). */

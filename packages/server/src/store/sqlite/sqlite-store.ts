@@ -1,6 +1,6 @@
 /**
- * The embedded SQLite backend of the Store contract (better-sqlite3), composed of its four parts
- * (tasks, agents, coordination, watchdog). One connection, statements
+ * The embedded SQLite backend of the Store contract (better-sqlite3), composed of its parts (tasks,
+ * agents, coordination, watchdog, interventions, effect keys). One connection, statements
  * prepared once, every write in one `BEGIN IMMEDIATE` transaction (so several processes sharing a
  * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
  * resolved promises: the contract is async for PostgreSQL.
