@@ -448,8 +448,16 @@ export class Client {
 
   /** `GET /v1/events` (SSE): every task and agent event as it happens, until `signal` aborts. */
   async *events(options: { signal?: AbortSignal } = {}): AsyncIterable<StreamEvent> {
+    yield* await this.openEvents(options);
+  }
+
+  /**
+   * `GET /v1/events`, connected before it resolves: every event from then on is in the iterable
+   * (`events()` connects only when first read). For reading a list and then its changes, none lost.
+   */
+  async openEvents(options: { signal?: AbortSignal } = {}): Promise<AsyncIterable<StreamEvent>> {
     const stream = await this.http.stream('/v1/events', options.signal);
-    yield* readSseJson<StreamEvent>(stream, options.signal);
+    return readSseJson<StreamEvent>(stream, options.signal);
   }
 
   /** `GET /healthz` — the process is up. */

@@ -1,8 +1,9 @@
 /**
- * Option value parsers. Each throws commander's `InvalidArgumentError` (a usage error, exit 2) with a
- * message that says what was expected.
+ * Option value parsers. Each throws a usage error (exit 2) — commander's `InvalidArgumentError`, or a
+ * `CliError` for values checked in an action — with a message that says what was expected.
  */
 import { InvalidArgumentError } from 'commander';
+import { CliError, EXIT } from './context.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -112,4 +113,23 @@ export function parseLabel(value: string, previous: Record<string, string> = {})
   const i = value.indexOf('=');
   if (i <= 0) throw new InvalidArgumentError(`expected key=value (got "${value}")`);
   return { ...previous, [value.slice(0, i)]: value.slice(i + 1) };
+}
+
+/**
+ * `--flag a,b` → the values, each one of `known`; the first that is not is a usage error naming it:
+ * `--status: "asleep" is not a status; use idle, running, …`.
+ */
+export function parseChoiceList<T extends string>(
+  flag: string,
+  noun: string,
+  value: string,
+  known: readonly T[],
+): T[] {
+  return value.split(',').map((s) => {
+    const v = s.trim();
+    if (!(known as readonly string[]).includes(v)) {
+      throw new CliError(`${flag}: "${v}" is not ${noun}; use ${known.join(', ')}`, EXIT.usage);
+    }
+    return v as T;
+  });
 }

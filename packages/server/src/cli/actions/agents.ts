@@ -1,11 +1,12 @@
 /** `rouse agents`: registered agents, their derived status, open conditions and what they hold. */
-import { AGENT_STATUSES, type AgentStatus } from '@rouse/protocol';
+import { AGENT_STATUSES } from '@rouse/protocol';
 import { createClient } from '../connection.js';
-import { type CliContext, CliError, EXIT } from '../context.js';
+import { type CliContext, EXIT } from '../context.js';
 import { conditionList, styleStatus } from '../format/agent.js';
 import { createStyle } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { formatRelative } from '../format/time.js';
+import { parseChoiceList } from '../parse.js';
 
 export interface AgentsOptions {
   json?: boolean;
@@ -17,23 +18,11 @@ export interface AgentsOptions {
   dataDir?: string;
 }
 
-/** `--status a,b` → the statuses, or a usage error naming the unknown one. */
-function statusesOf(value: string): AgentStatus[] {
-  const known = AGENT_STATUSES as readonly string[];
-  return value.split(',').map((s) => {
-    const status = s.trim();
-    if (!known.includes(status)) {
-      throw new CliError(
-        `--status: "${status}" is not a status; use ${AGENT_STATUSES.join(', ')}`,
-        EXIT.usage,
-      );
-    }
-    return status as AgentStatus;
-  });
-}
-
 export async function agents(ctx: CliContext, opts: AgentsOptions): Promise<number> {
-  const statuses = opts.status === undefined ? undefined : statusesOf(opts.status);
+  const statuses =
+    opts.status === undefined
+      ? undefined
+      : parseChoiceList('--status', 'a status', opts.status, AGENT_STATUSES);
   const { client } = createClient(ctx, opts);
   const list = await client.listAgents({
     ...(statuses === undefined ? {} : { status: statuses }),

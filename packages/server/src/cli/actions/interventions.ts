@@ -2,9 +2,11 @@
 import { INTERVENTION_STATES, type Intervention, type InterventionState } from '@rouse/protocol';
 import { createClient } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
+import { followUntilInterrupted } from '../follow.js';
 import { createStyle, type Style } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { formatRelative } from '../format/time.js';
+import { parseChoiceList } from '../parse.js';
 
 export interface InterventionsOptions {
   agent?: string;
@@ -16,20 +18,6 @@ export interface InterventionsOptions {
   url?: string;
   token?: string;
   dataDir?: string;
-}
-
-function statesOf(value: string): InterventionState[] {
-  const known = INTERVENTION_STATES as readonly string[];
-  return value.split(',').map((s) => {
-    const state = s.trim();
-    if (!known.includes(state)) {
-      throw new CliError(
-        `--state: "${state}" is not a state; use ${INTERVENTION_STATES.join(', ')}`,
-        EXIT.usage,
-      );
-    }
-    return state as InterventionState;
-  });
 }
 
 function limitOf(value: string | undefined): number {
@@ -54,72 +42,70 @@ function changeLine(i: Intervention, style: Style): string {
 }
 
 export async function interventions(ctx: CliContext, opts: InterventionsOptions): Promise<number> {
-  const states = opts.state === undefined ? undefined : statesOf(opts.state);
+  const states =
+    opts.state === undefined
+      ? undefined
+      : parseChoiceList('--state', 'a state', opts.state, INTERVENTION_STATES);
   const limit = limitOf(opts.limit);
   const { client } = createClient(ctx, opts);
+  const style = createStyle(ctx.io.color);
+  const list = async (): Promise<Intervention[]> =>
+    (
+      await client.listInterventions({
+        ...(opts.agent === undefined ? {} : { agentId: opts.agent }),
+        ...(opts.task === undefined ? {} : { taskId: opts.task }),
+        ...(states === undefined ? {} : { states }),
+        limit,
+      })
+    ).interventions;
+
+  if (!opts.follow) {
+    const shown = await list();
+    if (opts.json) ctx.printJson({ interventions: shown });
+    else printTable(ctx, shown, opts, style);
+    return EXIT.ok;
+  }
   const matches = (i: Intervention): boolean =>
     (opts.agent === undefined || i.agentId === opts.agent) &&
     (opts.task === undefined || i.taskId === opts.task) &&
     (states === undefined || states.includes(i.state));
-  const style = createStyle(ctx.io.color);
-
-  const stop = new AbortController();
-  // Subscribe before reading the list, so no change falls between the two.
-  const stream = opts.follow ? client.events({ signal: stop.signal })[Symbol.asyncIterator]() : undefined;
-  const page = await client.listInterventions({
-    ...(opts.agent === undefined ? {} : { agentId: opts.agent }),
-    ...(opts.task === undefined ? {} : { taskId: opts.task }),
-    ...(states === undefined ? {} : { states }),
-    limit,
-  });
-  const list = page.interventions;
-  if (opts.json && !opts.follow) {
-    ctx.printJson({ interventions: list });
-    return EXIT.ok;
-  }
-  if (opts.json) {
-    for (const i of [...list].reverse()) ctx.print(JSON.stringify(i));
-  } else if (list.length === 0) {
-    ctx.print(opts.agent || opts.task || opts.state ? 'no interventions match' : 'no interventions yet');
-  } else {
-    const now = ctx.now();
-    for (const line of renderTable(list, [
-      { header: 'ID', value: (i) => i.id },
-      { header: 'AGENT', value: (i) => i.agentId },
-      { header: 'CONDITION', value: (i) => i.condition },
-      { header: 'ACTION', value: (i) => i.action },
-      { header: 'RUNG', value: (i) => (i.rung === null ? '-' : `${i.rung}/${i.attempt}`), right: true },
-      { header: 'STATE', value: (i) => styleState(i.state, style) },
-      { header: 'BY', value: (i) => i.actor, maxWidth: 24 },
-      { header: 'STARTED', value: (i) => formatRelative(i.startedAt, now) },
-      { header: 'REASON', value: (i) => i.reason, maxWidth: 48 },
-    ])) {
-      ctx.print(line);
-    }
-  }
-  if (stream === undefined) return EXIT.ok;
-
-  const interrupt = ctx.untilInterrupted(stop.signal);
-  void interrupt.done.then(() => stop.abort());
-  // A change the list already shows (it happened between subscribing and reading) is not repeated.
-  const shown = new Set(list.map((i) => `${i.id} ${i.state}`));
-  ctx.warn('(following interventions; Ctrl-C to stop)');
-  try {
-    for (;;) {
-      const next = await stream.next();
-      if (next.done) break;
-      const event = next.value;
+  await followUntilInterrupted(ctx, async (signal) => {
+    // Connected before the list is read, so no change falls between the two.
+    const events = await client.openEvents({ signal });
+    const shown = await list();
+    if (opts.json) for (const i of [...shown].reverse()) ctx.print(JSON.stringify(i));
+    else printTable(ctx, shown, opts, style);
+    // A change the list already shows (it happened between connecting and reading) is not repeated.
+    const printed = new Set(shown.map((i) => `${i.id} ${i.state}`));
+    ctx.warn('(following interventions; Ctrl-C to stop)');
+    for await (const event of events) {
       if (event.type !== 'intervention' || !matches(event.intervention)) continue;
-      if (shown.delete(`${event.intervention.id} ${event.intervention.state}`)) continue;
+      if (printed.delete(`${event.intervention.id} ${event.intervention.state}`)) continue;
       ctx.print(opts.json ? JSON.stringify(event.intervention) : changeLine(event.intervention, style));
     }
-  } catch (err) {
-    if (!stop.signal.aborted) throw err;
-  } finally {
-    stop.abort();
-    interrupt.dispose();
-  }
+  });
   return EXIT.ok;
+}
+
+function printTable(ctx: CliContext, list: Intervention[], opts: InterventionsOptions, style: Style): void {
+  if (list.length === 0) {
+    ctx.print(opts.agent || opts.task || opts.state ? 'no interventions match' : 'no interventions yet');
+    return;
+  }
+  const now = ctx.now();
+  for (const line of renderTable(list, [
+    { header: 'ID', value: (i) => i.id },
+    { header: 'AGENT', value: (i) => i.agentId },
+    { header: 'CONDITION', value: (i) => i.condition },
+    { header: 'ACTION', value: (i) => i.action },
+    { header: 'RUNG', value: (i) => (i.rung === null ? '-' : `${i.rung}/${i.attempt}`), right: true },
+    { header: 'STATE', value: (i) => styleState(i.state, style) },
+    { header: 'BY', value: (i) => i.actor, maxWidth: 24 },
+    { header: 'STARTED', value: (i) => formatRelative(i.startedAt, now) },
+    { header: 'REASON', value: (i) => i.reason, maxWidth: 48 },
+  ])) {
+    ctx.print(line);
+  }
 }
 
 export async function sendManual(

@@ -2,6 +2,7 @@
 import type { LogLine } from '@rouse/protocol';
 import { createClient } from '../connection.js';
 import { type CliContext, EXIT } from '../context.js';
+import { followUntilInterrupted } from '../follow.js';
 import { createStyle, type Style } from '../format/style.js';
 import { formatClock } from '../format/time.js';
 
@@ -32,22 +33,14 @@ export async function logs(ctx: CliContext, id: string, opts: LogsOptions): Prom
     if (res.lines.length === 0) ctx.warn('(no log lines)');
     return EXIT.ok;
   }
-  const stop = new AbortController();
-  const interrupt = ctx.untilInterrupted(stop.signal);
-  void interrupt.done.then(() => stop.abort());
-  try {
+  await followUntilInterrupted(ctx, async (signal) => {
     const lines = client.followLogs(id, {
       ...(opts.after === undefined ? {} : { after: opts.after }),
-      signal: stop.signal,
+      signal,
     });
     for await (const l of lines) {
       ctx.print(opts.json ? JSON.stringify(l) : formatLogLine(l, style));
     }
-  } catch (err) {
-    if (!stop.signal.aborted) throw err;
-  } finally {
-    stop.abort();
-    interrupt.dispose();
-  }
+  });
   return EXIT.ok;
 }
