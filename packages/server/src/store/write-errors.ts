@@ -118,3 +118,12 @@ export function failedOutcome(err: unknown): Outcome<never> {
   if (!(err instanceof RouseError)) throw err;
   return { ok: false, code: err.code, message: err.message, details: err.details as JsonObject };
 }
+
+/** An effect key's record refused: the claim that ran the effect no longer holds the key. */
+export function effectClaimLapsed(taskId: string, key: string): RouseError {
+  return new RouseError(
+    'conflict',
+    `the claim on effect key ${key} of task ${taskId} is no longer held (it lapsed, was released or expired); claim the key again`,
+    { taskId, key },
+  );
+}

@@ -4,8 +4,11 @@ import { CLOCK_CTE } from './sql-fragments.js';
 const EFFECT_COLUMNS = 'state, claim_id, claim_expires_at, result, done_at, expires_at';
 
 export const EFFECT_SQL = {
-  /** One key of a task. Params: $1 task id, $2 key. */
-  selectEffect: `SELECT ${EFFECT_COLUMNS} FROM task_effects WHERE task_id = $1 AND effect_key = $2`,
+  /** One key of a task, and whether its time is still running. Params: $1 now, $2 task id, $3 key. */
+  selectEffect: `
+    WITH ${CLOCK_CTE}
+    SELECT ${EFFECT_COLUMNS}, expires_at > clock.now AS live FROM task_effects, clock
+    WHERE task_id = $2 AND effect_key = $3`,
 
   /**
    * Take the key for a claim: a new row, or one whose claim lapsed or whose time is up; returns the
@@ -46,7 +49,4 @@ export const EFFECT_SQL = {
     DELETE FROM task_effects WHERE (task_id, effect_key) IN (
       SELECT task_id, effect_key FROM task_effects, clock WHERE expires_at <= clock.now
       ORDER BY expires_at LIMIT $2)`,
-
-  /** The store clock's now. Params: $1 now. */
-  now: `WITH ${CLOCK_CTE} SELECT now FROM clock`,
 } as const;

@@ -1,7 +1,7 @@
 /** The PostgreSQL EffectStore (see `effect-store.ts`): each operation one conditional statement. */
 import type { Json } from '@rouse/protocol';
-import { RouseError } from '../../core/errors.js';
 import type { ClaimEffectInput, EffectClaim, EffectRecord, RecordEffectInput } from '../store.js';
+import { effectClaimLapsed } from '../write-errors.js';
 import { EFFECT_SQL } from './effect-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { pgJson } from './row-mapping.js';
@@ -15,14 +15,17 @@ interface EffectRow {
   expires_at: number;
 }
 
-async function selectEffect(ctx: PgContext, taskId: string, key: string): Promise<EffectRow | undefined> {
-  const [row] = await ctx.rows<EffectRow>('selectEffect', EFFECT_SQL.selectEffect, [taskId, key]);
+async function selectEffect(
+  ctx: PgContext,
+  taskId: string,
+  key: string,
+): Promise<(EffectRow & { live: boolean }) | undefined> {
+  const [row] = await ctx.rows<EffectRow & { live: boolean }>('selectEffect', EFFECT_SQL.selectEffect, [
+    ctx.now(),
+    taskId,
+    key,
+  ]);
   return row;
-}
-
-async function storeNow(ctx: PgContext): Promise<number> {
-  const [row] = await ctx.rows<{ now: number }>('effectsNow', EFFECT_SQL.now, [ctx.now()]);
-  return Number(row?.now);
 }
 
 export async function claimEffect(ctx: PgContext, input: ClaimEffectInput): Promise<EffectClaim> {
@@ -58,14 +61,10 @@ export async function recordEffect(ctx: PgContext, input: RecordEffectInput): Pr
     return { outcome: 'recorded', result: recorded.result, doneAt: recorded.done_at ?? 0 };
   }
   const row = await selectEffect(ctx, input.taskId, input.key);
-  if (row !== undefined && row.state === 'done' && row.expires_at > (await storeNow(ctx))) {
+  if (row !== undefined && row.state === 'done' && row.live) {
     return { outcome: 'done', result: row.result, doneAt: row.done_at ?? 0 };
   }
-  throw new RouseError(
-    'conflict',
-    `the claim on effect key ${input.key} of task ${input.taskId} is no longer held (it lapsed, was released or expired); claim the key again`,
-    { taskId: input.taskId, key: input.key },
-  );
+  throw effectClaimLapsed(input.taskId, input.key);
 }
 
 export async function releaseEffect(

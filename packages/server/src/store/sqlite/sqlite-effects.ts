@@ -1,7 +1,7 @@
 /** The SQLite EffectStore: effect keys claimed, recorded, released and expired (see `effect-store.ts`). */
 import type { Json } from '@rouse/protocol';
-import { RouseError } from '../../core/errors.js';
 import type { ClaimEffectInput, EffectClaim, EffectRecord, RecordEffectInput } from '../store.js';
+import { effectClaimLapsed } from '../write-errors.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 interface EffectRow {
@@ -55,15 +55,7 @@ export function recordEffect(ctx: SqliteContext, input: RecordEffectInput): Effe
   if (row !== undefined && row.state === 'done' && row.expires_at > now) {
     return { outcome: 'done', result: parse(row.result), doneAt: row.done_at ?? now };
   }
-  throw lapsed(input.taskId, input.key);
-}
-
-export function lapsed(taskId: string, key: string): RouseError {
-  return new RouseError(
-    'conflict',
-    `the claim on effect key ${key} of task ${taskId} is no longer held (it lapsed, was released or expired); claim the key again`,
-    { taskId, key },
-  );
+  throw effectClaimLapsed(input.taskId, input.key);
 }
 
 export function releaseEffect(
