@@ -127,6 +127,35 @@ export interface ClaimResponse {
 export type TaskBeat = z.input<typeof schemas.taskBeat>;
 export type AgentHeartbeatRequest = z.input<typeof schemas.agentHeartbeat>;
 
+/** Signals a command may ask a supervisor to send (POSIX names; a `send_signal` rung's). */
+export const SIGNAL_NAMES = [
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGABRT',
+  'SIGKILL',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGPIPE',
+  'SIGALRM',
+  'SIGTERM',
+  'SIGCONT',
+  'SIGSTOP',
+  'SIGTSTP',
+  'SIGTTIN',
+  'SIGTTOU',
+  'SIGURG',
+  'SIGXCPU',
+  'SIGXFSZ',
+  'SIGVTALRM',
+  'SIGPROF',
+  'SIGWINCH',
+  'SIGIO',
+  'SIGPWR',
+  'SIGSYS',
+] as const;
+export type SignalName = (typeof SIGNAL_NAMES)[number];
+
 export const COMMAND_TYPES = ['wake', 'cancel', 'checkpoint', 'restart', 'terminate'] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 

@@ -3,7 +3,13 @@
  * requests are inferred from them (`agent.ts`), so the two cannot drift.
  */
 import { z } from 'zod';
-import { COMMAND_OUTCOMES, COMMAND_TYPES, DEPENDENCY_STATES, REPORTED_AGENT_STATUSES } from '../agent.js';
+import {
+  COMMAND_OUTCOMES,
+  COMMAND_TYPES,
+  DEPENDENCY_STATES,
+  REPORTED_AGENT_STATUSES,
+  SIGNAL_NAMES,
+} from '../agent.js';
 import { json, labels, ms, name, taskId, version } from './common.js';
 
 /** An agent slot's key (`host-3/reviewer-2`): the same key and agent type → the same agent id. */
@@ -130,6 +136,15 @@ export const agentCommand = z
     type: z.enum(COMMAND_TYPES),
     taskId: z.string().max(64).optional(),
     reason: z.string().max(1024).optional(),
+    signal: z
+      .enum(SIGNAL_NAMES)
+      .optional()
+      .describe(
+        'wake: a signal for the supervisor of a supervised agent to send its process (the agent itself still gets the wake).',
+      ),
+    graceMs: ms
+      .optional()
+      .describe('terminate/restart: how long the process gets to exit after the stop signal before SIGKILL.'),
   })
   .strict();
 

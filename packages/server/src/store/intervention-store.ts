@@ -24,6 +24,12 @@ export interface EndInterventionInput {
   evidence?: JsonObject;
 }
 
+export interface NoteInterventionInput {
+  id: string;
+  evidence: JsonObject;
+  commandId?: string;
+}
+
 export interface InterventionQuery {
   agentId?: string;
   taskId?: string;
@@ -45,6 +51,11 @@ export interface InterventionStore {
   endIntervention(input: EndInterventionInput): Promise<Intervention | null>;
   /** Move an open intervention between `pending` and `held`; null if it is not open. */
   holdIntervention(input: { id: string; held: boolean }): Promise<Intervention | null>;
+  /**
+   * Record a step of an open intervention: `evidence` merged into its evidence (top-level keys
+   * replaced), and `commandId` — the command it sent last — when given. Null if it is not open.
+   */
+  noteIntervention(input: NoteInterventionInput): Promise<Intervention | null>;
   getIntervention(id: string): Promise<Intervention | null>;
   /** Newest first, filtered, a page at a time (`nextCursor` null on the last page). */
   listInterventions(

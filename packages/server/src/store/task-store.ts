@@ -115,6 +115,14 @@ export interface FailInput extends AgentWrite {
 
 export type ExpiryReason = 'heartbeat_timeout' | 'claim_timeout' | 'attempt_deadline';
 
+export interface ReleaseAgentTasksInput {
+  agentId: string;
+  /** The error code the tasks time out with (`agent_left`, `agent_replaced`, `agent_reassigned`). */
+  reason: string;
+  task?: { id: string; version: number };
+  actor?: string;
+}
+
 export interface ExpireInput {
   taskId: string;
   version: number;
@@ -230,8 +238,12 @@ export interface TaskStore {
    * Throws `invalid_transition` for any other state.
    */
   retryTask(input: { taskId: string; actor: string }): Promise<Transitioned>;
-  /** Graceful leave: the agent's held tasks → timeout at once, retried without backoff. */
-  releaseAgentTasks(input: { agentId: string; reason: string }): Promise<Transitioned[]>;
+  /**
+   * The agent's held tasks → timeout at once, retried without backoff (a graceful leave, a replaced
+   * incarnation) — or only `task`, if it is still held by the agent at that version (a reassignment:
+   * a stale holder's writes are then refused). `actor` defaults to the agent.
+   */
+  releaseAgentTasks(input: ReleaseAgentTasksInput): Promise<Transitioned[]>;
 
   /** Every lease held right now (claimed or running), for the coordinator's timers. */
   activeLeases(query?: ActiveLeasesQuery): Promise<LeaseEntry[]>;

@@ -2,14 +2,26 @@
  * Values a task write computes from the task's current head and the store's clock, shared by every
  * backend so SQLite and PostgreSQL schedule retries and leases identically. Pure: no I/O.
  */
-import type { TaskStatus, Timing } from '@rouse/protocol';
+import type { TaskError, TaskStatus, Timing } from '@rouse/protocol';
 import { backoffDelayMs, type ResolvedBackoffOptions } from '../core/backoff.js';
 import { leaseDeadline } from '../core/timing.js';
-import type { ExpiryReason } from './store.js';
+import type { ExpiryReason, ReleaseAgentTasksInput } from './store.js';
 
 /** Who an agent is in the event history. */
 export function agentActor(agentId: string): string {
   return `agent:${agentId}`;
+}
+
+/** The error a task released from its agent times out with (retryable: it goes back to the queue). */
+export function releasedTaskError(input: ReleaseAgentTasksInput): TaskError {
+  return {
+    code: input.reason,
+    message:
+      input.task === undefined
+        ? `agent ${input.agentId} released the task (${input.reason})`
+        : `the task was taken from agent ${input.agentId} (${input.reason})`,
+    retryable: true,
+  };
 }
 
 /**

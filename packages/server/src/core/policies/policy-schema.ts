@@ -9,7 +9,7 @@
  * `expected_duration.min` ≤ `max`); checks across the file (unique names, channels named by alert
  * rungs) live in `policy-file-checks.ts`.
  */
-import { CONDITION_KINDS, INTERVENTION_ACTIONS } from '@rouse/protocol';
+import { CONDITION_KINDS, INTERVENTION_ACTIONS, SIGNAL_NAMES, type SignalName } from '@rouse/protocol';
 import { z } from 'zod';
 import { resolveTiming } from '../timing.js';
 import { POLICY_DEFAULTS } from './policy-defaults.js';
@@ -25,34 +25,8 @@ export const ON_CONDITIONS = [...CONDITION_KINDS, 'stall_detected', 'recovery_fa
 /** A rung's action: what an intervention does (one list, the wire's). */
 export const RECOVERY_ACTIONS = INTERVENTION_ACTIONS;
 export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
-/** Signals a `send_signal` rung may send (POSIX names). */
-export const SIGNAL_NAMES = [
-  'SIGHUP',
-  'SIGINT',
-  'SIGQUIT',
-  'SIGABRT',
-  'SIGKILL',
-  'SIGUSR1',
-  'SIGUSR2',
-  'SIGPIPE',
-  'SIGALRM',
-  'SIGTERM',
-  'SIGCONT',
-  'SIGSTOP',
-  'SIGTSTP',
-  'SIGTTIN',
-  'SIGTTOU',
-  'SIGURG',
-  'SIGXCPU',
-  'SIGXFSZ',
-  'SIGVTALRM',
-  'SIGPROF',
-  'SIGWINCH',
-  'SIGIO',
-  'SIGPWR',
-  'SIGSYS',
-] as const;
-export type SignalName = (typeof SIGNAL_NAMES)[number];
+/** Signals a `send_signal` rung may send (POSIX names; one list, the wire's). */
+export { SIGNAL_NAMES, type SignalName };
 
 /** A duration (number = seconds, or `30s`…) → ms, at least `minMs`. */
 function duration(minMs = 0) {

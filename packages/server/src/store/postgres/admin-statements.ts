@@ -133,13 +133,15 @@ export const ADMIN_SQL = {
 
   /**
    * Every task an agent holds → timeout at once (graceful leave), retried without backoff when
-   * attempts are left. Params: $1 now, $2 agentId, $3 error (jsonb), $4 reason, $5 actor.
+   * attempts are left — or only task $6 at version $7 when given (a reassignment). Params: $1 now,
+   * $2 agentId, $3 error (jsonb), $4 reason, $5 actor, $6 task id or null, $7 version or null.
    */
   releaseAgentTasks: `
     WITH ${CLOCK_CTE},
     cur AS (
       SELECT t.seq, t.status FROM tasks t
       WHERE t.agent_id = $2 AND t.lease_expires_at IS NOT NULL
+        AND ($6::text IS NULL OR (t.id = $6 AND t.version = $7::integer))
       ORDER BY t.seq
       FOR UPDATE
     ),

@@ -29,6 +29,12 @@ export const INTERVENTION_SQL = {
     UPDATE interventions SET state = $2 WHERE id = $1 AND state IN ('pending', 'held')
     RETURNING ${INTERVENTION_COLUMNS}`,
 
+  /** Merge into an open one's evidence (top-level keys) and set its command. Params: $1 id, $2 evidence (jsonb), $3 command id or null. */
+  noteIntervention: `
+    UPDATE interventions SET evidence = evidence || $2::jsonb, command_id = coalesce($3, command_id)
+    WHERE id = $1 AND state IN ('pending', 'held')
+    RETURNING ${INTERVENTION_COLUMNS}`,
+
   /** Params: $1 id. */
   selectIntervention: `SELECT ${INTERVENTION_COLUMNS} FROM interventions WHERE id = $1`,
 

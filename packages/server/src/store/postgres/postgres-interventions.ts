@@ -2,7 +2,12 @@
 import type { Intervention } from '@rouse/protocol';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { type InterventionRow, toIntervention } from '../intervention-row.js';
-import type { EndInterventionInput, InterventionQuery, OpenInterventionInput } from '../store.js';
+import type {
+  EndInterventionInput,
+  InterventionQuery,
+  NoteInterventionInput,
+  OpenInterventionInput,
+} from '../store.js';
 import { INTERVENTION_SQL } from './intervention-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { pgJson } from './row-mapping.js';
@@ -58,6 +63,19 @@ export async function holdIntervention(
     await ctx.rows<InterventionRow>('holdIntervention', INTERVENTION_SQL.holdIntervention, [
       input.id,
       input.held ? 'held' : 'pending',
+    ]),
+  );
+}
+
+export async function noteIntervention(
+  ctx: PgContext,
+  input: NoteInterventionInput,
+): Promise<Intervention | null> {
+  return first(
+    await ctx.rows<InterventionRow>('noteIntervention', INTERVENTION_SQL.noteIntervention, [
+      input.id,
+      pgJson(input.evidence),
+      input.commandId ?? null,
     ]),
   );
 }

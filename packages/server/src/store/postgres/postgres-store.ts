@@ -186,6 +186,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     openIntervention: op(interventions.openIntervention),
     endIntervention: op(interventions.endIntervention),
     holdIntervention: op(interventions.holdIntervention),
+    noteIntervention: op(interventions.noteIntervention),
     getIntervention: op(interventions.getIntervention),
     listInterventions: op(interventions.listInterventions),
   };

@@ -8,8 +8,15 @@ import { IdempotencyConflictError, RouseError } from '../../core/errors.js';
 import { canTransition, TRANSITIONS } from '../../core/transitions.js';
 import { canonicalJson } from '../canonical-json.js';
 import { shardOf } from '../lease-shards.js';
-import type { CreatedTask, ExpireInput, ExpiryReason, NewTask, Transitioned } from '../store.js';
-import { agentActor } from '../write-rules.js';
+import type {
+  CreatedTask,
+  ExpireInput,
+  ExpiryReason,
+  NewTask,
+  ReleaseAgentTasksInput,
+  Transitioned,
+} from '../store.js';
+import { agentActor, releasedTaskError } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import { type PgContext, transitioned } from './postgres-context.js';
 import { pgJson, type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
@@ -182,19 +189,17 @@ export async function retryTask(
 
 export async function releaseAgentTasks(
   ctx: PgContext,
-  input: { agentId: string; reason: string },
+  input: ReleaseAgentTasksInput,
 ): Promise<Transitioned[]> {
-  const error: TaskError = {
-    code: input.reason,
-    message: `agent ${input.agentId} released the task (${input.reason})`,
-    retryable: true,
-  };
+  const error = releasedTaskError(input);
   const rows = await ctx.rows<WrittenRow>('releaseAgentTasks', ADMIN_SQL.releaseAgentTasks, [
     ctx.now(),
     input.agentId,
     pgJson(error),
     input.reason,
-    agentActor(input.agentId),
+    input.actor ?? agentActor(input.agentId),
+    input.task?.id ?? null,
+    input.task?.version ?? null,
   ]);
   return rows.map(transitioned);
 }

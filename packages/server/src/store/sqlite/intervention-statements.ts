@@ -26,6 +26,15 @@ export const INTERVENTION_SQL = {
     UPDATE interventions SET state = @state WHERE id = @id AND state IN ('pending', 'held')
     RETURNING ${INTERVENTION_COLUMNS}`,
 
+  /**
+   * Set an open one's evidence (merged by the caller, in the same write) and, when not null, its
+   * command. Params: @id, @evidence (text), @commandId.
+   */
+  noteIntervention: `
+    UPDATE interventions SET evidence = @evidence, command_id = coalesce(@commandId, command_id)
+    WHERE id = @id AND state IN ('pending', 'held')
+    RETURNING ${INTERVENTION_COLUMNS}`,
+
   /** Params: @id. */
   selectIntervention: `SELECT ${INTERVENTION_COLUMNS} FROM interventions WHERE id = @id`,
 

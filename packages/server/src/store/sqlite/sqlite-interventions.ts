@@ -2,7 +2,12 @@
 import type { Intervention, JsonObject } from '@rouse/protocol';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { type InterventionRow, toIntervention } from '../intervention-row.js';
-import type { EndInterventionInput, InterventionQuery, OpenInterventionInput } from '../store.js';
+import type {
+  EndInterventionInput,
+  InterventionQuery,
+  NoteInterventionInput,
+  OpenInterventionInput,
+} from '../store.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 type RawRow = Omit<InterventionRow, 'evidence'> & { evidence: string };
@@ -53,6 +58,19 @@ export function holdIntervention(
     ctx.interventions.holdIntervention.get({ id: input.id, state: input.held ? 'held' : 'pending' }) as
       | RawRow
       | undefined,
+  );
+}
+
+/** Read and written in one synchronous write (nothing else runs in between). */
+export function noteIntervention(ctx: SqliteContext, input: NoteInterventionInput): Intervention | null {
+  const current = getIntervention(ctx, input.id);
+  if (current === null || (current.state !== 'pending' && current.state !== 'held')) return null;
+  return toWire(
+    ctx.interventions.noteIntervention.get({
+      id: input.id,
+      evidence: JSON.stringify({ ...current.evidence, ...input.evidence }),
+      commandId: input.commandId ?? null,
+    }) as RawRow | undefined,
   );
 }
 

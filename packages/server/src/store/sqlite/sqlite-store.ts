@@ -218,6 +218,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     openIntervention: write(interventions.openIntervention),
     endIntervention: write(interventions.endIntervention),
     holdIntervention: write(interventions.holdIntervention),
+    noteIntervention: write(interventions.noteIntervention),
     getIntervention: read(interventions.getIntervention),
     listInterventions: read(interventions.listInterventions),
   };

@@ -8,9 +8,16 @@ import { IdempotencyConflictError } from '../../core/errors.js';
 import { assertTransition } from '../../core/transitions.js';
 import { canonicalJson } from '../canonical-json.js';
 import { shardOf } from '../lease-shards.js';
-import type { CreatedTask, ExpireInput, ExpiryReason, NewTask, Transitioned } from '../store.js';
+import type {
+  CreatedTask,
+  ExpireInput,
+  ExpiryReason,
+  NewTask,
+  ReleaseAgentTasksInput,
+  Transitioned,
+} from '../store.js';
 import { type AttemptedWrite, checkWrite } from '../write-errors.js';
-import { agentActor, expiryReason, nextAttemptAt } from '../write-rules.js';
+import { agentActor, expiryReason, nextAttemptAt, releasedTaskError } from '../write-rules.js';
 import { type HeadRow, rowPayloadText, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { parseTiming, type SqliteContext } from './sqlite-context.js';
 
@@ -199,21 +206,17 @@ export function retryTask(ctx: SqliteContext, input: { taskId: string; actor: st
   return ctx.transitioned(written, head.status, now, input.actor, 'retry_requested', details);
 }
 
-export function releaseAgentTasks(
-  ctx: SqliteContext,
-  input: { agentId: string; reason: string },
-): Transitioned[] {
+export function releaseAgentTasks(ctx: SqliteContext, input: ReleaseAgentTasksInput): Transitioned[] {
   const now = ctx.clock.now();
-  const heads = ctx.tasks.selectHeldHeads.all({ agentId: input.agentId }) as HeadRow[];
+  const only = input.task;
+  const heads = (ctx.tasks.selectHeldHeads.all({ agentId: input.agentId }) as HeadRow[]).filter(
+    (h) => only === undefined || (h.id === only.id && h.version === only.version),
+  );
   const out: Transitioned[] = [];
   for (const head of heads) {
     assertTransition(head.id, head.status, 'timeout');
     const next = head.attempt < head.max_attempts ? now : null;
-    const error: TaskError = {
-      code: input.reason,
-      message: `agent ${input.agentId} released the task (${input.reason})`,
-      retryable: true,
-    };
+    const error = releasedTaskError(input);
     const { changes } = ctx.tasks.releaseTask.run({
       id: head.id,
       version: head.version,
@@ -225,7 +228,8 @@ export function releaseAgentTasks(
     if (changes === 0) continue;
     const written = ctx.written(head.seq);
     const details = { nextAttemptAt: next, final: written.task.final };
-    out.push(ctx.transitioned(written, head.status, now, agentActor(input.agentId), input.reason, details));
+    const actor = input.actor ?? agentActor(input.agentId);
+    out.push(ctx.transitioned(written, head.status, now, actor, input.reason, details));
   }
   return out;
 }

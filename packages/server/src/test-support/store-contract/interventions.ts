@@ -111,6 +111,45 @@ export function interventionsContract(h: () => Harness): void {
       ).toBe('skipped');
     });
 
+    it('notes the steps of an open one: evidence keys set, the last command kept; nothing once ended', async () => {
+      const { store } = h();
+      const agentId = uniqueId('agt');
+      const opened = await store.openIntervention(
+        open(agentId, { action: 'snapshot_and_restart', evidence: { gapMs: 9000, phase: 'opened' } }),
+      );
+      const first = await store.noteIntervention({
+        id: opened!.id,
+        evidence: { phase: 'checkpoint', checkpointAt: 5 },
+        commandId: 'cmd_checkpoint',
+      });
+      expect(first).toMatchObject({
+        state: 'pending',
+        commandId: 'cmd_checkpoint',
+        evidence: { gapMs: 9000, phase: 'checkpoint', checkpointAt: 5 },
+      });
+      // Without a command the last one stays; whole values replace the key's.
+      const second = await store.noteIntervention({
+        id: opened!.id,
+        evidence: { checkpointAck: { outcome: 'done' } },
+      });
+      expect(second?.commandId).toBe('cmd_checkpoint');
+      const third = await store.noteIntervention({
+        id: opened!.id,
+        evidence: { phase: 'restart', checkpointAck: { outcome: 'failed' } },
+        commandId: 'cmd_restart',
+      });
+      expect(third).toMatchObject({
+        commandId: 'cmd_restart',
+        evidence: { gapMs: 9000, phase: 'restart', checkpointAt: 5, checkpointAck: { outcome: 'failed' } },
+      });
+      expect(
+        (await store.listInterventions({ commandId: 'cmd_restart' })).interventions.map((i) => i.id),
+      ).toEqual([opened!.id]);
+      await store.endIntervention({ id: opened!.id, state: 'succeeded', reason: 'restarted' });
+      expect(await store.noteIntervention({ id: opened!.id, evidence: { late: true } })).toBeNull();
+      expect(await store.noteIntervention({ id: 'itv_nope', evidence: { late: true } })).toBeNull();
+    });
+
     it('lists newest first, by agent, task and state, a page at a time', async () => {
       const { store } = h();
       const agentId = uniqueId('agt');

@@ -160,4 +160,46 @@ export function adminContract(h: () => Harness): void {
       expect(await store.releaseAgentTasks({ agentId: 'agt_leaving', reason: 'agent_left' })).toEqual([]);
     });
   });
+
+  it('releases one held task at its version only (a reassignment), by the given actor', async () => {
+    const { store } = h();
+    const target = await h().running({}, 'agt_asleep');
+    const kept = await h().running({}, 'agt_asleep');
+    // A stale version changes nothing.
+    expect(
+      await store.releaseAgentTasks({
+        agentId: 'agt_asleep',
+        reason: 'agent_reassigned',
+        task: { id: target.id, version: target.version - 1 },
+      }),
+    ).toEqual([]);
+    // Nor another agent's task.
+    expect(
+      await store.releaseAgentTasks({
+        agentId: 'agt_other',
+        reason: 'agent_reassigned',
+        task: { id: target.id, version: target.version },
+      }),
+    ).toEqual([]);
+    const [released, ...more] = await store.releaseAgentTasks({
+      agentId: 'agt_asleep',
+      reason: 'agent_reassigned',
+      task: { id: target.id, version: target.version },
+      actor: 'coordinator:c1',
+    });
+    expect(more).toEqual([]);
+    expect(released?.task).toMatchObject({
+      id: target.id,
+      status: 'timeout',
+      nextAttemptAt: T0,
+      error: { code: 'agent_reassigned', retryable: true },
+    });
+    expect(released?.events[0]).toMatchObject({ to: 'timeout', actor: 'coordinator:c1' });
+    expect((await h().get(kept.id)).status).toBe('running');
+    // The stale holder's late write is refused: the task is no longer running.
+    expect((await store.completeTasks([writer(target)]))[0]).toMatchObject({
+      ok: false,
+      code: 'invalid_transition',
+    });
+  });
 }
