@@ -165,8 +165,9 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         });
       }
       hooks.confirmed(agentId, incarnation);
-      if (req.acks !== undefined && req.acks.length > 0)
-        await ctx.interventions.acknowledge(agentId, req.acks);
+      if (req.acks !== undefined && req.acks.length > 0) {
+        for (const id of await ctx.interventions.acknowledge(agentId, req.acks)) watchdog.ladder.poke(id);
+      }
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
       await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);

@@ -99,6 +99,11 @@ export interface CoordinatorOptions {
   baselineFlushMs?: number;
   /** How often expired effect keys are deleted. @default 600000 */
   effectSweepIntervalMs?: number;
+  /**
+   * How often the recovery ladder looks at every agent with an open condition or intervention in the
+   * lease shards held here (it also runs at once when a condition opens here or a command is answered). @default 1000
+   */
+  ladderSweepMs?: number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -131,6 +136,7 @@ export interface ResolvedCoordinatorOptions {
   agentLeaseLookaheadMs: number;
   baselineFlushMs: number;
   effectSweepIntervalMs: number;
+  ladderSweepMs: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -154,6 +160,7 @@ export const COORDINATOR_DEFAULTS = {
   agentLeaseLookaheadMs: 2000,
   baselineFlushMs: 10_000,
   effectSweepIntervalMs: 600_000,
+  ladderSweepMs: 1000,
 } as const;
 
 /** Defaults that differ on PostgreSQL (several coordinators). */
@@ -208,6 +215,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     agentLeaseLookaheadMs: pick('agentLeaseLookaheadMs'),
     baselineFlushMs: pick('baselineFlushMs'),
     effectSweepIntervalMs: pick('effectSweepIntervalMs'),
+    ladderSweepMs: pick('ladderSweepMs'),
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -237,6 +245,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   }
   checkInt('baselineFlushMs', r.baselineFlushMs, 100);
   checkInt('effectSweepIntervalMs', r.effectSweepIntervalMs, 1000);
+  checkInt('ladderSweepMs', r.ladderSweepMs, 10);
   if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
     throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;

@@ -49,6 +49,7 @@ import { createStoreHealth, monitorStore } from './store-health.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
 import { createInterventions } from './watchdog/interventions.js';
+import { loggedAlerts } from './watchdog/ladder.js';
 import { createWatchdog } from './watchdog/watchdog.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -175,6 +176,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     ttlMs: o.dependencyReportTtlMs,
     onAvailable: () => waiters.notifyAll(),
   });
+  const commands = createAgentCommands(store, part('commands'));
+  const interventions = createInterventions({ store, clock, bus, logger: part('interventions') });
   ctx = {
     options: o,
     store,
@@ -184,8 +187,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     eventRelay,
     leases: expiry.tracker,
     waiters,
-    commands: createAgentCommands(store, part('commands')),
-    interventions: createInterventions({ store, clock, bus, logger: part('interventions') }),
+    commands,
+    interventions,
     dependencies,
     sharedDependencies: createSharedDependencies({
       registry: dependencies,
@@ -218,7 +221,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       bus,
       eventRelay,
       shards: () => shards.held(),
+      shardEpoch: (shard) => shards.leases().find((l) => l.shard === shard)?.epoch ?? null,
       health,
+      commands,
+      interventions,
+      alerts: loggedAlerts(part('alerts')),
+      applyTransition: (t) => applyTransition(ctx, t),
+      ladderSweepMs: o.ladderSweepMs,
       coordinatorId: shards.ownerId,
       agentLeaseSweepMs: o.agentLeaseSweepMs,
       agentLeaseLookaheadMs: o.agentLeaseLookaheadMs,

@@ -1,9 +1,11 @@
 /**
  * Interventions (docs/design.md §6.4): what is done to an agent to recover it, recorded with its
- * evidence and who acted, and published as `intervention` events. For now a person's commands
- * (`wake`, `restart`, `terminate` through the admin route or `rouse wake|restart|terminate`) open a
- * manual intervention; the agent's acknowledgement of the command ends it (`done` → succeeded,
- * `failed` → failed, `unsupported` → skipped). A newer manual command supersedes an open one.
+ * evidence and who acted, and published as `intervention` events. The recovery ladder
+ * (`ladder.ts`) opens its own; a person's commands (`wake`, `restart`, `terminate` through the admin
+ * route or `rouse wake|restart|terminate`) open a manual one, which the agent's acknowledgement of the
+ * command ends (`done` → succeeded, `failed` → failed, `unsupported` → skipped); a newer manual
+ * command supersedes an open one. An acknowledgement of a ladder's command is recorded in its
+ * evidence (`<command>Ack`) for the ladder to judge.
  */
 import type {
   AgentCommand,
@@ -28,7 +30,21 @@ const MANUAL_ACTIONS: Partial<Record<AgentCommand['type'], InterventionAction>> 
 
 const ACK_STATES = { done: 'succeeded', failed: 'failed', unsupported: 'skipped' } as const;
 
+/** The command an open intervention of the ladder sent last, by its action (and step). */
+export function ladderCommandOf(i: Intervention): AgentCommand['type'] {
+  switch (i.action) {
+    case 'snapshot_and_restart':
+      return i.evidence.phase === 'checkpoint' ? 'checkpoint' : 'restart';
+    case 'terminate':
+      return 'terminate';
+    default:
+      return 'wake';
+  }
+}
+
 export interface Interventions {
+  /** Publish a change (an `intervention` event) made by whoever wrote it. */
+  publish(intervention: Intervention): void;
   /**
    * A person sent `command` (with its id) to the agent: record it as a manual intervention, ending
    * an open manual one as superseded. Commands that are no intervention (`cancel`, `checkpoint`) → null.
@@ -39,8 +55,11 @@ export interface Interventions {
     command: AgentCommand & { id: string };
     evidence: JsonObject;
   }): Promise<Intervention | null>;
-  /** The agent answered commands: end the manual interventions they belong to. */
-  acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<void>;
+  /**
+   * The agent answered commands: end the manual interventions they belong to, record the answers
+   * in the ladder's. Resolves with the agents whose ladder has news.
+   */
+  acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<string[]>;
   /**
    * The agent left or was ended: its open interventions end — a `terminate` succeeded (the agent is
    * gone), anything else is skipped (nobody left to act on).
@@ -62,6 +81,7 @@ export function createInterventions(deps: {
   };
 
   return {
+    publish,
     async recordManual({ agentId, incarnation, command, evidence }) {
       const action = MANUAL_ACTIONS[command.type];
       if (action === undefined) return null;
@@ -96,20 +116,34 @@ export function createInterventions(deps: {
     },
 
     async acknowledge(agentId, acks) {
+      const news = new Set<string>();
       for (const ack of acks) {
         const [found] = (await store.listInterventions({ commandId: ack.commandId, limit: 1 })).interventions;
-        if (found === undefined || found.agentId !== agentId || found.condition !== 'manual') {
-          logger.debug({ agentId, ack }, 'acknowledgement of a command no open manual intervention sent');
+        if (found === undefined || found.agentId !== agentId) {
+          logger.debug({ agentId, ack }, 'acknowledgement of a command no open intervention sent');
+          continue;
+        }
+        const answer = { outcome: ack.outcome, message: ack.message ?? null, at: clock.now() };
+        if (found.condition !== 'manual') {
+          const noted = await store.noteIntervention({
+            id: found.id,
+            evidence: { [`${ladderCommandOf(found)}Ack`]: answer },
+          });
+          if (noted) {
+            publish(noted);
+            news.add(agentId);
+          }
           continue;
         }
         const ended = await store.endIntervention({
           id: found.id,
           state: ACK_STATES[ack.outcome],
           reason: ack.message ?? `the agent answered ${ack.outcome}`,
-          evidence: { ack: { outcome: ack.outcome, message: ack.message ?? null, at: clock.now() } },
+          evidence: { ack: answer },
         });
         if (ended) publish(ended);
       }
+      return [...news];
     },
 
     async agentEnded(agentId, reason) {

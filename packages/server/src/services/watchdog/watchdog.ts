@@ -1,11 +1,13 @@
 /**
  * The watchdog's services (docs/design.md §6), assembled: the detectors after heartbeats and on their
  * timers (`agent-watchdog.ts`), agent leases (`agent-leases.ts`), per-type baselines
- * (`baselines.ts`) and the events they publish (`agent-events.ts`).
+ * (`baselines.ts`), the events they publish (`agent-events.ts`) and the recovery ladder that acts on
+ * the conditions they open (`ladder.ts`).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
-import type { Store } from '../../store/store.js';
+import type { Store, Transitioned } from '../../store/store.js';
+import type { AgentCommands } from '../agent-commands.js';
 import type { DependencyRegistry } from '../dependency-registry.js';
 import type { EventBus } from '../event-bus.js';
 import type { EventRelay } from '../event-relay.js';
@@ -16,12 +18,15 @@ import { type AgentEvents, createAgentEvents } from './agent-events.js';
 import { type AgentLeases, createAgentLeases } from './agent-leases.js';
 import { type AgentWatchdog, createAgentWatchdog } from './agent-watchdog.js';
 import { type Baselines, createBaselines } from './baselines.js';
+import type { Interventions } from './interventions.js';
+import { createLadder, type Ladder, type LadderAlerts } from './ladder.js';
 
 export interface Watchdog {
   readonly agents: AgentWatchdog;
   readonly leases: AgentLeases;
   readonly baselines: Baselines;
   readonly events: AgentEvents;
+  readonly ladder: Ladder;
   start(): void;
   stop(): Promise<void>;
   /** Resolves when no timer-driven watchdog work is in flight. */
@@ -38,7 +43,14 @@ export interface WatchdogDeps {
   bus: EventBus;
   eventRelay: EventRelay;
   shards: () => ShardSet;
+  /** This coordinator's epoch of a lease shard it holds (null: not held). */
+  shardEpoch: (shard: number) => number | null;
   health: { readonly up: boolean };
+  commands: AgentCommands;
+  interventions: Interventions;
+  alerts: LadderAlerts;
+  applyTransition: (t: Transitioned) => void;
+  ladderSweepMs: number;
   coordinatorId: string;
   agentLeaseSweepMs: number;
   agentLeaseLookaheadMs: number;
@@ -49,7 +61,32 @@ export interface WatchdogDeps {
 
 export function createWatchdog(deps: WatchdogDeps): Watchdog {
   const actor = `coordinator:${deps.coordinatorId}`;
-  const events = createAgentEvents(deps);
+  const ladder = createLadder({
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger('ladder'),
+    commands: deps.commands,
+    interventions: deps.interventions,
+    alerts: deps.alerts,
+    policyFor: (type) => deps.policies.current().forAgentType(type),
+    shards: deps.shards,
+    shardEpoch: deps.shardEpoch,
+    coordinatorId: deps.coordinatorId,
+    applyTransition: deps.applyTransition,
+    sweepMs: deps.ladderSweepMs,
+  });
+  const published = createAgentEvents(deps);
+  // Every condition opened or closed here is news for the agent's ladder.
+  const events: AgentEvents = {
+    ...published,
+    condition(record) {
+      published.condition(record);
+      ladder.poke(record.agentId);
+    },
+    get remembered() {
+      return published.remembered;
+    },
+  };
   const baselines = createBaselines({
     store: deps.store,
     clock: deps.clock,
@@ -92,17 +129,21 @@ export function createWatchdog(deps: WatchdogDeps): Watchdog {
     leases,
     baselines,
     events,
+    ladder,
     start() {
       leases.start();
       baselines.start();
+      ladder.start();
     },
     async stop() {
       leases.stop();
       agents.stop();
+      ladder.stop();
       await baselines.stop();
     },
     async idle() {
       await Promise.all([leases.idle(), agents.idle()]);
+      await ladder.idle();
     },
   };
 }

@@ -1,0 +1,338 @@
+/**
+ * The recovery ladder in the coordinator, on a manual clock and a real SQLite store: each rung's
+ * action and success criterion, escalation, `recovery_failed`, `for`, rungs held during a dependency
+ * outage, reassignment with fencing — every step an intervention.
+ */
+import type { AgentCommand, AgentHeartbeatRequest, Intervention } from '@rouse/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parsePolicies } from '../core/policies/load-policies.js';
+import {
+  ADMIN,
+  type CoordinatorFixture,
+  createFixture,
+  ENROLLMENT,
+  type FixtureAgent,
+} from '../test-support/coordinator-fixture.js';
+import { fixedPolicies } from './policy-registry.js';
+
+let f: CoordinatorFixture;
+afterEach(async () => {
+  await f.close();
+});
+
+async function withPolicies(yaml: string): Promise<CoordinatorFixture> {
+  const parsed = parsePolicies(yaml, 'test.yaml');
+  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}: ${e.path}: ${e.message}`).join('\n'));
+  return createFixture({ policies: fixedPolicies(parsed.set), ladderSweepMs: 200 });
+}
+
+async function tick(ms: number, step = 100): Promise<void> {
+  for (let done = 0; done < ms; done += step) await f.advance(Math.min(step, ms - done));
+}
+
+async function registerAs(agentType: string, extra: { key?: string; requires?: string[] } = {}) {
+  const r = await f.coordinator.registerAgent(ENROLLMENT, { agentType, taskTypes: ['t'], ...extra });
+  const agent: FixtureAgent = {
+    agentId: r.agent.id,
+    token: r.token,
+    caller: { kind: 'agent', agentId: r.agent.id, incarnation: r.incarnation, agentType },
+  };
+  return agent;
+}
+
+const beat = (a: FixtureAgent, req: AgentHeartbeatRequest = {}) =>
+  f.coordinator.agentHeartbeat(a.caller, a.agentId, req);
+
+const interventionsOf = async (agentId: string): Promise<Intervention[]> =>
+  (await f.coordinator.listInterventions(ADMIN, { agentId })).interventions.slice().reverse();
+
+const steps = (list: Intervention[]) => list.map((i) => `${i.condition}/${i.action}#${i.attempt}:${i.state}`);
+
+/** Heartbeats with unchanged progress every second for `ms`, collecting the commands they get. */
+async function beatsWithoutProgress(a: FixtureAgent, ms: number, progress = 1): Promise<AgentCommand[]> {
+  const got: AgentCommand[] = [];
+  for (let done = 0; done < ms; done += 1000) {
+    got.push(...(await beat(a, { status: 'running', progress })).commands);
+    await tick(1000);
+  }
+  return got;
+}
+
+const STALL_LADDER = `
+policies:
+  - name: llm
+    agent_type: llm
+    heartbeat: { expected_interval: 1s, timeout_factor: 3 }
+    stall_detection: { enabled: true, stall_threshold: 3s }
+    recovery_actions:
+      - action: send_signal
+        signal: SIGUSR1
+        on_condition: stall_detected
+        max_attempts: 2
+        timeout: 4s
+      - action: snapshot_and_restart
+        on_condition: heartbeat_timeout
+        timeout: 20s
+      - action: alert
+        on_condition: recovery_failed
+        severity: high
+`;
+
+describe('the recovery ladder', () => {
+  it('a wake that cures: the wake reaches the agent, progress moves, the intervention succeeded and nothing else runs', async () => {
+    f = await withPolicies(STALL_LADDER);
+    const a = await registerAs('llm');
+    const commands = await beatsWithoutProgress(a, 5000);
+    const wake = commands.find((c) => c.type === 'wake');
+    expect(wake).toMatchObject({ type: 'wake', signal: 'SIGUSR1' });
+    expect(wake?.id).toMatch(/^cmd_/);
+    const [opened] = await interventionsOf(a.agentId);
+    expect(opened).toMatchObject({
+      condition: 'progress_stalled',
+      action: 'send_signal',
+      rung: 0,
+      attempt: 1,
+      state: 'pending',
+      actor: `coordinator:${opened?.coordinatorId}`,
+      commandId: wake?.id,
+    });
+    expect(opened?.evidence.condition).toMatchObject({ thresholdMs: 3000 });
+    // The agent answers and moves on.
+    await beat(a, { status: 'running', progress: 2, acks: [{ commandId: wake!.id!, outcome: 'done' }] });
+    await tick(1000);
+    const [done, ...more] = await interventionsOf(a.agentId);
+    expect(done).toMatchObject({ state: 'succeeded', reason: 'the condition closed after the wake' });
+    expect(done?.evidence.wakeAck).toMatchObject({ outcome: 'done' });
+    expect(more).toEqual([]);
+    // Published: opened, noted (command sent), noted (ack), ended.
+    const states = f.events.flatMap((e) => (e.type === 'intervention' ? [e.intervention.state] : []));
+    expect(states.at(-1)).toBe('succeeded');
+  });
+
+  it('escalates: two signals within the budget, then recovery_failed runs the alert rung once, then nothing more', async () => {
+    f = await withPolicies(STALL_LADDER);
+    const a = await registerAs('llm');
+    const commands = await beatsWithoutProgress(a, 20_000);
+    expect(commands.filter((c) => c.type === 'wake')).toHaveLength(2);
+    const list = await interventionsOf(a.agentId);
+    expect(steps(list)).toEqual([
+      'progress_stalled/send_signal#1:failed',
+      'progress_stalled/send_signal#2:failed',
+      // No alerting wired into this coordinator: the alert rung has nothing to send through.
+      'recovery_failed/alert#1:skipped',
+    ]);
+    expect(list[0]?.reason).toBe('the condition still held 4000 ms after the wake');
+    expect(list[2]?.evidence).toMatchObject({
+      failedCondition: 'progress_stalled',
+      attempts: [
+        { action: 'send_signal', attempt: 1, state: 'failed' },
+        { action: 'send_signal', attempt: 2, state: 'failed' },
+      ],
+    });
+    // Left for a person: more time changes nothing.
+    await beatsWithoutProgress(a, 10_000);
+    expect(await interventionsOf(a.agentId)).toHaveLength(3);
+  });
+
+  it('snapshot_and_restart: checkpoint, then restart; the next incarnation heartbeating through its quiet period is success', async () => {
+    f = await withPolicies(`${STALL_LADDER}    quiet_period: 2s\n`);
+    const a = await registerAs('llm', { key: 'host-1/llm-1' });
+    await beat(a, { status: 'running' });
+    await tick(3500, 50);
+    const [first] = await interventionsOf(a.agentId);
+    expect(first).toMatchObject({
+      condition: 'heartbeat_timeout',
+      action: 'snapshot_and_restart',
+      state: 'pending',
+    });
+    expect(first?.evidence).toMatchObject({ phase: 'checkpoint' });
+    // Acted on in the same moment the agent was found lost.
+    const [lost] = (await f.coordinator.getAgent(ADMIN, a.agentId)).conditions;
+    expect(first?.startedAt).toBe(lost?.since);
+    // Nobody answers the checkpoint (the process is hung): the restart follows after the wait.
+    await tick(5000);
+    const [restarting] = await interventionsOf(a.agentId);
+    expect(restarting?.evidence).toMatchObject({ phase: 'restart' });
+    // Its supervisor restarts it: the same key registers again.
+    const next = await registerAs('llm', { key: 'host-1/llm-1' });
+    expect(next.agentId).toBe(a.agentId);
+    await beat(next, { status: 'running', progress: 1 });
+    await tick(1000);
+    expect((await interventionsOf(a.agentId))[0]?.state).toBe('pending');
+    await beat(next, { status: 'running', progress: 2 });
+    await tick(1000);
+    await beat(next, { status: 'running', progress: 3 });
+    await tick(500);
+    const [ended] = await interventionsOf(a.agentId);
+    expect(ended).toMatchObject({ state: 'succeeded', incarnation: 1 });
+    expect(ended?.reason).toContain('incarnation 2');
+  });
+
+  it('a restart nobody carries out fails at its timeout, and recovery_failed follows', async () => {
+    f = await withPolicies(STALL_LADDER);
+    const a = await registerAs('llm');
+    await beat(a, { status: 'running' });
+    await tick(25_000, 500);
+    expect(steps(await interventionsOf(a.agentId))).toEqual([
+      'heartbeat_timeout/snapshot_and_restart#1:failed',
+      'recovery_failed/alert#1:skipped',
+    ]);
+  });
+
+  it('`for`: the ladder waits until the condition has held that long', async () => {
+    f = await withPolicies(
+      STALL_LADDER.replace('    recovery_actions:', '    for: 5s\n    recovery_actions:'),
+    );
+    const a = await registerAs('llm');
+    await beatsWithoutProgress(a, 7000);
+    expect(await interventionsOf(a.agentId)).toEqual([]);
+    await beatsWithoutProgress(a, 2000);
+    expect(steps(await interventionsOf(a.agentId))).toEqual(['progress_stalled/send_signal#1:pending']);
+  });
+
+  it('holds the rungs that cannot cure a dependency outage, then acts when it is over', async () => {
+    f = await withPolicies(`
+policies:
+  - name: llm
+    agent_type: llm
+    heartbeat: { expected_interval: 1s, timeout_factor: 3 }
+    stall_detection: { enabled: true, stall_threshold: 3s }
+    recovery_actions:
+      - action: snapshot_and_restart
+        on_condition: stall_detected
+        timeout: 30s
+`);
+    const a = await registerAs('llm', { requires: ['openai'] });
+    await beat(a, { status: 'running', progress: 1 });
+    await f.coordinator.reportDependency(a.caller, {
+      name: 'openai',
+      state: 'rate_limited',
+      retryAfterMs: 60_000,
+    });
+    await beatsWithoutProgress(a, 6000);
+    const [held] = await interventionsOf(a.agentId);
+    expect(held).toMatchObject({
+      condition: 'progress_stalled',
+      action: 'snapshot_and_restart',
+      state: 'held',
+    });
+    expect(held?.evidence.actedAt).toBeUndefined();
+    // Nothing was sent while it is held.
+    const watch = await f.coordinator.agentHeartbeat(a.caller, a.agentId, { status: 'running', progress: 1 });
+    expect(watch.commands.filter((c) => c.type === 'checkpoint' || c.type === 'restart')).toEqual([]);
+    await f.coordinator.reportDependency(a.caller, { name: 'openai', state: 'up' });
+    const after = await beatsWithoutProgress(a, 3000);
+    expect(after.map((c) => c.type)).toContain('checkpoint');
+    const [acting] = await interventionsOf(a.agentId);
+    expect(acting).toMatchObject({ state: 'pending', evidence: { phase: expect.any(String) } });
+  });
+
+  it('reassign: the stuck holder loses the task at once (its late complete refused) and another agent takes it', async () => {
+    f = await withPolicies(`
+policies:
+  - name: llm
+    agent_type: llm
+    heartbeat: { expected_interval: 1s, timeout_factor: 3 }
+    stall_detection: { enabled: true, stall_threshold: 3s }
+    recovery_actions:
+      - action: reassign
+        on_condition: stall_detected
+        timeout: 30s
+`);
+    const stuck = await registerAs('llm');
+    const task = await f.running(stuck, { timing: { stallTimeoutMs: 3000 } });
+    for (let i = 0; i < 5; i++) {
+      await beat(stuck, {
+        status: 'running',
+        tasks: [{ taskId: task.id, version: task.version, progress: 0.1 }],
+      });
+      await tick(1000);
+    }
+    const [moving] = await interventionsOf(stuck.agentId);
+    expect(moving).toMatchObject({
+      condition: 'progress_stalled',
+      taskId: task.id,
+      action: 'reassign',
+      state: 'pending',
+    });
+    expect(moving?.evidence.reassignedTaskIds).toEqual([task.id]);
+    const requeued = await f.task(task.id);
+    expect(requeued).toMatchObject({ status: 'timeout', error: { code: 'agent_reassigned' } });
+    await expect(
+      f.coordinator.completeTask(stuck.caller, task.id, { version: task.version, result: { late: true } }),
+    ).rejects.toMatchObject({ code: expect.stringMatching(/stale_version|invalid_transition/) });
+    const helper = await registerAs('llm');
+    const claimed = await f.claimOne(helper);
+    expect(claimed.id).toBe(task.id);
+    await tick(500);
+    const [ended] = await interventionsOf(stuck.agentId);
+    expect(ended).toMatchObject({ state: 'succeeded', reason: 'another agent took the task' });
+  });
+
+  it('terminate: the command carries the grace; its `done` answer is success', async () => {
+    f = await withPolicies(`
+policies:
+  - name: llm
+    agent_type: llm
+    heartbeat: { expected_interval: 1s, timeout_factor: 3 }
+    error_timeout: 2s
+    recovery_actions:
+      - action: terminate
+        on_condition: error_persisting
+        grace: 5s
+`);
+    const a = await registerAs('llm');
+    let terminate: AgentCommand | undefined;
+    for (let i = 0; i < 4 && terminate === undefined; i++) {
+      terminate = (await beat(a, { status: 'error', statusMessage: 'cannot reach the repo' })).commands.find(
+        (c) => c.type === 'terminate',
+      );
+      await tick(1000);
+    }
+    expect(terminate).toMatchObject({ type: 'terminate', graceMs: 5000 });
+    await beat(a, {
+      status: 'terminating',
+      acks: [{ commandId: terminate!.id!, outcome: 'done', message: 'exited 143' }],
+    });
+    await tick(300);
+    const [ended] = await interventionsOf(a.agentId);
+    expect(ended).toMatchObject({
+      action: 'terminate',
+      state: 'succeeded',
+      reason: 'the process is gone: exited 143',
+    });
+  });
+
+  it('an intervention left unacted by its coordinator (stopped between opening and acting) is carried out by the next', async () => {
+    // `for` keeps this coordinator's own ladder out of the way while the orphan is planted.
+    f = await withPolicies(
+      STALL_LADDER.replace('    recovery_actions:', '    for: 30s\n    recovery_actions:'),
+    );
+    const a = await registerAs('llm');
+    await beatsWithoutProgress(a, 4000);
+    const agent = await f.coordinator.getAgent(ADMIN, a.agentId);
+    expect(agent.conditions.map((c) => c.condition)).toEqual(['progress_stalled']);
+    // As if a coordinator had opened it and died before sending anything.
+    await f.store.openIntervention({
+      id: 'itv_orphan',
+      agentId: a.agentId,
+      incarnation: agent.incarnation,
+      taskId: null,
+      condition: 'progress_stalled',
+      action: 'send_signal',
+      rung: 0,
+      attempt: 1,
+      reason: 'opened by a coordinator that died',
+      evidence: {},
+      actor: 'coordinator:dead',
+      coordinatorId: 'dead',
+      shardEpoch: 1,
+    });
+    const commands = await beatsWithoutProgress(a, 2000);
+    const wakes = commands.filter((c) => c.type === 'wake');
+    expect(wakes).toHaveLength(1);
+    const [orphan] = await interventionsOf(a.agentId);
+    expect(orphan).toMatchObject({ id: 'itv_orphan', state: 'pending', commandId: wakes[0]?.id });
+    expect(orphan?.evidence.actedAt).toEqual(expect.any(Number));
+  });
+});

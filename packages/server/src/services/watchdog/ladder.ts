@@ -1,0 +1,509 @@
+/**
+ * The recovery ladder at work (docs/design.md §6.4): for every agent with an open condition in the
+ * lease shards this coordinator holds, start the next rung its policy allows, carry it out (commands,
+ * a reassignment, an alert), judge it by the rung's success criterion, and move on when it fails —
+ * every step an intervention in the store, so another coordinator taking the shard over goes on from
+ * where this one stopped, and opening one is a conditional write (never two at once for a condition).
+ *
+ * It runs when this coordinator opens or closes a condition, when an agent acknowledges a command,
+ * and on a sweep (`ladderSweepMs`) that finds everything else: conditions opened elsewhere,
+ * timeouts, the end of a `for` or of an outage. The rules are pure, in `core/watchdog/ladder.ts`.
+ */
+import type { Agent, AgentCommand, Intervention, JsonObject } from '@rouse/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/clock.js';
+import type { RecoveryAction, ResolvedPolicy, Severity } from '../../core/policies/resolved-policy.js';
+import {
+  type AttemptFacts,
+  type Episode,
+  episodeKey,
+  judgeAttempt,
+  nextStep,
+} from '../../core/watchdog/ladder.js';
+import { shardOf } from '../../store/lease-shards.js';
+import type { Store, Transitioned } from '../../store/store.js';
+import type { AgentCommands } from '../agent-commands.js';
+import { newId } from '../ids.js';
+import { every } from '../periodic.js';
+import type { ShardSet } from '../shard-manager.js';
+import type { Interventions } from './interventions.js';
+
+/** What the ladder asks of the alerting (an `alert` rung, a reassignment, `recovery_failed`). */
+export interface LadderAlerts {
+  /** Raise an alert; resolves with a handle to ask about its delivery, or null when nothing is sent. */
+  raise(input: LadderAlert): Promise<string | null>;
+  /** How the alert's delivery went. */
+  delivery(handle: string): Promise<'delivered' | 'failed' | 'pending'>;
+}
+
+export interface LadderAlert {
+  agentId: string;
+  agentType: string;
+  /** The group's condition (`progress_stalled`, `recovery_failed`, `reassigned`, …). */
+  condition: string;
+  severity: Severity;
+  /** Channel names; empty = every channel the policy file defines. */
+  channels: string[];
+  summary: string;
+  evidence: JsonObject;
+}
+
+/** Alerts written to the log only (no alerting wired in): nothing is delivered, nothing to wait for. */
+export function loggedAlerts(logger: Logger): LadderAlerts {
+  return {
+    async raise(alert) {
+      logger.warn(
+        { agentId: alert.agentId, condition: alert.condition, severity: alert.severity },
+        alert.summary,
+      );
+      return null;
+    },
+    async delivery() {
+      return 'failed';
+    },
+  };
+}
+
+export interface LadderDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  commands: AgentCommands;
+  interventions: Interventions;
+  alerts: LadderAlerts;
+  policyFor: (agentType: string) => ResolvedPolicy;
+  shards: () => ShardSet;
+  /** This coordinator's epoch of a lease shard it holds (null: not held). */
+  shardEpoch: (shard: number) => number | null;
+  coordinatorId: string;
+  /** Apply a transition the ladder made (a reassigned task goes back to the queue). */
+  applyTransition: (t: Transitioned) => void;
+  sweepMs: number;
+}
+
+export interface Ladder {
+  start(): void;
+  stop(): void;
+  /** Something changed for the agent: run its ladder soon (if its shard is held here). */
+  poke(agentId: string): void;
+  /** Run every ladder this coordinator owns now (the periodic sweep). */
+  sweep(): Promise<void>;
+  /** Resolves when no ladder step is in flight. */
+  idle(): Promise<void>;
+  /** Ladder steps run here, and the time spent in them (seconds). */
+  readonly stats: { steps: number; seconds: number };
+}
+
+/** Interventions read per agent to count budgets (newest first). */
+const HISTORY_LIMIT = 500;
+
+export function createLadder(deps: LadderDeps): Ladder {
+  const { store, clock, logger } = deps;
+  const actor = `coordinator:${deps.coordinatorId}`;
+  /** Per agent: the step in flight, and whether another was asked for meanwhile. */
+  const running = new Map<string, Promise<void>>();
+  const again = new Set<string>();
+  /** Exhausted episodes already reported (`agentId episode since`), pruned with the episode. */
+  const leftForAPerson = new Set<string>();
+  const stats = { steps: 0, seconds: 0 };
+  let started = false;
+
+  const owns = (agentId: string): boolean => {
+    const held = deps.shards();
+    return held.ids.includes(shardOf(agentId, held.count));
+  };
+
+  function run(agentId: string): Promise<void> {
+    const current = running.get(agentId);
+    if (current !== undefined) {
+      again.add(agentId);
+      return current;
+    }
+    const p = (async () => {
+      do {
+        again.delete(agentId);
+        const t0 = performance.now();
+        try {
+          await step(agentId);
+        } catch (err) {
+          const down = (err as { code?: unknown }).code === 'unavailable';
+          logger[down ? 'debug' : 'warn']({ err, agentId }, 'recovery ladder step failed');
+        }
+        stats.steps++;
+        stats.seconds += (performance.now() - t0) / 1000;
+      } while (again.has(agentId));
+    })().finally(() => running.delete(agentId));
+    running.set(agentId, p);
+    return p;
+  }
+
+  async function step(agentId: string): Promise<void> {
+    if (!owns(agentId)) return;
+    const agent = await store.getAgent(agentId);
+    if (agent === null) return;
+    const policy = deps.policyFor(agent.agentType);
+    const history = (await store.listInterventions({ agentId, limit: HISTORY_LIMIT })).interventions;
+    const now = clock.now();
+    const ended = agent.status === 'left' || agent.status === 'terminated';
+    const outage = agent.conditions.some((c) => c.condition === 'dependency_down');
+    const openConditions = new Map(agent.conditions.map((c) => [episodeKey(c.condition, c.taskId), c]));
+
+    // The attempts under way: judge each; those still open block a new one for their condition.
+    const busy = new Set<string>();
+    for (const i of history) {
+      if (i.condition === 'manual' || (i.state !== 'pending' && i.state !== 'held')) continue;
+      const rung = i.rung === null ? undefined : policy.recoveryActions[i.rung];
+      if (rung === undefined || rung.action !== i.action) {
+        await end(i, 'skipped', 'its rung is no longer in the policy');
+        continue;
+      }
+      const failed =
+        i.condition === 'recovery_failed' ? String(i.evidence.failedCondition ?? '') : i.condition;
+      const facts: AttemptFacts = {
+        now,
+        conditionOpen: openConditions.has(episodeKey(failed as Episode['trigger'], i.taskId)),
+        outage,
+        agent: {
+          incarnation: agent.incarnation,
+          startedAt: agent.startedAt,
+          lastHeartbeatAt: agent.lastHeartbeatAt,
+          ended,
+        },
+        quietPeriodMs: policy.quietPeriodMs,
+      };
+      if (rung.action === 'reassign') facts.tasks = await reassignedTasks(i);
+      if (rung.action === 'alert') {
+        const handle = typeof i.evidence.alertId === 'string' ? i.evidence.alertId : null;
+        facts.alert = handle === null ? 'failed' : await deps.alerts.delivery(handle);
+      }
+      const verdict = judgeAttempt(i, rung, facts);
+      switch (verdict.kind) {
+        case 'keep':
+          busy.add(episodeKey(i.condition, i.taskId));
+          break;
+        case 'end':
+          await end(i, verdict.state, verdict.reason);
+          break;
+        case 'hold':
+          await hold(i, true);
+          busy.add(episodeKey(i.condition, i.taskId));
+          break;
+        case 'act':
+          if (i.state === 'held') await hold(i, false);
+          await act(i, rung, agent);
+          busy.add(episodeKey(i.condition, i.taskId));
+          break;
+        case 'restart':
+          await sendRestart(i);
+          busy.add(episodeKey(i.condition, i.taskId));
+          break;
+      }
+    }
+    if (ended) return;
+
+    // Open conditions without an attempt under way: the next rung, or recovery_failed.
+    const latest = (await store.listInterventions({ agentId, limit: HISTORY_LIMIT })).interventions;
+    for (const c of agent.conditions) {
+      const key = episodeKey(c.condition, c.taskId);
+      if (busy.has(key)) continue;
+      const episode: Episode = { trigger: c.condition, taskId: c.taskId, since: c.since };
+      const holdsTask =
+        c.taskId === null ? agent.currentTaskIds.length > 0 : agent.currentTaskIds.includes(c.taskId);
+      const next = nextStep({
+        now,
+        rungs: policy.recoveryActions,
+        forMs: policy.forMs,
+        episode,
+        history: latest,
+        outage,
+        holdsTask,
+      });
+      if (next.kind === 'start') {
+        await open(agent, episode, next.rung, next.attempt, next.action, next.held, c.evidence);
+        continue;
+      }
+      if (next.kind === 'wait') continue;
+      // Exhausted: recovery_failed, once per episode; then the agent waits for a person.
+      const rfKey = episodeKey('recovery_failed', c.taskId);
+      if (busy.has(rfKey)) continue;
+      const rf: Episode = { trigger: 'recovery_failed', taskId: c.taskId, since: c.since };
+      const rfNext = nextStep({
+        now,
+        rungs: policy.recoveryActions,
+        forMs: 0,
+        episode: rf,
+        history: latest,
+        outage,
+        holdsTask,
+      });
+      if (rfNext.kind === 'start') {
+        const tried = latest
+          .filter((i) => i.condition === c.condition && i.taskId === c.taskId && i.startedAt >= c.since)
+          .reverse();
+        await open(agent, rf, rfNext.rung, rfNext.attempt, rfNext.action, rfNext.held, c.evidence, {
+          failedCondition: c.condition,
+          attempts: tried.map((i) => ({
+            action: i.action,
+            rung: i.rung,
+            attempt: i.attempt,
+            state: i.state,
+          })),
+        });
+        busy.add(rfKey);
+        continue;
+      }
+      const mark = `${agentId} ${key} ${c.since}`;
+      if (!leftForAPerson.has(mark)) {
+        leftForAPerson.add(mark);
+        logger.warn(
+          { agentId, condition: c.condition, taskId: c.taskId ?? undefined, since: c.since },
+          'recovery ladder exhausted: the agent is left for a person',
+        );
+      }
+    }
+    for (const mark of leftForAPerson) {
+      if (!mark.startsWith(`${agentId} `)) continue;
+      const [, ...rest] = mark.split(' ');
+      const since = Number(rest.pop());
+      const key = rest.join(' ');
+      if (openConditions.get(key)?.since !== since) leftForAPerson.delete(mark);
+    }
+  }
+
+  async function open(
+    agent: Agent,
+    episode: Episode,
+    rung: number,
+    attempt: number,
+    action: RecoveryAction,
+    held: boolean,
+    conditionEvidence: JsonObject,
+    extra: JsonObject = {},
+  ): Promise<void> {
+    const shard = shardOf(agent.id, deps.shards().count);
+    const opened = await store.openIntervention({
+      id: newId('itv', clock.now()),
+      agentId: agent.id,
+      incarnation: agent.incarnation,
+      taskId: episode.taskId,
+      condition: episode.trigger,
+      action: action.action,
+      rung,
+      attempt,
+      reason: `${episode.trigger}${episode.taskId === null ? '' : ` (task ${episode.taskId})`}: rung ${rung + 1} (${action.action}), attempt ${attempt} of ${action.maxAttempts}`,
+      evidence: {
+        condition: conditionEvidence,
+        metrics: (agent.metrics ?? null) as JsonObject | null,
+        lastHeartbeatAt: agent.lastHeartbeatAt,
+        status: agent.status,
+        ...(held ? { heldFor: 'a dependency it needs is down' } : {}),
+        ...extra,
+      },
+      actor,
+      coordinatorId: deps.coordinatorId,
+      shardEpoch: deps.shardEpoch(shard),
+      held,
+    });
+    // Null: another coordinator opened one for this condition first; it acts.
+    if (opened === null) return;
+    deps.interventions.publish(opened);
+    logger.info(
+      {
+        agentId: agent.id,
+        intervention: opened.id,
+        condition: episode.trigger,
+        action: action.action,
+        rung,
+        attempt,
+        held,
+      },
+      held ? 'recovery rung held: a dependency it needs is down' : 'recovery rung started',
+    );
+    if (!held) await act(opened, action, agent);
+  }
+
+  /** Carry out an intervention's action (it was opened, released from hold, or left unacted by its coordinator). */
+  async function act(i: Intervention, rung: RecoveryAction, agent: Agent): Promise<void> {
+    const now = clock.now();
+    const reason = `recovery ladder: ${i.reason}`;
+    const task = i.taskId === null ? {} : { taskId: i.taskId };
+    switch (rung.action) {
+      case 'wake':
+      case 'send_signal': {
+        const command: AgentCommand = { type: 'wake', reason, ...task };
+        if (rung.action === 'send_signal') command.signal = rung.signal;
+        const sent = await deps.commands.enqueue(i.agentId, command);
+        await note(i, { actedAt: now }, sent.id);
+        return;
+      }
+      case 'snapshot_and_restart': {
+        const sent = await deps.commands.enqueue(i.agentId, { type: 'checkpoint', reason, ...task });
+        await note(
+          i,
+          { actedAt: now, phase: 'checkpoint', checkpointAt: now, snapshotTtlMs: rung.snapshotTtlMs },
+          sent.id,
+        );
+        return;
+      }
+      case 'terminate': {
+        const sent = await deps.commands.enqueue(i.agentId, {
+          type: 'terminate',
+          reason,
+          graceMs: rung.graceMs,
+        });
+        await note(i, { actedAt: now }, sent.id);
+        return;
+      }
+      case 'reassign': {
+        const ids = i.taskId === null ? agent.currentTaskIds : [i.taskId];
+        const moved: string[] = [];
+        for (const id of ids) {
+          const t = await store.getTask(id);
+          if (t === null || t.agentId !== i.agentId || t.leaseExpiresAt === null) continue;
+          const released = await store.releaseAgentTasks({
+            agentId: i.agentId,
+            reason: 'agent_reassigned',
+            task: { id, version: t.version },
+            actor,
+          });
+          for (const r of released) {
+            deps.applyTransition(r);
+            moved.push(r.task.id);
+          }
+        }
+        const alertId = await raise(
+          agent,
+          rung,
+          'reassigned',
+          'medium',
+          [],
+          `${moved.length} task(s) of agent ${agent.name} reassigned: ${i.reason}`,
+          { tasks: moved },
+        );
+        await note(i, { actedAt: now, reassignedTaskIds: moved, alertId });
+        return;
+      }
+      case 'alert': {
+        const failed =
+          i.condition === 'recovery_failed'
+            ? ` (recovery failed for ${String(i.evidence.failedCondition)})`
+            : '';
+        const alertId = await raise(
+          agent,
+          rung,
+          i.condition,
+          rung.severity,
+          rung.channels,
+          `agent ${agent.name} (${agent.agentType}): ${i.condition}${failed}`,
+          i.evidence,
+        );
+        await note(i, { actedAt: now, alertId });
+        if (alertId === null) await end(i, 'skipped', 'no alert was sent (no channel to send it through)');
+        return;
+      }
+    }
+  }
+
+  async function raise(
+    agent: Agent,
+    rung: RecoveryAction,
+    condition: string,
+    severity: Severity,
+    channels: string[],
+    summary: string,
+    evidence: JsonObject,
+  ): Promise<string | null> {
+    try {
+      return await deps.alerts.raise({
+        agentId: agent.id,
+        agentType: agent.agentType,
+        condition,
+        severity,
+        channels,
+        summary,
+        evidence,
+      });
+    } catch (err) {
+      logger.warn({ err, agentId: agent.id, action: rung.action }, 'could not raise an alert');
+      return null;
+    }
+  }
+
+  async function sendRestart(i: Intervention): Promise<void> {
+    const sent = await deps.commands.enqueue(i.agentId, {
+      type: 'restart',
+      reason: `recovery ladder: ${i.reason}`,
+      ...(i.taskId === null ? {} : { taskId: i.taskId }),
+    });
+    await note(i, { phase: 'restart', restartAt: clock.now() }, sent.id);
+  }
+
+  async function reassignedTasks(i: Intervention): Promise<NonNullable<AttemptFacts['tasks']>> {
+    const ids = Array.isArray(i.evidence.reassignedTaskIds) ? i.evidence.reassignedTaskIds.map(String) : [];
+    const tasks = await Promise.all(ids.map((id) => store.getTask(id)));
+    return tasks.flatMap((t) =>
+      t === null ? [] : [{ agentId: t.agentId, status: t.status, final: t.final }],
+    );
+  }
+
+  async function note(i: Intervention, evidence: JsonObject, commandId?: string): Promise<void> {
+    const noted = await store.noteIntervention({
+      id: i.id,
+      evidence,
+      ...(commandId === undefined ? {} : { commandId }),
+    });
+    if (noted) deps.interventions.publish(noted);
+  }
+
+  async function hold(i: Intervention, held: boolean): Promise<void> {
+    const changed = await store.holdIntervention({ id: i.id, held });
+    if (changed) deps.interventions.publish(changed);
+  }
+
+  async function end(
+    i: Intervention,
+    state: 'succeeded' | 'failed' | 'skipped',
+    reason: string,
+  ): Promise<void> {
+    const ended = await store.endIntervention({ id: i.id, state, reason });
+    if (ended === null) return;
+    deps.interventions.publish(ended);
+    logger.info(
+      { agentId: i.agentId, intervention: i.id, action: i.action, state, reason },
+      'recovery rung ended',
+    );
+  }
+
+  async function sweep(): Promise<void> {
+    const held = deps.shards();
+    if (held.ids.length === 0) return;
+    const agents = new Set<string>();
+    for (const c of await store.listConditions({ open: true, limit: 100_000 })) agents.add(c.agentId);
+    const open = await store.listInterventions({ states: ['pending', 'held'], limit: 100_000 });
+    for (const i of open.interventions) if (i.condition !== 'manual') agents.add(i.agentId);
+    await Promise.all([...agents].filter(owns).map(run));
+  }
+
+  const sweeper = every(clock, deps.sweepMs, sweep, (err) =>
+    logger.warn({ err }, 'recovery ladder sweep failed'),
+  );
+
+  return {
+    start() {
+      started = true;
+      sweeper.start();
+    },
+    stop() {
+      started = false;
+      sweeper.stop();
+    },
+    poke(agentId) {
+      if (started && owns(agentId)) void run(agentId);
+    },
+    sweep,
+    async idle() {
+      while (running.size > 0) await Promise.allSettled([...running.values()]);
+    },
+    stats,
+  };
+}
