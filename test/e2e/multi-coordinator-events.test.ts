@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 describe('the live event stream across coordinators', () => {
-  it("a client of A's /v1/events hears tasks created, claimed, run and completed through B", async () => {
+  it("a client of A's /v1/events hears tasks created, claimed, run and completed, and interventions, through B", async () => {
     schema = await freshSchema('mc_events');
     cluster = await startCluster(schema);
     const [a, b] = cluster.coordinators;
@@ -71,5 +71,18 @@ describe('the live event stream across coordinators', () => {
     expect(last?.type === 'task.transition' && last.task.result).toEqual({ ok: true });
     // A's own view agrees with what it streamed.
     expect((await adminA.getTask(task.id)).status).toBe('completed');
+
+    // An intervention recorded through B (a person's wake) reaches A's client too.
+    const sent = await adminB.sendCommand(reg.agent.id, { type: 'wake', reason: 'checking in' });
+    const intervention = await waitFor(
+      () =>
+        heard.find((e) => e.type === 'intervention' && e.intervention.id === sent.intervention?.id) ?? null,
+      { timeoutMs: 10_000, what: 'the intervention on A' },
+    );
+    expect(intervention.type === 'intervention' && intervention.intervention).toMatchObject({
+      agentId: reg.agent.id,
+      action: 'wake',
+      condition: 'manual',
+    });
   });
 });

@@ -177,7 +177,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     onAvailable: () => waiters.notifyAll(),
   });
   const commands = createAgentCommands(store, part('commands'));
-  const interventions = createInterventions({ store, clock, bus, logger: part('interventions') });
+  const interventions = createInterventions({ store, clock, bus, eventRelay, logger: part('interventions') });
   ctx = {
     options: o,
     store,

@@ -2,7 +2,7 @@
  * The live event stream across coordinators (docs/design.md §7: the dashboard is live through SSE; §8:
  * coordinators are stateless replicas behind any load balancer). A client of `GET /v1/events` on one
  * coordinator sees what every coordinator of the store does — task creations and transitions, task
- * progress, agent registrations, status changes and conditions:
+ * progress, agent registrations, status changes, conditions and interventions:
  *
  * - Each coordinator announces with its presence (every shard renewal) whether it has such clients.
  *   While another one has, it publishes what it does — named only (task and history seq, task, agent),
@@ -36,6 +36,8 @@ export interface EventRelay {
   relayAgent(agentId: string, event: 'registered' | 'status'): void;
   /** A condition was opened or closed here (its seq). */
   relayCondition(seq: number): void;
+  /** An intervention was opened or changed here. */
+  relayIntervention(id: string): void;
   start(): void;
   stop(): void;
   /** Notices published and received (for stats). */
@@ -72,18 +74,22 @@ export function createEventRelay(deps: {
     const taskIds = new Set<string>();
     const agentIds = new Set<string>();
     const conditionSeqs: number[] = [];
+    const interventionIds = new Set<string>();
     for (const r of refs) {
       if (r.kind === 'transition') entries.push({ taskId: r.taskId, seq: r.seq });
       else if (r.kind === 'progress') taskIds.add(r.taskId);
       else if (r.kind === 'condition') conditionSeqs.push(r.seq);
+      else if (r.kind === 'intervention') interventionIds.add(r.id);
       else agentIds.add(r.agentId);
     }
-    const [transitions, tasks, agents, conditions] = await Promise.all([
+    const [transitions, tasks, agents, conditions, interventions] = await Promise.all([
       store.readTransitions(entries),
       Promise.all([...taskIds].map((id) => store.getTask(id))),
       Promise.all([...agentIds].map((id) => store.getAgent(id))),
       conditionSeqs.length === 0 ? Promise.resolve([]) : store.readConditions(conditionSeqs),
+      Promise.all([...interventionIds].map((id) => store.getIntervention(id))),
     ]);
+    const interventionById = new Map(interventions.flatMap((i) => (i === null ? [] : [[i.id, i] as const])));
     const conditionBySeq = new Map(conditions.map((c) => [c.seq, c]));
     const entryAt = new Map(transitions.map((t) => [`${t.task.id}\u0000${t.event.seq}`, t]));
     const taskById = new Map(tasks.flatMap((t) => (t === null ? [] : [[t.id, t] as const])));
@@ -106,6 +112,12 @@ export function createEventRelay(deps: {
         const c = conditionBySeq.get(r.seq);
         if (c === undefined) continue;
         out.push(conditionEvent(c, c.closedAt ?? c.since));
+      } else if (r.kind === 'intervention') {
+        // Read as it is now: several changes in one notice are one event, the latest state.
+        const intervention = interventionById.get(r.id);
+        if (intervention === undefined) continue;
+        interventionById.delete(r.id);
+        out.push({ type: 'intervention', at: intervention.endedAt ?? clock.now(), intervention });
       } else {
         const agent = agentById.get(r.agentId);
         if (agent === undefined) continue;
@@ -154,6 +166,9 @@ export function createEventRelay(deps: {
     },
     relayCondition(seq) {
       if (relaying()) add({ kind: 'condition', seq });
+    },
+    relayIntervention(id) {
+      if (relaying()) add({ kind: 'intervention', id });
     },
     start() {
       stopped = false;

@@ -49,7 +49,8 @@ export type StreamRef =
   | { kind: 'transition'; taskId: string; seq: number }
   | { kind: 'progress'; taskId: string }
   | { kind: 'agent'; agentId: string; event: 'registered' | 'status' }
-  | { kind: 'condition'; seq: number };
+  | { kind: 'condition'; seq: number }
+  | { kind: 'intervention'; id: string };
 
 export interface StreamNotice {
   origin: string;

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { InterventionQuery, Store } from '../../store/store.js';
 import type { EventBus } from '../event-bus.js';
+import type { EventRelay } from '../event-relay.js';
 import { newId } from '../ids.js';
 
 /** What a person's command does, as an intervention's action (other commands open none). */
@@ -73,10 +74,12 @@ export function createInterventions(deps: {
   store: Store;
   clock: Clock;
   bus: EventBus;
+  eventRelay: Pick<EventRelay, 'relayIntervention'>;
   logger: Logger;
 }): Interventions {
   const { store, clock, bus, logger } = deps;
   const publish = (intervention: Intervention): void => {
+    deps.eventRelay.relayIntervention(intervention.id);
     if (bus.active) bus.publish({ type: 'intervention', at: clock.now(), intervention });
   };
 

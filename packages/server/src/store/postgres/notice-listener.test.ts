@@ -4,7 +4,7 @@ import type { StreamNotice } from '../store.js';
 import { parseStreamNotice, streamNoticePayloads } from './notice-listener.js';
 
 describe('stream notice payloads', () => {
-  it('carry transition, progress, agent and condition refs, and refuse a malformed ref', () => {
+  it('carry transition, progress, agent, condition and intervention refs, and refuse a malformed ref', () => {
     const notice: StreamNotice = {
       origin: 'coord-1',
       refs: [
@@ -12,6 +12,7 @@ describe('stream notice payloads', () => {
         { kind: 'progress', taskId: 'tsk_b' },
         { kind: 'agent', agentId: 'agt_c', event: 'status' },
         { kind: 'condition', seq: 41 },
+        { kind: 'intervention', id: 'itv_d' },
       ],
     };
     const payloads = streamNoticePayloads(notice);

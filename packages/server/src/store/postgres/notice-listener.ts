@@ -78,6 +78,8 @@ function encodeStreamRef(ref: StreamRef): (string | number)[] {
       return ['a', ref.agentId, ref.event];
     case 'condition':
       return ['c', ref.seq];
+    case 'intervention':
+      return ['i', ref.id];
   }
 }
 
@@ -88,6 +90,7 @@ function parseStreamRef(item: unknown): StreamRef | null {
   if (item[0] === 't' && Number.isInteger(item[2]))
     return { kind: 'transition', taskId: item[1], seq: item[2] };
   if (item[0] === 'p') return { kind: 'progress', taskId: item[1] };
+  if (item[0] === 'i') return { kind: 'intervention', id: item[1] };
   if (item[0] === 'a' && (item[2] === 'registered' || item[2] === 'status'))
     return { kind: 'agent', agentId: item[1], event: item[2] };
   return null;
