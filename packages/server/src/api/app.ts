@@ -73,6 +73,18 @@ async function watchdogSeries(coordinator: Coordinator) {
       type: 'counter' as const,
       series: [[{}, g.evaluationSeconds] as [Record<string, string>, number]],
     },
+    {
+      name: 'rouse_ladder_steps_total',
+      help: 'Recovery ladder steps (an agent looked at, its interventions judged and started) run by this coordinator.',
+      type: 'counter' as const,
+      series: [[{}, g.ladderSteps] as [Record<string, string>, number]],
+    },
+    {
+      name: 'rouse_ladder_step_seconds_total',
+      help: 'Time spent in recovery ladder steps on this coordinator.',
+      type: 'counter' as const,
+      series: [[{}, g.ladderSeconds] as [Record<string, string>, number]],
+    },
   ];
 }
 

@@ -3,7 +3,7 @@
  * Counters are fed from the coordinator's event stream and from the API's own hooks; nothing here
  * blocks a request.
  */
-import type { StreamEvent } from '@rouse/protocol';
+import type { Intervention, StreamEvent } from '@rouse/protocol';
 
 type Labels = Record<string, string>;
 
@@ -13,19 +13,33 @@ interface Family {
   values: Map<string, number>;
 }
 
-/** A histogram: cumulative counts per upper bound, plus the sum and count of what was observed. */
-interface HistogramFamily {
-  help: string;
-  bounds: readonly number[];
+/** One labelled series of a histogram: cumulative counts per upper bound, the sum and the count. */
+interface HistogramSeries {
   counts: number[];
   sum: number;
   count: number;
+}
+
+interface HistogramFamily {
+  help: string;
+  bounds: readonly number[];
+  /** By rendered label set ('' = none). */
+  series: Map<string, HistogramSeries>;
 }
 
 /** Seconds, from 100 µs to 10 s: request handling and detector runs. */
 export const LATENCY_BUCKETS_S = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
 ] as const;
+
+/** Seconds, from 10 ms to an hour: recovery steps and task durations. */
+export const DURATION_BUCKETS_S = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600,
+] as const;
+
+const ENDED_INTERVENTION = new Set(['succeeded', 'failed', 'skipped']);
+/** Acknowledgements already timed (intervention id and command), bounded. */
+const MAX_TIMED_ACKS = 10_000;
 
 /** Series read when the metrics are rendered (the agents by status, from the store). */
 export type GaugeSource = () => Promise<
@@ -42,6 +56,7 @@ export class ApiMetrics {
   claimWaiters = 0;
   /** Open SSE streams. */
   sseClients = 0;
+  private readonly timedAcks = new Set<string>();
 
   constructor() {
     this.family('rouse_tasks_created_total', 'counter', 'Tasks created.');
@@ -57,25 +72,51 @@ export class ApiMetrics {
       'counter',
       'Conditions opened and closed on agents by this coordinator, by condition and state.',
     );
+    this.family(
+      'rouse_interventions_total',
+      'counter',
+      'Interventions ended by this coordinator, by action, outcome (state) and trigger (ladder or manual).',
+    );
+    this.family(
+      'rouse_task_timeouts_total',
+      'counter',
+      'Tasks timed out, by reason (heartbeat_timeout: its agent fell silent; agent_reassigned, agent_replaced, …).',
+    );
     this.histogram(
       'rouse_agent_heartbeat_duration_seconds',
       'Time to handle an agent heartbeat (write, detectors, answer).',
       LATENCY_BUCKETS_S,
+    );
+    this.histogram(
+      'rouse_intervention_ack_seconds',
+      'From a condition opening to the agent (or its supervisor) acknowledging the command the ladder sent for it.',
+      DURATION_BUCKETS_S,
+    );
+    this.histogram(
+      'rouse_task_duration_seconds',
+      'From start to the end of an attempt (completed or failed), by task type.',
+      DURATION_BUCKETS_S,
     );
     this.inc('rouse_tasks_created_total', undefined, 0);
   }
 
   /** Declare a histogram with these upper bounds. */
   histogram(name: string, help: string, bounds: readonly number[]): void {
-    this.histograms.set(name, { help, bounds, counts: bounds.map(() => 0), sum: 0, count: 0 });
+    this.histograms.set(name, { help, bounds, series: new Map() });
   }
 
-  observe(name: string, value: number): void {
+  observe(name: string, value: number, labels?: Labels): void {
     const h = this.histograms.get(name);
     if (!h) throw new Error(`histogram ${name} is not declared`);
-    h.sum += value;
-    h.count += 1;
-    for (let i = 0; i < h.bounds.length; i++) if (value <= h.bounds[i]!) h.counts[i]! += 1;
+    const key = labels ? renderLabels(labels) : '';
+    let s = h.series.get(key);
+    if (s === undefined) {
+      s = { counts: h.bounds.map(() => 0), sum: 0, count: 0 };
+      h.series.set(key, s);
+    }
+    s.sum += value;
+    s.count += 1;
+    for (let i = 0; i < h.bounds.length; i++) if (value <= h.bounds[i]!) s.counts[i]! += 1;
   }
 
   /** Add series read at every render (awaited by `renderAll`). */
@@ -101,8 +142,15 @@ export class ApiMetrics {
     if (event.type === 'task.created') this.inc('rouse_tasks_created_total');
     else if (event.type === 'agent.condition')
       this.inc('rouse_agent_conditions_total', { condition: event.condition.condition, state: event.state });
+    else if (event.type === 'intervention') this.onIntervention(event.intervention);
     else if (event.type === 'task.transition') {
       const to = event.event.to;
+      if (to === 'timeout')
+        this.inc('rouse_task_timeouts_total', { reason: event.event.reason ?? 'unknown' });
+      if ((to === 'completed' || to === 'failed') && event.task.startedAt !== null) {
+        const seconds = Math.max(0, event.event.at - event.task.startedAt) / 1000;
+        this.observe('rouse_task_duration_seconds', seconds, { type: event.task.type });
+      }
       let key = this.transitionKeys.get(to);
       if (key === undefined) {
         key = renderLabels({ to });
@@ -110,6 +158,26 @@ export class ApiMetrics {
       }
       const values = this.families.get('rouse_task_transitions_total')!.values;
       values.set(key, (values.get(key) ?? 0) + 1);
+    }
+  }
+
+  /** Count ended interventions; time each acknowledgement of a ladder's command from its condition. */
+  private onIntervention(i: Intervention): void {
+    if (ENDED_INTERVENTION.has(i.state)) {
+      const trigger = i.condition === 'manual' ? 'manual' : 'ladder';
+      this.inc('rouse_interventions_total', { action: i.action, state: i.state, trigger });
+    }
+    const since = i.evidence.conditionSince;
+    if (typeof since !== 'number') return;
+    for (const [key, value] of Object.entries(i.evidence)) {
+      if (!key.endsWith('Ack') || value === null || typeof value !== 'object' || Array.isArray(value))
+        continue;
+      const at = value.at;
+      const seen = `${i.id} ${key}`;
+      if (typeof at !== 'number' || this.timedAcks.has(seen)) continue;
+      if (this.timedAcks.size >= MAX_TIMED_ACKS) this.timedAcks.clear();
+      this.timedAcks.add(seen);
+      this.observe('rouse_intervention_ack_seconds', Math.max(0, at - since) / 1000);
     }
   }
 
@@ -148,8 +216,17 @@ export class ApiMetrics {
     }
     for (const [name, h] of this.histograms) {
       out.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);
-      for (const [i, b] of h.bounds.entries()) out.push(`${name}_bucket{le="${b}"} ${h.counts[i]}`);
-      out.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum}`, `${name}_count ${h.count}`);
+      // An unlabelled histogram is rendered (zeros) before its first observation.
+      const series = h.series.size === 0 && !LABELLED_HISTOGRAMS.has(name) ? EMPTY_SERIES(h) : h.series;
+      for (const [labels, s] of series) {
+        const inner = labels === '' ? '' : `${labels.slice(1, -1)},`;
+        for (const [i, b] of h.bounds.entries()) out.push(`${name}_bucket{${inner}le="${b}"} ${s.counts[i]}`);
+        out.push(
+          `${name}_bucket{${inner}le="+Inf"} ${s.count}`,
+          `${name}_sum${labels} ${s.sum}`,
+          `${name}_count${labels} ${s.count}`,
+        );
+      }
     }
     const gauges: [string, string, number][] = [
       ['rouse_claim_waiters', 'Long-poll claim requests waiting for work.', this.claimWaiters],
@@ -165,6 +242,12 @@ export class ApiMetrics {
     this.families.set(name, { help, type, values: new Map() });
   }
 }
+
+/** Histograms whose series all carry labels (nothing to render before the first observation). */
+const LABELLED_HISTOGRAMS = new Set(['rouse_task_duration_seconds']);
+
+const EMPTY_SERIES = (h: HistogramFamily): Map<string, HistogramSeries> =>
+  new Map([['', { counts: h.bounds.map(() => 0), sum: 0, count: 0 }]]);
 
 function renderLabels(labels: Labels): string {
   const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);

@@ -63,6 +63,9 @@ export interface WatchdogGauges {
   openConditions: Record<ConditionKind, number>;
   evaluations: number;
   evaluationSeconds: number;
+  /** Recovery ladder steps run by this coordinator, and the time spent in them (seconds). */
+  ladderSteps: number;
+  ladderSeconds: number;
 }
 
 export interface StoredResult {

@@ -399,7 +399,15 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
         if (c.lifecycle === 'active') for (const kind of c.openConditions) openConditions[kind] += c.count;
       }
       const { evaluations, seconds } = ctx.watchdog.agents.stats;
-      return { agentsByStatus, openConditions, evaluations, evaluationSeconds: seconds };
+      const ladder = ctx.watchdog.ladder.stats;
+      return {
+        agentsByStatus,
+        openConditions,
+        evaluations,
+        evaluationSeconds: seconds,
+        ladderSteps: ladder.steps,
+        ladderSeconds: ladder.seconds,
+      };
     },
     async listInterventions(caller, query) {
       requireRead(caller, 'read interventions');

@@ -293,6 +293,7 @@ export function createLadder(deps: LadderDeps): Ladder {
       reason: `${episode.trigger}${episode.taskId === null ? '' : ` (task ${episode.taskId})`}: rung ${rung + 1} (${action.action}), attempt ${attempt} of ${action.maxAttempts}`,
       evidence: {
         condition: conditionEvidence,
+        conditionSince: episode.since,
         metrics: (agent.metrics ?? null) as JsonObject | null,
         lastHeartbeatAt: agent.lastHeartbeatAt,
         status: agent.status,
