@@ -42,6 +42,7 @@ export { backoffDelayMs, RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOp
 export type { AgentIdentityOptions } from './runtime/agent-identity.js';
 export type { DependencyObservation } from './runtime/classify-dependency.js';
 export type { DependencyReportOptions } from './runtime/dependencies.js';
+export type { HeartbeatStatsView } from './runtime/heartbeat-stats.js';
 export type { RuntimeErrorEvent } from './runtime/safe-emit.js';
 export type { FetchFn } from './transport.js';
 export type { SpoolOutcome, WorkerEvents } from './worker/events.js';

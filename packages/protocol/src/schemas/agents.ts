@@ -80,6 +80,12 @@ export const metrics = z
     cpuPercent: z.number().min(0).max(100000).optional(),
     loopLagMs: z.number().min(0).optional(),
     iterationMs: z.number().min(0).optional().describe('Duration of the last loop iteration (monitor mode).'),
+    heartbeatFailures: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('Heartbeats this process could not send since it started (the SDK reports it).'),
   })
   .strict();
 

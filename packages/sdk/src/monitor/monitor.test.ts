@@ -234,3 +234,25 @@ describe('monitor()', () => {
     expect(m.agentId).toBe('agt_1');
   });
 });
+
+describe('heartbeat stats', () => {
+  it('counts heartbeats sent and failed, and reports the failures in the next heartbeat that gets through', async () => {
+    const { fake, m } = await startMonitor({ retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    await within(5000, fake.waitUntil(() => m.heartbeatStats.sent > 0), 'a heartbeat answered');
+    expect(m.heartbeatStats.failed).toBe(0);
+    // The coordinator answers 503 for a while: the beats fail.
+    let refused = 0;
+    fake.override = (req, res) => {
+      if (!req.path.endsWith('/heartbeat') || refused >= 3) return false;
+      refused++;
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'unavailable', message: 'down for a moment' } }));
+      return true;
+    };
+    const reported = await beatWhere(fake, (b) => (b.metrics?.heartbeatFailures ?? 0) >= 3);
+    expect(reported.metrics?.heartbeatFailures).toBe(3);
+    await within(5000, fake.waitUntil(() => m.heartbeatStats.consecutiveFailures === 0), 'an answered heartbeat');
+    expect(m.heartbeatStats.failed).toBe(3);
+    expect(m.heartbeatStats.lastOkAt).toBeGreaterThan(0);
+  });
+});

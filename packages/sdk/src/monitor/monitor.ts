@@ -39,6 +39,7 @@ import {
   runWithDependency,
 } from '../runtime/dependencies.js';
 import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
+import { HeartbeatStats, type HeartbeatStatsView } from '../runtime/heartbeat-stats.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
@@ -72,6 +73,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private readonly wakes = new WakeState();
   private readonly iterations = new IterationClock();
   private readonly connection: ConnectionWatch;
+  private readonly beats = new HeartbeatStats(systemNow);
   private readonly safeEmit: SafeEmit<MonitorEvents>;
   private readonly startAbort = new AbortController();
   private readonly stopAbort = new AbortController();
@@ -120,6 +122,11 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   }
 
   /** The agent id given at registration (undefined before `start()` resolved). */
+  /** How its heartbeats are going (sent, failed, the last one answered): for the agent's own metrics. */
+  get heartbeatStats(): HeartbeatStatsView {
+    return this.beats.current;
+  }
+
   get agentId(): string | undefined {
     return this.agentInfo?.id;
   }
@@ -338,6 +345,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     const metrics = this.options.metrics ? this.processMetrics.sample() : {};
     const iterationMs = this.iterations.take();
     if (iterationMs !== undefined) metrics.iterationMs = iterationMs;
+    if (this.beats.current.failed > 0) metrics.heartbeatFailures = this.beats.current.failed;
     if (Object.keys(metrics).length > 0) req.metrics = metrics;
     // the counter may have grown past the limit since metadata() checked it: leave metadata out then
     if (Object.keys(this.meta).length > 0 && JSON.stringify(this.meta).length <= MAX_METADATA_BYTES) {
@@ -363,6 +371,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       this.deps.undelivered(taken);
       this.acks.undelivered(acks);
       this.unsent = true;
+      this.beats.failed();
       this.safeEmit('error', { error, op: 'heartbeat' });
       if (isTokenRefused(error)) {
         // A newer incarnation of this slot registered (same key), or the agent was ended.
@@ -377,6 +386,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       return;
     }
     this.deps.delivered(taken);
+    this.beats.ok();
     this.connection.ok();
     if (this.options.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
       this.intervalMs = res.heartbeatIntervalMs;

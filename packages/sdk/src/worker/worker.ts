@@ -28,6 +28,7 @@ import {
   runWithDependency,
 } from '../runtime/dependencies.js';
 import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
+import { HeartbeatStats, type HeartbeatStatsView } from '../runtime/heartbeat-stats.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
@@ -59,6 +60,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Worker acts on wake (handlers' ctx), cancel (aborts the handler) and terminate (stops). */
   private readonly acks = new CommandAcks(['wake', 'cancel', 'terminate']);
   private readonly connection: ConnectionWatch;
+  private readonly beats = new HeartbeatStats(systemNow);
   private readonly tokenClients = new Map<string, Client>();
   private readonly startAbort = new AbortController();
   /** Emit without ever throwing into the runtime (a throwing listener is logged). */
@@ -172,6 +174,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /** The agent id given at registration (undefined before `start()` resolved). */
+  /** How its heartbeats are going (sent, failed, the last one answered): for the agent's own metrics. */
+  get heartbeatStats(): HeartbeatStatsView {
+    return this.beats.current;
+  }
+
   get agentId(): string | undefined {
     return this.agent?.id;
   }
@@ -300,11 +307,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async beat(): Promise<void> {
     const tasks = taskBeats(this.runner.held.values());
     const deps = this.dependencies.take();
-    const req: AgentHeartbeatRequest = {
-      status: tasks.length > 0 ? 'running' : 'idle',
-      metrics: this.metrics.sample(),
-      tasks,
-    };
+    const metrics = this.metrics.sample();
+    if (this.beats.current.failed > 0) metrics.heartbeatFailures = this.beats.current.failed;
+    const req: AgentHeartbeatRequest = { status: tasks.length > 0 ? 'running' : 'idle', metrics, tasks };
     if (deps.reports.length > 0) req.dependencies = deps.reports;
     const acks = this.acks.take();
     if (acks.length > 0) req.acks = acks;
@@ -323,6 +328,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.dependencies.undelivered(deps);
           this.acks.undelivered(acks);
         }
+        this.beats.failed();
         this.safeEmit('error', { error, op: 'heartbeat' });
         if (isTokenRefused(error)) {
           // A newer incarnation of this slot registered (same key), or the agent was ended: its
@@ -337,7 +343,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.heartbeatFailed(error);
         return;
       }
-      if (first) this.dependencies.delivered(deps);
+      if (first) {
+        this.dependencies.delivered(deps);
+        this.beats.ok();
+      }
       first = false;
       this.connection.ok();
       if (this.options.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
