@@ -238,7 +238,11 @@ describe('monitor()', () => {
 describe('heartbeat stats', () => {
   it('counts heartbeats sent and failed, and reports the failures in the next heartbeat that gets through', async () => {
     const { fake, m } = await startMonitor({ retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
-    await within(5000, fake.waitUntil(() => m.heartbeatStats.sent > 0), 'a heartbeat answered');
+    await within(
+      5000,
+      fake.waitUntil(() => m.heartbeatStats.sent > 0),
+      'a heartbeat answered',
+    );
     expect(m.heartbeatStats.failed).toBe(0);
     // The coordinator answers 503 for a while: the beats fail.
     let refused = 0;
@@ -251,7 +255,11 @@ describe('heartbeat stats', () => {
     };
     const reported = await beatWhere(fake, (b) => (b.metrics?.heartbeatFailures ?? 0) >= 3);
     expect(reported.metrics?.heartbeatFailures).toBe(3);
-    await within(5000, fake.waitUntil(() => m.heartbeatStats.consecutiveFailures === 0), 'an answered heartbeat');
+    await within(
+      5000,
+      fake.waitUntil(() => m.heartbeatStats.consecutiveFailures === 0),
+      'an answered heartbeat',
+    );
     expect(m.heartbeatStats.failed).toBe(3);
     expect(m.heartbeatStats.lastOkAt).toBeGreaterThan(0);
   });

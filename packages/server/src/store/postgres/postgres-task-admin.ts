@@ -3,7 +3,7 @@
  * uploaded result, cancel, manual retry, graceful agent leave. One statement each (create: a lookup of
  * idempotency keys, then one insert).
  */
-import type { TaskError, TaskStatus } from '@rouse/protocol';
+import type { TaskStatus } from '@rouse/protocol';
 import { IdempotencyConflictError, RouseError } from '../../core/errors.js';
 import { canTransition, TRANSITIONS } from '../../core/transitions.js';
 import { canonicalJson } from '../canonical-json.js';
