@@ -35,6 +35,11 @@ export interface AgentOperations {
   listAgents(caller: Caller, query?: AgentQuery): Promise<{ agents: Agent[]; nextCursor: string | null }>;
   diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<SentCommand>;
+  /**
+   * The agent's process is gone for good (it left, or the watchdog terminated it): its tasks go back
+   * to the queue, its conditions close, its commands are dropped, its interventions end.
+   */
+  endAgent(agentId: string, lifecycle: 'left' | 'terminated', reason: string): Promise<void>;
 }
 
 /** What this coordinator keeps of agents outside the context (claims, tokens, timers, statuses). */
@@ -181,17 +186,25 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
     async leave(caller, agentId) {
       requireActsAs(caller, agentId, 'leave');
       await mustGetAgent(agentId);
+      await this.endAgent(agentId, 'left', 'the agent left');
+    },
+
+    async endAgent(agentId, lifecycle, reason) {
       // First stop its claims (waiting or between two awaits), then release what it holds.
       hooks.forget(agentId, 'left');
       ctx.waiters.releaseAgent(agentId);
-      const released = await store.releaseAgentTasks({ agentId, reason: 'agent_left' });
+      const code = lifecycle === 'left' ? 'agent_left' : 'agent_terminated';
+      const released = await store.releaseAgentTasks({ agentId, reason: code });
       for (const t of released) ctx.applyTransition(t);
-      const closed = await store.endAgent({ agentId, lifecycle: 'left', reason: 'the agent left' });
+      const closed = await store.endAgent({ agentId, lifecycle, reason });
       for (const c of closed) watchdog.events.condition(c);
       await ctx.commands.clear(agentId);
-      await ctx.interventions.agentEnded(agentId, 'the agent left');
-      ctx.logger.info({ agentId, released: released.length }, 'agent left');
-      await watchdog.events.status(agentId, 'left');
+      await ctx.interventions.agentEnded(agentId, reason);
+      ctx.logger.info(
+        { agentId, released: released.length, reason },
+        lifecycle === 'left' ? 'agent left' : 'agent terminated',
+      );
+      await watchdog.events.status(agentId, lifecycle);
       watchdog.events.forget(agentId);
     },
 

@@ -227,6 +227,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       interventions,
       alerts: loggedAlerts(part('alerts')),
       applyTransition: (t) => applyTransition(ctx, t),
+      terminated: (agentId, reason) => agents.endAgent(agentId, 'terminated', reason),
       ladderSweepMs: o.ladderSweepMs,
       coordinatorId: shards.ownerId,
       agentLeaseSweepMs: o.agentLeaseSweepMs,

@@ -78,6 +78,8 @@ export interface LadderDeps {
   coordinatorId: string;
   /** Apply a transition the ladder made (a reassigned task goes back to the queue). */
   applyTransition: (t: Transitioned) => void;
+  /** A `terminate` succeeded: the agent is `terminated` (its tasks requeued, its conditions closed). */
+  terminated: (agentId: string, reason: string) => Promise<void>;
   sweepMs: number;
 }
 
@@ -183,6 +185,10 @@ export function createLadder(deps: LadderDeps): Ladder {
           break;
         case 'end':
           await end(i, verdict.state, verdict.reason);
+          if (rung.action === 'terminate' && verdict.state === 'succeeded') {
+            await deps.terminated(agentId, `terminated by the recovery ladder (${i.condition})`);
+            return;
+          }
           break;
         case 'hold':
           await hold(i, true);

@@ -50,6 +50,8 @@ export interface WatchdogDeps {
   interventions: Interventions;
   alerts: LadderAlerts;
   applyTransition: (t: Transitioned) => void;
+  /** End an agent the ladder terminated. */
+  terminated: (agentId: string, reason: string) => Promise<void>;
   ladderSweepMs: number;
   coordinatorId: string;
   agentLeaseSweepMs: number;
@@ -73,6 +75,7 @@ export function createWatchdog(deps: WatchdogDeps): Watchdog {
     shardEpoch: deps.shardEpoch,
     coordinatorId: deps.coordinatorId,
     applyTransition: deps.applyTransition,
+    terminated: deps.terminated,
     sweepMs: deps.ladderSweepMs,
   });
   const published = createAgentEvents(deps);
