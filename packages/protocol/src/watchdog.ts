@@ -139,12 +139,30 @@ export interface AgentDiagnosisReason {
 }
 
 /** `GET /v1/agents/{id}/diagnosis`: why the agent is in its status. */
+/**
+ * Where the recovery ladder stands for the agent: `idle` (nothing to do), `waiting` (a condition has not
+ * held for the policy's `for` yet), `acting` (an attempt is under way), `held` (an attempt waits out a
+ * dependency outage), `exhausted` (it ran out: left for a person), `none` (no rung answers an open condition).
+ */
+export const RECOVERY_STATES = ['idle', 'waiting', 'acting', 'held', 'exhausted', 'none'] as const;
+export type RecoveryState = (typeof RECOVERY_STATES)[number];
+
+export interface AgentRecovery {
+  state: RecoveryState;
+  /** One sentence on it. */
+  message: string;
+  /** The attempts under way, then the last ended ones (newest first, at most 5). */
+  interventions: Intervention[];
+}
+
 export interface AgentDiagnosis {
   agentId: string;
   status: AgentStatus;
   summary: string;
   reasons: AgentDiagnosisReason[];
   suggestions: string[];
+  /** The recovery ladder's part. */
+  recovery: AgentRecovery;
   at: number;
 }
 

@@ -222,10 +222,12 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
     async diagnoseAgent(caller, agentId) {
       requireRead(caller, 'diagnose agents');
       const agent = await mustGetAgent(agentId);
+      const { interventions } = await store.listInterventions({ agentId, limit: 50 });
       return diagnoseAgent({
         agent,
         now: clock.now(),
         policy: ctx.policies.current().forAgentType(agent.agentType),
+        interventions,
       });
     },
 

@@ -97,6 +97,10 @@ describe('the recovery ladder', () => {
       commandId: wake?.id,
     });
     expect(opened?.evidence.condition).toMatchObject({ thresholdMs: 3000 });
+    expect((await f.coordinator.diagnoseAgent(ADMIN, a.agentId)).recovery).toMatchObject({
+      state: 'acting',
+      message: 'send_signal (rung 1, attempt 1) for progress_stalled is under way',
+    });
     // The agent answers and moves on.
     await beat(a, { status: 'running', progress: 2, acks: [{ commandId: wake!.id!, outcome: 'done' }] });
     await tick(1000);
@@ -129,9 +133,20 @@ describe('the recovery ladder', () => {
         { action: 'send_signal', attempt: 2, state: 'failed' },
       ],
     });
-    // Left for a person: more time changes nothing.
+    // Left for a person: more time changes nothing, and the diagnosis says so.
     await beatsWithoutProgress(a, 10_000);
     expect(await interventionsOf(a.agentId)).toHaveLength(3);
+    const diagnosis = await f.coordinator.diagnoseAgent(ADMIN, a.agentId);
+    expect(diagnosis.recovery).toMatchObject({
+      state: 'exhausted',
+      message: 'the recovery ladder ran out for progress_stalled: the agent is left for a person',
+    });
+    expect(diagnosis.recovery.interventions.map((i) => i.action)).toEqual([
+      'alert',
+      'send_signal',
+      'send_signal',
+    ]);
+    expect(diagnosis.suggestions[0]).toContain(`rouse interventions --agent ${a.agentId}`);
   });
 
   it('snapshot_and_restart: checkpoint, then restart; the next incarnation heartbeating through its quiet period is success', async () => {

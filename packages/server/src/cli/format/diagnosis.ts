@@ -59,6 +59,16 @@ export function renderDiagnosis(d: Diagnosis | AgentDiagnosis, now: number, styl
       }
     }
   }
+  if ('recovery' in d && d.recovery.state !== 'idle') {
+    out.push('');
+    out.push(`${style.bold('Recovery')}  ${d.recovery.message} ${style.dim(`[${d.recovery.state}]`)}`);
+    for (const i of d.recovery.interventions) {
+      const rung = i.rung === null ? 'manual' : `rung ${i.rung + 1} #${i.attempt}`;
+      out.push(
+        `  ${style.dim(i.id)}  ${i.action} (${rung}) ${i.state}  ${style.dim(`${formatRelative(i.endedAt ?? i.startedAt, now)}: ${i.reason}`)}`,
+      );
+    }
+  }
   if (d.suggestions.length) {
     out.push('');
     out.push(style.bold('What you can do'));

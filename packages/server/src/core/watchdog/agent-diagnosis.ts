@@ -12,10 +12,12 @@ import type {
   AgentDiagnosis,
   AgentDiagnosisCode,
   AgentDiagnosisReason,
+  Intervention,
   JsonObject,
 } from '@rouse/protocol';
 import type { ResolvedPolicy } from '../policies/resolved-policy.js';
 import { agentMessageFor, agentSuggestionsFor } from './agent-diagnosis-text.js';
+import { agentRecovery } from './agent-recovery.js';
 import { agentHeartbeatTimeoutMs } from './phi.js';
 
 export interface AgentDiagnosisInput {
@@ -23,6 +25,8 @@ export interface AgentDiagnosisInput {
   now: number;
   /** The policy that applies to the agent (`policySet.forAgentType(agent.agentType)`). */
   policy: ResolvedPolicy;
+  /** Its interventions, newest first (the recent ones are enough). */
+  interventions?: readonly Intervention[];
 }
 
 /** Where each reason goes, highest first (the status precedence; see AGENT_STATUSES). */
@@ -51,8 +55,14 @@ export function diagnoseAgent(input: AgentDiagnosisInput): AgentDiagnosis {
     reasons.length > 1 ? ` (${reasons.length - 1} more reason${reasons.length > 2 ? 's' : ''} below)` : '';
   const who = agent.name === agent.id ? agent.id : `${agent.name} (${agent.id})`;
   const summary = `Agent ${who} is ${agent.status}: ${reasons[0]?.message ?? 'no reason found'}${more}.`;
+  const recovery = agentRecovery(agent, input.policy, input.interventions ?? [], now);
   const suggestions = [...new Set(reasons.flatMap((r) => agentSuggestionsFor(agent, r.code, r.details)))];
-  return { agentId: agent.id, status: agent.status, summary, reasons, suggestions, at: now };
+  if (recovery.state === 'exhausted') {
+    suggestions.unshift(
+      `see what was tried: rouse interventions --agent ${agent.id}; then act: rouse restart ${agent.id} or rouse terminate ${agent.id}`,
+    );
+  }
+  return { agentId: agent.id, status: agent.status, summary, reasons, suggestions, recovery, at: now };
 }
 
 function reasonsFor(input: AgentDiagnosisInput): AgentDiagnosisReason[] {
