@@ -176,6 +176,13 @@ export interface AgentHeartbeatResponse {
   commands: AgentCommand[];
 }
 
+export type NextCommandsRequest = z.input<typeof schemas.nextCommands>;
+
+/** `POST /v1/agents/{id}/commands/next`: the commands taken (each handed out once), oldest first. */
+export interface NextCommandsResponse {
+  commands: AgentCommand[];
+}
+
 export interface ListAgentsResponse {
   agents: Agent[];
   /** Pass as `cursor` for the next page; null on the last. */

@@ -41,6 +41,8 @@ import type {
   ListTasksResponse,
   LogLine,
   LogsResponse,
+  NextCommandsRequest,
+  NextCommandsResponse,
   PoliciesResponse,
   RecordEffectRequest,
   RegisterAgentRequest,
@@ -238,6 +240,23 @@ export class Client {
     return this.http.json('POST', `/v1/agents/${id(agentId)}/heartbeat`, JSON.stringify(req), {
       ...options,
       retry: true,
+    });
+  }
+
+  /**
+   * `POST /v1/agents/{id}/commands/next` — take the agent's queued commands, long-polling up to
+   * `req.waitMs` for one (the request timeout is extended by it). Never retried: a lost answer would
+   * lose the commands it carried (the watchdog's timeouts then move on).
+   */
+  nextCommands(
+    agentId: string,
+    req: NextCommandsRequest = {},
+    options: Pick<CallOptions, 'signal' | 'timeoutMs'> = {},
+  ): Promise<NextCommandsResponse> {
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs + (req.waitMs ?? 0);
+    return this.http.json('POST', `/v1/agents/${id(agentId)}/commands/next`, JSON.stringify(req), {
+      timeoutMs,
+      signal: options.signal,
     });
   }
 

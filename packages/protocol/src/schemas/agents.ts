@@ -154,4 +154,17 @@ export const agentCommand = z
   })
   .strict();
 
+/** `POST /v1/agents/{id}/commands/next`: take the agent's commands, waiting for one up to `waitMs`. */
+export const nextCommands = z
+  .object({
+    waitMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(60000)
+      .optional()
+      .describe('Long-poll: wait up to this long for a command. Default 0.'),
+  })
+  .strict();
+
 export const dependencyReportBody = dependencyReport.omit({ name: true });

@@ -203,6 +203,37 @@ describe('agent reads, leave and commands', () => {
     const unknown = await h.request('POST', '/v1/agents/agt_nope/commands', { body: { type: 'wake' } });
     expect(unknown.statusCode).toBe(404);
   });
+
+  it('a long-poll for commands answers as soon as one is queued, once; empty when the wait ends', async () => {
+    const url = `/v1/agents/${agent.agentId}/commands/next`;
+    const other = await h.register();
+    expect((await h.request('POST', url, { token: other.token, body: {} })).statusCode).toBe(403);
+    expect((await h.request('POST', url, { token: agent.token, body: { waitMs: 60_001 } })).statusCode).toBe(
+      400,
+    );
+    expect((await h.request('POST', url, { token: agent.token, body: {} })).json()).toEqual({ commands: [] });
+    const started = performance.now();
+    const waiting = h.request('POST', url, { token: agent.token, body: { waitMs: 30_000 } });
+    await new Promise((r) => setTimeout(r, 50));
+    await h.request('POST', `/v1/agents/${agent.agentId}/commands`, {
+      body: { type: 'terminate', graceMs: 2000, reason: 'hung' },
+    });
+    const got = await waiting;
+    expect(got.statusCode).toBe(200);
+    expect(got.json().commands).toEqual([
+      expect.objectContaining({ type: 'terminate', graceMs: 2000, id: expect.stringMatching(/^cmd_/) }),
+    ]);
+    // Answered when the command came, not at the end of the wait.
+    expect(performance.now() - started).toBeLessThan(20_000);
+    // Taken once: the heartbeat does not get it again.
+    const beat = await h.request('POST', `/v1/agents/${agent.agentId}/heartbeat`, {
+      token: agent.token,
+      body: {},
+    });
+    expect(beat.json().commands).toEqual([]);
+    const empty = await h.request('POST', url, { token: agent.token, body: { waitMs: 100 } });
+    expect(empty.json()).toEqual({ commands: [] });
+  });
 });
 
 describe('dependencies', () => {

@@ -29,6 +29,7 @@ const PROTOCOL_ROUTES = [
   'post /v1/agents/{agentId}/claim',
   'post /v1/agents/{agentId}/heartbeat',
   'post /v1/agents/{agentId}/commands',
+  'post /v1/agents/{agentId}/commands/next',
   'get /v1/interventions',
   'get /v1/interventions/{id}',
   'get /v1/agents/{agentId}/diagnosis',

@@ -6,10 +6,15 @@
  * whichever one queued the command. Bounded per agent: an agent that never beats again cannot grow its
  * queue without limit (the oldest commands are dropped), and a command nobody took for a day is
  * dropped when the next one is queued.
+ *
+ * An agent that must get its commands at once — a supervisor, which carries out restarts and kills for
+ * its children — also waits for them (`next`, a long-poll): a command queued through this coordinator
+ * wakes it at once, one queued through another is seen within `pollMs`.
  */
 import { randomBytes } from 'node:crypto';
 import type { AgentCommand } from '@rouse/protocol';
 import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/store.js';
 
 export const MAX_QUEUED_COMMANDS_PER_AGENT = 100;
@@ -28,12 +33,29 @@ export interface AgentCommands {
    */
   enqueueLater(agentId: string, command: AgentCommand): void;
   clear(agentId: string): Promise<void>;
+  /**
+   * Take the agent's queued commands; when there are none, wait up to `waitMs` for one (resolving
+   * early, empty, when `signal` aborts).
+   */
+  next(agentId: string, waitMs: number, signal?: AbortSignal): Promise<AgentCommand[]>;
+  /** Long-polls waiting here now. */
+  readonly waiting: number;
   /** Resolves when no `enqueueLater` write is in flight. */
   idle(): Promise<void>;
 }
 
-export function createAgentCommands(store: Store, logger: Logger): AgentCommands {
+export function createAgentCommands(deps: {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** How often a long-poll looks at the store for commands queued through other coordinators. */
+  pollMs: number;
+}): AgentCommands {
+  const { store, clock, logger } = deps;
   const pending = new Set<Promise<void>>();
+  /** Long-polls waiting here, by agent: each is woken when a command for it is queued here. */
+  const waiters = new Map<string, Set<() => void>>();
+  let waiting = 0;
   const enqueue = async (agentId: string, command: AgentCommand): Promise<IdentifiedCommand> => {
     const identified = { ...command, id: `cmd_${randomBytes(12).toString('hex')}` };
     await store.queueAgentCommand({
@@ -42,10 +64,51 @@ export function createAgentCommands(store: Store, logger: Logger): AgentCommands
       keep: MAX_QUEUED_COMMANDS_PER_AGENT,
       maxAgeMs: MAX_COMMAND_AGE_MS,
     });
+    for (const wake of waiters.get(agentId) ?? []) wake();
     return identified;
   };
+
+  /** Resolves at the first of: a command queued here for the agent, `ms` passed, `signal` aborted. */
+  function nap(agentId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let set = waiters.get(agentId);
+      if (set === undefined) {
+        set = new Set();
+        waiters.set(agentId, set);
+      }
+      const own = set;
+      const done = (): void => {
+        timer.cancel();
+        signal?.removeEventListener('abort', done);
+        own.delete(done);
+        if (own.size === 0 && waiters.get(agentId) === own) waiters.delete(agentId);
+        resolve();
+      };
+      const timer = clock.setTimer(ms, done);
+      own.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
   return {
     enqueue,
+    async next(agentId, waitMs, signal) {
+      const deadline = clock.now() + waitMs;
+      waiting++;
+      try {
+        for (;;) {
+          const taken = await store.takeAgentCommands(agentId);
+          const left = deadline - clock.now();
+          if (taken.length > 0 || left <= 0 || signal?.aborted) return taken;
+          await nap(agentId, Math.min(left, deps.pollMs), signal);
+        }
+      } finally {
+        waiting--;
+      }
+    },
+    get waiting() {
+      return waiting;
+    },
     enqueueLater(agentId, command) {
       const p: Promise<void> = enqueue(agentId, command)
         .then(() => undefined)

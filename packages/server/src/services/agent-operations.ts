@@ -10,6 +10,8 @@ import type {
   AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
+  NextCommandsRequest,
+  NextCommandsResponse,
   RegisterAgentRequest,
   RegisterAgentResponse,
 } from '@rouse/protocol';
@@ -35,6 +37,12 @@ export interface AgentOperations {
   listAgents(caller: Caller, query?: AgentQuery): Promise<{ agents: Agent[]; nextCursor: string | null }>;
   diagnoseAgent(caller: Caller, agentId: string): Promise<AgentDiagnosis>;
   sendCommand(caller: Caller, agentId: string, command: AgentCommand): Promise<SentCommand>;
+  nextCommands(
+    caller: Caller,
+    agentId: string,
+    req: NextCommandsRequest,
+    signal?: AbortSignal,
+  ): Promise<NextCommandsResponse>;
   /**
    * The agent's process is gone for good (it left, or the watchdog terminated it): its tasks go back
    * to the queue, its conditions close, its commands are dropped, its interventions end.
@@ -229,6 +237,11 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         policy: ctx.policies.current().forAgentType(agent.agentType),
         interventions,
       });
+    },
+
+    async nextCommands(caller, agentId, req, signal) {
+      requireActsAs(caller, agentId, 'take commands');
+      return { commands: await ctx.commands.next(agentId, req.waitMs ?? 0, signal) };
     },
 
     async sendCommand(caller, agentId, command) {

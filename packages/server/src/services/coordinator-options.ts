@@ -104,6 +104,11 @@ export interface CoordinatorOptions {
    * lease shards held here (it also runs at once when a condition opens here or a command is answered). @default 1000
    */
   ladderSweepMs?: number;
+  /**
+   * How often a long-poll for an agent's commands (`POST /v1/agents/{id}/commands/next`) looks for
+   * commands queued through another coordinator (those queued through this one wake it at once). @default 250
+   */
+  commandPollMs?: number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -137,6 +142,7 @@ export interface ResolvedCoordinatorOptions {
   baselineFlushMs: number;
   effectSweepIntervalMs: number;
   ladderSweepMs: number;
+  commandPollMs: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -161,6 +167,7 @@ export const COORDINATOR_DEFAULTS = {
   baselineFlushMs: 10_000,
   effectSweepIntervalMs: 600_000,
   ladderSweepMs: 1000,
+  commandPollMs: 250,
 } as const;
 
 /** Defaults that differ on PostgreSQL (several coordinators). */
@@ -216,6 +223,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     baselineFlushMs: pick('baselineFlushMs'),
     effectSweepIntervalMs: pick('effectSweepIntervalMs'),
     ladderSweepMs: pick('ladderSweepMs'),
+    commandPollMs: pick('commandPollMs'),
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -246,6 +254,7 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('baselineFlushMs', r.baselineFlushMs, 100);
   checkInt('effectSweepIntervalMs', r.effectSweepIntervalMs, 1000);
   checkInt('ladderSweepMs', r.ladderSweepMs, 10);
+  checkInt('commandPollMs', r.commandPollMs, 10);
   if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
     throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;

@@ -31,6 +31,8 @@ import type {
   Intervention,
   InterventionsResponse,
   LogsResponse,
+  NextCommandsRequest,
+  NextCommandsResponse,
   PoliciesResponse,
   RecordEffectRequest,
   RegisterAgentRequest,
@@ -145,6 +147,13 @@ export interface Coordinator {
   registerAgent(caller: Caller, req: RegisterAgentRequest): Promise<RegisterAgentResponse>;
   /** Long-poll claim; resolves early when `signal` aborts (client went away). */
   claim(caller: Caller, agentId: string, req: ClaimRequest, signal?: AbortSignal): Promise<ClaimResponse>;
+  /** The agent takes its queued commands, waiting up to `waitMs` for one (a supervisor's long-poll). */
+  nextCommands(
+    caller: Caller,
+    agentId: string,
+    req: NextCommandsRequest,
+    signal?: AbortSignal,
+  ): Promise<NextCommandsResponse>;
   agentHeartbeat(
     caller: Caller,
     agentId: string,

@@ -176,7 +176,12 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     ttlMs: o.dependencyReportTtlMs,
     onAvailable: () => waiters.notifyAll(),
   });
-  const commands = createAgentCommands(store, part('commands'));
+  const commands = createAgentCommands({
+    store,
+    clock,
+    logger: part('commands'),
+    pollMs: o.commandPollMs,
+  });
   const interventions = createInterventions({ store, clock, bus, eventRelay, logger: part('interventions') });
   ctx = {
     options: o,
@@ -377,6 +382,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     getAgent: (caller, agentId) => agents.getAgent(caller, agentId),
     listAgents: (caller, query) => agents.listAgents(caller, query),
     sendCommand: (caller, agentId, command) => agents.sendCommand(caller, agentId, command),
+    nextCommands: (caller, agentId, req, signal) => agents.nextCommands(caller, agentId, req, signal),
     diagnoseAgent: (caller, agentId) => agents.diagnoseAgent(caller, agentId),
     async policies(caller) {
       requireRead(caller, 'read the policies');

@@ -167,4 +167,9 @@ export interface AgentStore {
   queueAgentCommand(input: QueueAgentCommandInput): Promise<void>;
   /** Drop every command queued for the agent (it left). */
   clearAgentCommands(agentId: string): Promise<void>;
+  /**
+   * Take the agent's queued commands, oldest first, without a heartbeat (a long-poll for commands):
+   * each command is returned by exactly one take or heartbeat.
+   */
+  takeAgentCommands(agentId: string): Promise<AgentCommand[]>;
 }

@@ -189,6 +189,27 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     app,
     ctx,
     {
+      method: 'POST',
+      url: '/v1/agents/:agentId/commands/next',
+      access: 'self',
+      summary:
+        "Take the agent's queued commands; long-polls up to waitMs for one (a supervisor gets restarts and kills for its children at once)",
+      body: schemas.nextCommands,
+      bodyName: 'NextCommands',
+    },
+    async (request, reply) => {
+      const body = parseInput(schemas.nextCommands, request.body ?? {}, 'body');
+      const caller = callerOf(request);
+      const agentId = param(request, 'agentId');
+      if (!body.waitMs) return coordinator.nextCommands(caller, agentId, body);
+      return coordinator.nextCommands(caller, agentId, body, abortOnDisconnect(reply));
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
       method: 'GET',
       url: '/v1/interventions',
       access: 'read',

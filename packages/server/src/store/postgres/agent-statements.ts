@@ -195,4 +195,6 @@ export const AGENT_SQL = {
 
   /** Params: $1 agentId. */
   clearAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1',
+  /** Take (delete and return) the agent's commands. Params: $1 agent id. */
+  takeAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1 RETURNING seq, command',
 } as const;

@@ -204,6 +204,15 @@ export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommand
   ]);
 }
 
+export async function takeAgentCommands(ctx: PgContext, agentId: string): Promise<AgentCommand[]> {
+  const rows = await ctx.rows<{ seq: string | number; command: AgentCommand }>(
+    'takeAgentCommands',
+    AGENT_SQL.takeAgentCommands,
+    [agentId],
+  );
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq)).map((r) => r.command);
+}
+
 export async function clearAgentCommands(ctx: PgContext, agentId: string): Promise<void> {
   await ctx.changes('clearAgentCommands', AGENT_SQL.clearAgentCommands, [agentId]);
 }

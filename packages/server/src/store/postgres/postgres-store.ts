@@ -150,6 +150,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     endAgent: op(agents.endAgent),
     queueAgentCommand: op(agents.queueAgentCommand),
     clearAgentCommands: op(agents.clearAgentCommands),
+    takeAgentCommands: op(agents.takeAgentCommands),
   };
   const coordination: CoordinationStore = {
     acquireShardLeases: op(shards.acquireShardLeases),

@@ -147,11 +147,7 @@ export function recordAgentHeartbeats(
     return toWatch({ ...row, ...set }, heldTaskIds(ctx, row.id));
   });
   const found = watches.map((w) => w !== null);
-  const commands = handOutCommands(inputs, found, (agentId) => {
-    const rows = ctx.agents.selectAgentCommands.all({ agentId }) as { command: string }[];
-    if (rows.length > 0) ctx.agents.clearAgentCommands.run({ agentId });
-    return rows.map((r) => JSON.parse(r.command) as AgentCommand);
-  });
+  const commands = handOutCommands(inputs, found, (agentId) => takeAgentCommands(ctx, agentId));
   return watches.map((watch, i) => (watch === null ? null : { watch, commands: commands[i] ?? [] }));
 }
 
@@ -198,6 +194,12 @@ export function queueAgentCommand(ctx: SqliteContext, input: QueueAgentCommandIn
     now: ctx.clock.now(),
     maxAgeMs: input.maxAgeMs,
   });
+}
+
+export function takeAgentCommands(ctx: SqliteContext, agentId: string): AgentCommand[] {
+  const rows = ctx.agents.selectAgentCommands.all({ agentId }) as { command: string }[];
+  if (rows.length > 0) ctx.agents.clearAgentCommands.run({ agentId });
+  return rows.map((r) => JSON.parse(r.command) as AgentCommand);
 }
 
 export function clearAgentCommands(ctx: SqliteContext, agentId: string): void {

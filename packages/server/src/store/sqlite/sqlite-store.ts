@@ -179,6 +179,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     endAgent: write(agents.endAgent),
     queueAgentCommand: write(agents.queueAgentCommand),
     clearAgentCommands: write(agents.clearAgentCommands),
+    takeAgentCommands: write(agents.takeAgentCommands),
   };
   // One file, one coordinator: notices go to this process's subscribers only.
   const claimable = localNotices<ClaimableNotice>();

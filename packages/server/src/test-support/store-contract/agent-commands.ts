@@ -38,6 +38,24 @@ export function agentCommandsContract(h: () => Harness): void {
       expect(await take(store, other)).toEqual([{ type: 'terminate' }]);
     });
 
+    it('takes commands without a heartbeat (a long-poll), oldest first, each once against racing takes and beats', async () => {
+      const { store } = h();
+      const agentId = uniqueId('agt');
+      await registered(store, agentId);
+      expect(await store.takeAgentCommands(agentId)).toEqual([]);
+      for (const reason of ['1', '2', '3']) await queueCommand(store, agentId, { type: 'wake', reason });
+      const [byTake, again, byBeat] = await Promise.all([
+        store.takeAgentCommands(agentId),
+        store.takeAgentCommands(agentId),
+        take(store, agentId),
+      ]);
+      const all = [...byTake!, ...again!, ...byBeat!];
+      expect(all.map((c) => c.reason)).toEqual(['1', '2', '3']);
+      expect([byTake!, again!, byBeat!].filter((l) => l.length > 0)).toHaveLength(1);
+      expect(await store.takeAgentCommands(agentId)).toEqual([]);
+      expect(await store.takeAgentCommands('agt_nobody')).toEqual([]);
+    });
+
     it('records the heartbeats of several agents in one call, each taking its own commands', async () => {
       const { store, clock } = h();
       const [a, b, quiet] = [uniqueId('agt'), uniqueId('agt'), uniqueId('agt')];
