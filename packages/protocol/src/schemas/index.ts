@@ -8,3 +8,4 @@ export * from './agents.js';
 export * from './common.js';
 export * from './tasks.js';
 export * from './watchdog.js';
+export * from './snapshots.js';
