@@ -14,7 +14,11 @@ describe('applyMergePatch (RFC 7386)', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],
@@ -39,7 +43,9 @@ const { state } = fc.letrec<{ value: Json; state: JsonObject }>((tie) => ({
     fc.array(fc.oneof(fc.constant(null), fc.integer(), tie('state')), { maxLength: 3 }),
     tie('state'),
   ),
-  state: fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd', 'e'), tie('value'), { maxKeys: 4 }) as fc.Arbitrary<JsonObject>,
+  state: fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd', 'e'), tie('value'), {
+    maxKeys: 4,
+  }) as fc.Arbitrary<JsonObject>,
 }));
 
 describe('mergePatchBetween', () => {

@@ -34,6 +34,15 @@ export interface AgentSnapshot {
 export type PutSnapshotRequest = z.input<typeof schemas.putSnapshot>;
 export type PatchSnapshotQuery = z.input<typeof schemas.patchSnapshotQuery>;
 
+/** What a write (`PUT`, `PATCH`) answers with: the snapshot it left, without its state. */
+export type SnapshotWritten = Omit<AgentSnapshot, 'state' | 'sizeBytes'>;
+
+/** `GET /v1/agents/{id}/snapshot`. */
 export interface SnapshotResponse {
   snapshot: AgentSnapshot;
+}
+
+/** `PUT` and `PATCH /v1/agents/{id}/snapshot`. */
+export interface SnapshotWrittenResponse {
+  snapshot: SnapshotWritten;
 }

@@ -22,6 +22,4 @@ export const snapshotPatch = jsonObject.describe(
   'A JSON merge patch (RFC 7386) on the current snapshot: null removes a member, objects merge, anything else replaces.',
 );
 
-export const patchSnapshotQuery = z
-  .object({ ttlMs: z.coerce.number().pipe(ttlMs).optional() })
-  .strict();
+export const patchSnapshotQuery = z.object({ ttlMs: z.coerce.number().pipe(ttlMs).optional() }).strict();

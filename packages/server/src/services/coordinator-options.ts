@@ -99,6 +99,19 @@ export interface CoordinatorOptions {
   baselineFlushMs?: number;
   /** How often expired effect keys are deleted. @default 600000 */
   effectSweepIntervalMs?: number;
+  /** How often expired agent snapshots (and their blobs) are deleted. @default 600000 */
+  snapshotSweepIntervalMs?: number;
+  /**
+   * The largest agent snapshot state, as JSON: a full snapshot, or the state a compaction composes,
+   * past it is refused with `413 payload_too_large`. @default 8388608 (8 MiB)
+   */
+  snapshotMaxBytes?: number;
+  /** A snapshot base larger than this (as JSON) is kept in the blob store instead of its row. @default 262144 (256 KiB) */
+  snapshotInlineMaxBytes?: number;
+  /** A snapshot is compacted (base and deltas composed into a new base) when a patch finds this many deltas. @default 32 */
+  snapshotMaxDeltas?: number;
+  /** ... or when its deltas with the new patch would pass this many bytes. @default 262144 (256 KiB) */
+  snapshotMaxDeltasBytes?: number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -131,6 +144,11 @@ export interface ResolvedCoordinatorOptions {
   agentLeaseLookaheadMs: number;
   baselineFlushMs: number;
   effectSweepIntervalMs: number;
+  snapshotSweepIntervalMs: number;
+  snapshotMaxBytes: number;
+  snapshotInlineMaxBytes: number;
+  snapshotMaxDeltas: number;
+  snapshotMaxDeltasBytes: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -154,6 +172,11 @@ export const COORDINATOR_DEFAULTS = {
   agentLeaseLookaheadMs: 2000,
   baselineFlushMs: 10_000,
   effectSweepIntervalMs: 600_000,
+  snapshotSweepIntervalMs: 600_000,
+  snapshotMaxBytes: 8 * 1024 * 1024,
+  snapshotInlineMaxBytes: 256 * 1024,
+  snapshotMaxDeltas: 32,
+  snapshotMaxDeltasBytes: 256 * 1024,
 } as const;
 
 /** Defaults that differ on PostgreSQL (several coordinators). */
@@ -208,6 +231,11 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     agentLeaseLookaheadMs: pick('agentLeaseLookaheadMs'),
     baselineFlushMs: pick('baselineFlushMs'),
     effectSweepIntervalMs: pick('effectSweepIntervalMs'),
+    snapshotSweepIntervalMs: pick('snapshotSweepIntervalMs'),
+    snapshotMaxBytes: pick('snapshotMaxBytes'),
+    snapshotInlineMaxBytes: pick('snapshotInlineMaxBytes'),
+    snapshotMaxDeltas: pick('snapshotMaxDeltas'),
+    snapshotMaxDeltasBytes: pick('snapshotMaxDeltasBytes'),
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -237,6 +265,11 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   }
   checkInt('baselineFlushMs', r.baselineFlushMs, 100);
   checkInt('effectSweepIntervalMs', r.effectSweepIntervalMs, 1000);
+  checkInt('snapshotSweepIntervalMs', r.snapshotSweepIntervalMs, 1000);
+  checkInt('snapshotMaxBytes', r.snapshotMaxBytes, 1024);
+  checkInt('snapshotInlineMaxBytes', r.snapshotInlineMaxBytes, 1);
+  checkInt('snapshotMaxDeltas', r.snapshotMaxDeltas, 1);
+  checkInt('snapshotMaxDeltasBytes', r.snapshotMaxDeltasBytes, 1);
   if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
     throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;
