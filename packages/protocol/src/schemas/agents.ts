@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { COMMAND_OUTCOMES, COMMAND_TYPES, DEPENDENCY_STATES, REPORTED_AGENT_STATUSES } from '../agent.js';
-import { json, labels, ms, name, taskId, version } from './common.js';
+import { durationMs, json, labels, ms, name, taskId, version } from './common.js';
 
 /** An agent slot's key (`host-3/reviewer-2`): the same key and agent type → the same agent id. */
 export const agentKey = z
@@ -130,6 +130,9 @@ export const agentCommand = z
     type: z.enum(COMMAND_TYPES),
     taskId: z.string().max(64).optional(),
     reason: z.string().max(1024).optional(),
+    ttlMs: durationMs(1000)
+      .optional()
+      .describe('checkpoint: keep the snapshot it asks for this long (else the agent’s own TTL).'),
   })
   .strict();
 

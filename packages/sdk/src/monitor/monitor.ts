@@ -446,7 +446,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
         this.wakes.wake(command.reason, (error) => this.safeEmit('error', { error, op: 'onWake' }));
         this.safeEmit('wake', { reason: command.reason });
       } else if (command.type === 'terminate') void this.stop();
-      else if (command.type === 'checkpoint') this.snapshots.checkpointRequested(command.id);
+      else if (command.type === 'checkpoint') this.snapshots.checkpointRequested(command.id, command.ttlMs);
       this.safeEmit('command', { command });
     }
     this.acks.delivered(res.commands ?? []);

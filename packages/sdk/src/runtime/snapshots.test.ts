@@ -102,13 +102,13 @@ describe('monitor snapshots', () => {
 
     // the next one sends only what changed (a merge patch)
     state = { step: 2, plan: { todo: ['b'] } };
-    fake.commands.push({ id: 'cmd_2', type: 'checkpoint' });
+    fake.commands.push({ id: 'cmd_2', type: 'checkpoint', ttlMs: 3_600_000 });
     await delivered(fake);
     await m.safePoint();
     const writes = snapshotWrites(fake);
     expect(writes.map((w) => w.method)).toEqual(['PUT', 'PATCH']);
     expect(writes[1]?.body).toEqual({ step: 2, plan: { todo: ['b'] } });
-    expect(writes[1]?.query.get('ttlMs')).toBe('120000');
+    expect(writes[1]?.query.get('ttlMs')).toBe('3600000'); // the command's TTL over the option's
     expect(fake.snapshot?.state).toEqual(state);
     expect(await ackOf(fake, 'cmd_2')).toMatchObject({ outcome: 'done' });
   });

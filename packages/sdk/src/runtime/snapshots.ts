@@ -88,6 +88,8 @@ export class AgentSnapshots {
   private stored: JsonObject | null = null;
   /** Ids of the `checkpoint` commands waiting for a safe point. */
   private requested: string[] = [];
+  /** The longest TTL the waiting commands asked for, if any. */
+  private requestedTtlMs: number | undefined;
   private taking: Promise<void> | undefined;
 
   constructor(
@@ -152,9 +154,9 @@ export class AgentSnapshots {
 
   /**
    * A `checkpoint` command arrived: with a provider it waits for the next safe point (true); without
-   * one it is answered `unsupported` now (false).
+   * one it is answered `unsupported` now (false). `ttlMs`: the TTL the command asks for.
    */
-  checkpointRequested(commandId: string | undefined): boolean {
+  checkpointRequested(commandId: string | undefined, ttlMs?: number): boolean {
     if (this.o.snapshot === undefined) {
       if (commandId !== undefined) {
         this.deps.answer({
@@ -166,6 +168,7 @@ export class AgentSnapshots {
       return false;
     }
     this.requested.push(commandId ?? '');
+    if (ttlMs !== undefined) this.requestedTtlMs = Math.max(ttlMs, this.requestedTtlMs ?? 0);
     return true;
   }
 
@@ -183,13 +186,15 @@ export class AgentSnapshots {
     if (this.requested.length === 0 || this.o.snapshot === undefined) return;
     const provider = this.o.snapshot;
     const ids = this.requested.splice(0);
+    const ttlMs = this.requestedTtlMs;
+    this.requestedTtlMs = undefined;
     this.taking = (async () => {
       let outcome: CommandAck['outcome'] = 'done';
       let message: string | undefined;
       try {
         const state = await provider();
         checkState(state, 'the snapshot provider’s state');
-        const written = await this.save(state);
+        const written = await this.save(state, ttlMs === undefined ? {} : { ttlMs });
         message = `snapshot version ${written.version} stored`;
       } catch (err) {
         outcome = 'failed';

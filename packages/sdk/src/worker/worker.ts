@@ -413,7 +413,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.safeEmit('heartbeat', { request: part, response: res });
       for (const command of res.commands ?? []) {
         if (command.type === 'terminate') void this.stop();
-        else if (command.type === 'checkpoint' && this.snapshots.checkpointRequested(command.id)) {
+        else if (
+          command.type === 'checkpoint' &&
+          this.snapshots.checkpointRequested(command.id, command.ttlMs)
+        ) {
           this.idleSafePoint();
         }
         this.safeEmit('command', { command });
