@@ -267,7 +267,7 @@ export class FakeCoordinator extends EventEmitter {
   }
 
   /** `PUT`, `PATCH` (merge patch) and `GET /v1/agents/{id}/snapshot`. */
-  private snapshotRoute(r: Recorded, res: ServerResponse): void {
+  private async snapshotRoute(r: Recorded, res: ServerResponse): Promise<void> {
     const ttl = Number(r.query.get('ttlMs') ?? Number.NaN);
     if (r.method === 'PUT') {
       const body = r.body as { state: JsonObject; ttlMs?: number };
