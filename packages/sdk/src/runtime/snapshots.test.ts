@@ -7,6 +7,7 @@
  */
 import type { AgentHeartbeatRequest, CommandAck, JsonObject } from '@rouse/protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { Client } from '../client.js';
 import { RouseApiError } from '../errors.js';
 import { type Monitor, monitor } from '../monitor/monitor.js';
 import type { MonitorOptions } from '../monitor/options.js';
@@ -139,9 +140,13 @@ describe('monitor snapshots', () => {
 
   it('snapshot(), snapshotPatch() and incremental snapshots falling back to a full one', async () => {
     const { fake, m } = await startMonitor();
+    const client = new Client({ url: fake.url, token: fake.agentToken });
+    onTestFinished(() => client.close());
+    expect(await client.getSnapshot('agt_1')).toBeNull(); // a 404 is "none"
     await expect(m.snapshotPatch({ a: 1 })).rejects.toBeInstanceOf(RouseApiError);
     await m.snapshot({ a: 1, b: { c: 2 } }, { ttlMs: 5000 });
     expect(fake.snapshot).toEqual({ state: { a: 1, b: { c: 2 } }, version: 1, ttlMs: 5000 });
+    expect(await client.getSnapshot('agt_1')).toMatchObject({ state: { a: 1, b: { c: 2 } }, version: 1 });
     await m.snapshotPatch({ b: { c: null, d: 3 } });
     expect(fake.snapshot?.state).toEqual({ a: 1, b: { d: 3 } });
     await m.snapshot({ a: 2, b: { d: 3 } }, { incremental: true });

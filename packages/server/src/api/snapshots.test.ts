@@ -59,9 +59,17 @@ describe('agent snapshots over HTTP', () => {
     });
     expect(snapshot.sizeBytes).toBe(Buffer.byteLength(JSON.stringify(snapshot.state)));
     expect(snapshot.expiresAt - snapshot.updatedAt).toBe(120_000);
+    // with a charset parameter too
+    const charset = await h.request('PATCH', url(agent), {
+      token: agent.token,
+      payload: JSON.stringify({ charset: true }),
+      headers: { 'content-type': 'application/merge-patch+json; charset=utf-8' },
+    });
+    expect(charset.statusCode).toBe(200);
+    await patch(agent, { charset: null });
     // plain JSON is taken as a merge patch too
     const plain = await h.request('PATCH', url(agent), { token: agent.token, body: { step: 3 } });
-    expect(plain.json().snapshot.version).toBe(4);
+    expect(plain.json().snapshot.version).toBe(6);
     // the read-only and admin tokens read it
     for (const token of [TOKENS.readonly, TOKENS.admin]) {
       expect((await h.request('GET', url(agent), { token })).json().snapshot.state.step).toBe(3);
