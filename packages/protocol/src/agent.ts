@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import type * as schemas from './schemas/agents.js';
+import type { AgentSnapshot } from './snapshot.js';
 import type { Json, JsonObject, Task } from './task.js';
 import type { AgentCondition } from './watchdog.js';
 
@@ -105,6 +106,11 @@ export interface RegisterAgentResponse {
   heartbeatIntervalMs: number;
   /** Same as `agent.incarnation`. */
   incarnation: number;
+  /**
+   * The latest live snapshot of this agent slot (what the previous incarnation saved under the same
+   * `key`), or null: none, or it expired.
+   */
+  snapshot: AgentSnapshot | null;
 }
 
 /** A completion folded into a claim ("complete-and-claim-next"). */

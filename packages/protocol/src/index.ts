@@ -1,6 +1,8 @@
 export * from './agent.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './merge-patch.js';
+export * from './snapshot.js';
 export * from './task.js';
 export * from './watchdog.js';
 

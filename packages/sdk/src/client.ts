@@ -21,6 +21,7 @@ import type {
   AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
+  AgentSnapshot,
   AppendLogsRequest,
   CheckPoliciesResponse,
   CheckpointRequest,
@@ -37,6 +38,7 @@ import type {
   Intervention,
   InterventionState,
   InterventionsResponse,
+  JsonObject,
   ListAgentsResponse,
   ListTasksResponse,
   LogLine,
@@ -49,6 +51,9 @@ import type {
   RegisterAgentResponse,
   ResultRef,
   SendCommandResponse,
+  SnapshotResponse,
+  SnapshotWritten,
+  SnapshotWrittenResponse,
   StreamEvent,
   Task,
   TaskEvent,
@@ -57,7 +62,7 @@ import type {
 } from '@rouse/protocol';
 import { type ClientOptions, type ResolvedClientOptions, resolveClientOptions } from './client-options.js';
 import type { FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
-import { RouseSdkError } from './errors.js';
+import { RouseApiError, RouseSdkError } from './errors.js';
 import { readSseJson } from './sse.js';
 import { type CallOptions, Transport } from './transport.js';
 
@@ -66,6 +71,7 @@ export { type ClientOptions, type ResolvedClientOptions, resolveClientOptions } 
 export type { FetchedResult, ListAgentsQuery, ListTasksQuery } from './client-types.js';
 
 const id = encodeURIComponent;
+const MERGE_PATCH = 'application/merge-patch+json';
 
 export class Client {
   readonly options: ResolvedClientOptions;
@@ -352,6 +358,57 @@ export class Client {
   async getIntervention(interventionId: string): Promise<Intervention> {
     return (await this.get<{ intervention: Intervention }>(`/v1/interventions/${id(interventionId)}`))
       .intervention;
+  }
+
+  // ---- agent snapshots (the agent's own token, or admin) -----------------------------------------
+
+  /**
+   * `PUT /v1/agents/{id}/snapshot` — store a full snapshot of the agent's state (a JSON object), kept
+   * `ttlMs` after this write (default 24 h). Retried: storing it twice is storing it once.
+   */
+  async putSnapshot(
+    agentId: string,
+    state: JsonObject,
+    options: { ttlMs?: number } = {},
+  ): Promise<SnapshotWritten> {
+    const body = JSON.stringify(options.ttlMs === undefined ? { state } : { state, ttlMs: options.ttlMs });
+    const path = `/v1/agents/${id(agentId)}/snapshot`;
+    return (await this.http.json<SnapshotWrittenResponse>('PUT', path, body, { retry: true })).snapshot;
+  }
+
+  /**
+   * `PATCH /v1/agents/{id}/snapshot` — apply a JSON merge patch (RFC 7386: `null` removes a member,
+   * objects merge, anything else replaces) to the stored snapshot; `ttlMs` renews it with a new TTL
+   * (else its own). Throws `404 not_found` when there is no live snapshot to patch: send a full one.
+   * Retried: a merge patch applied twice gives what it gives once.
+   */
+  async patchSnapshot(
+    agentId: string,
+    patch: JsonObject,
+    options: { ttlMs?: number } = {},
+  ): Promise<SnapshotWritten> {
+    const qs = options.ttlMs === undefined ? '' : `?ttlMs=${options.ttlMs}`;
+    const path = `/v1/agents/${id(agentId)}/snapshot${qs}`;
+    const res = await this.http.bytes<SnapshotWrittenResponse>(
+      'PATCH',
+      path,
+      JSON.stringify(patch),
+      MERGE_PATCH,
+      {
+        retry: true,
+      },
+    );
+    return res.snapshot;
+  }
+
+  /** `GET /v1/agents/{id}/snapshot` — the agent's current snapshot, or null when it has none (404). */
+  async getSnapshot(agentId: string): Promise<AgentSnapshot | null> {
+    try {
+      return (await this.get<SnapshotResponse>(`/v1/agents/${id(agentId)}/snapshot`)).snapshot;
+    } catch (err) {
+      if (err instanceof RouseApiError && err.status === 404 && err.code === 'not_found') return null;
+      throw err;
+    }
   }
 
   // ---- task writes by the holder (agent token, fenced by version) ------------------------------

@@ -44,6 +44,7 @@ export type { DependencyObservation } from './runtime/classify-dependency.js';
 export type { DependencyReportOptions } from './runtime/dependencies.js';
 export type { HeartbeatStatsView } from './runtime/heartbeat-stats.js';
 export type { RuntimeErrorEvent } from './runtime/safe-emit.js';
+export type { SnapshotOptions, SnapshotProvider, SnapshotSaveOptions } from './runtime/snapshots.js';
 export type { FetchFn } from './transport.js';
 export type { SpoolOutcome, WorkerEvents } from './worker/events.js';
 export type { ResolvedWorkerOptions, WorkerOptions } from './worker/options.js';

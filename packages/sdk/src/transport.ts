@@ -10,7 +10,7 @@ import { isRetryable, RouseApiError, RouseNetworkError, RouseSdkError } from './
 import { createFetchSend, createNodeSend, type RawResponse, type Send, SendTimeout } from './http-send.js';
 import { backoffDelayMs, type ResolvedRetryOptions, sleepMs } from './retry.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type FetchFn = typeof fetch;
 
 /** Per-call switches. */

@@ -10,7 +10,7 @@ import {
   REPORTED_AGENT_STATUSES,
   SIGNAL_NAMES,
 } from '../agent.js';
-import { json, labels, ms, name, taskId, version } from './common.js';
+import { durationMs, json, labels, ms, name, taskId, version } from './common.js';
 
 /** An agent slot's key (`host-3/reviewer-2`): the same key and agent type → the same agent id. */
 export const agentKey = z
@@ -151,6 +151,9 @@ export const agentCommand = z
     graceMs: ms
       .optional()
       .describe('terminate/restart: how long the process gets to exit after the stop signal before SIGKILL.'),
+    ttlMs: durationMs(1000)
+      .optional()
+      .describe('checkpoint: keep the snapshot it asks for this long (else the agent’s own TTL).'),
   })
   .strict();
 

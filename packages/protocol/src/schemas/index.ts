@@ -6,5 +6,6 @@
  */
 export * from './agents.js';
 export * from './common.js';
+export * from './snapshots.js';
 export * from './tasks.js';
 export * from './watchdog.js';

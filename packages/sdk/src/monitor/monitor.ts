@@ -2,7 +2,9 @@
  * Monitor mode (docs/design.md §6.6): the watchdog's heartbeats for an agent that is not a task worker — a
  * chat bot, a loop, a long conversation. It registers, heartbeats on a timer (±10 % jitter) with the
  * agent's status, progress, metadata, iteration timing, process metrics and dependency reports, and
- * hands `wake` commands to the code (`onWake`, `interrupted`, `safePoint()`). Nothing in the agent's
+ * hands `wake` commands to the code (`onWake`, `interrupted`, `safePoint()`). It keeps the agent's
+ * snapshot: what the previous incarnation saved (`restore()`), and this one's (`snapshot()`, or the
+ * `snapshot` option taken at a safe point when the watchdog asks). Nothing in the agent's
  * logic has to change: a few calls where it already knows something.
  *
  * @example
@@ -22,10 +24,12 @@ import type {
   Agent,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
+  AgentSnapshot,
   DependencyState,
   Json,
   JsonObject,
   ReportedAgentStatus,
+  SnapshotWritten,
 } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
@@ -43,6 +47,7 @@ import { HeartbeatStats, type HeartbeatStatsView } from '../runtime/heartbeat-st
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
+import { AgentSnapshots, notRegistered, type SnapshotSaveOptions } from '../runtime/snapshots.js';
 import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
 import { WakeState } from '../runtime/wake-state.js';
 import type { MonitorEvents } from './events.js';
@@ -68,8 +73,9 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private readonly heartbeats: HeartbeatLoop;
   private readonly processMetrics = new ProcessMetrics();
   private readonly deps = new DependencyTracker(systemNow);
-  /** A monitor acts on wake (onWake, interrupted) and terminate (stops). */
-  private readonly acks = new CommandAcks(['wake', 'terminate']);
+  /** A monitor acts on wake (onWake, interrupted) and terminate (stops); checkpoint is answered at a safe point. */
+  private readonly acks = new CommandAcks(['wake', 'terminate'], ['checkpoint']);
+  private readonly snapshots: AgentSnapshots;
   private readonly wakes = new WakeState();
   private readonly iterations = new IterationClock();
   private readonly connection: ConnectionWatch;
@@ -119,6 +125,16 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       onUp: (downMs) => this.safeEmit('reconnected', { downMs }),
     });
     this.heartbeats = new HeartbeatLoop({ intervalMs: () => this.intervalMs, beat: () => this.beat() });
+    this.snapshots = new AgentSnapshots(o, {
+      agent: () => {
+        if (!this.agentClient || this.agentId === undefined) throw notRegistered('monitor');
+        return { client: this.agentClient, agentId: this.agentId };
+      },
+      answer: (ack) => {
+        this.acks.answer(ack);
+        void this.heartbeats.beatSoon();
+      },
+    });
   }
 
   /** The agent id given at registration (undefined before `start()` resolved). */
@@ -288,9 +304,51 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   /**
    * A safe point of the agent's loop: resolves true when a `wake` was pending (and clears
    * {@link interrupted}), so the code can act here: `if (await m.safePoint()) resetConnection()`.
+   * A snapshot requested by a `checkpoint` command is taken here first (the `snapshot` option's state,
+   * stored before this resolves; a failure is acknowledged `failed`, never thrown).
    */
   async safePoint(): Promise<boolean> {
+    await this.snapshots.atSafePoint();
     return this.wakes.safePoint();
+  }
+
+  /** True while a `checkpoint` command waits for the next {@link safePoint}. */
+  get checkpointRequested(): boolean {
+    return this.snapshots.pending;
+  }
+
+  /**
+   * The snapshot the previous incarnation of this agent slot left (same `key`), handed over at
+   * registration — or null (none, it expired, or the agent has no key). Set once `start()` resolved.
+   */
+  get restoredSnapshot(): AgentSnapshot | null {
+    return this.snapshots.restored;
+  }
+
+  /** The state of {@link restoredSnapshot} (a copy to use freely), or null. */
+  restore(): JsonObject | null {
+    return this.snapshots.restore();
+  }
+
+  /**
+   * Store `state` (a JSON object) as this agent's snapshot, kept `ttlMs` after this write (default:
+   * the `snapshotTtlMs` option, else 24 h). With `incremental: true` only what changed since the last
+   * stored state is sent (a merge patch), when it can be.
+   */
+  snapshot(
+    state: JsonObject,
+    options: SnapshotSaveOptions & { incremental?: boolean } = {},
+  ): Promise<SnapshotWritten> {
+    const { incremental, ...save } = options;
+    return incremental ? this.snapshots.save(state, save) : this.snapshots.snapshot(state, save);
+  }
+
+  /**
+   * Apply a JSON merge patch (RFC 7386: `null` removes a member) to the stored snapshot; rejects with
+   * `404 not_found` when there is none to patch (store a full one with {@link snapshot}).
+   */
+  snapshotPatch(patch: JsonObject, options: SnapshotSaveOptions = {}): Promise<SnapshotWritten> {
+    return this.snapshots.snapshotPatch(patch, options);
   }
 
   // ---- internals ---------------------------------------------------------------------------------
@@ -301,6 +359,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       const reg = await registerProcess(this.client, o, this.startAbort.signal, systemNow);
       this.agentInfo = reg.agent;
       this.agentClient = this.client.withToken(reg.token);
+      this.snapshots.registered(reg.snapshot);
       this.intervalMs = o.heartbeatIntervalMs ?? reg.heartbeatIntervalMs;
       const incarnation = reg.incarnation ?? reg.agent.incarnation;
       this.safeEmit('registered', { agent: reg.agent, incarnation, heartbeatIntervalMs: this.intervalMs });
@@ -397,6 +456,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
         this.wakes.wake(command.reason, (error) => this.safeEmit('error', { error, op: 'onWake' }));
         this.safeEmit('wake', { reason: command.reason });
       } else if (command.type === 'terminate') void this.stop();
+      else if (command.type === 'checkpoint') this.snapshots.checkpointRequested(command.id, command.ttlMs);
       this.safeEmit('command', { command });
     }
     this.acks.delivered(res.commands ?? []);

@@ -10,10 +10,15 @@ import type { ResolvedRetryOptions, RetryOptions } from '../retry.js';
 import type { AgentIdentityOptions, ResolvedAgentIdentity } from '../runtime/agent-identity.js';
 import { resolveAgentOptions } from '../runtime/agent-options.js';
 import { DEFAULT_START_TIMEOUT_MS } from '../runtime/register.js';
+import {
+  type ResolvedSnapshotOptions,
+  resolveSnapshotOptions,
+  type SnapshotOptions,
+} from '../runtime/snapshots.js';
 import type { FetchFn } from '../transport.js';
 import { checkMetadata } from './metadata.js';
 
-export interface MonitorOptions extends AgentIdentityOptions {
+export interface MonitorOptions extends AgentIdentityOptions, SnapshotOptions {
   /** Base URL of the coordinator, e.g. `http://127.0.0.1:7070`. */
   url: string;
   /** Enrollment (or admin) token used once to register; the monitor then acts with its agent token. */
@@ -51,7 +56,7 @@ export interface MonitorOptions extends AgentIdentityOptions {
   requestTimeoutMs?: number;
 }
 
-export interface ResolvedMonitorOptions extends ResolvedAgentIdentity {
+export interface ResolvedMonitorOptions extends ResolvedAgentIdentity, ResolvedSnapshotOptions {
   url: string;
   token: string;
   agentType: string;
@@ -89,6 +94,7 @@ export function resolveMonitorOptions(options: MonitorOptions): ResolvedMonitorO
   checkMetadata(metadata, 'metadata');
   return {
     ...common,
+    ...resolveSnapshotOptions(o),
     metrics: o.metrics ?? MONITOR_DEFAULTS.metrics,
     iterationsField: field === false ? undefined : field,
     metadata,

@@ -6,14 +6,16 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type {
-  AgentCommand,
-  AgentHeartbeatRequest,
-  Json,
-  RegisterAgentRequest,
-  Task,
-  TaskBeat,
-  TaskError,
+import {
+  type AgentCommand,
+  type AgentHeartbeatRequest,
+  applyMergePatch,
+  type Json,
+  type JsonObject,
+  type RegisterAgentRequest,
+  type Task,
+  type TaskBeat,
+  type TaskError,
 } from '@rouse/protocol';
 import { mockTask } from '../testing/index.js';
 
@@ -79,6 +81,11 @@ export class FakeCoordinator extends EventEmitter {
    * record needs the claim that holds the key, a release frees it. Tests may edit entries.
    */
   readonly effects = new Map<string, FakeEffect>();
+  /**
+   * The agent's snapshot as the fake keeps it (full `PUT`s replace it, `PATCH`es merge into it); handed
+   * over at registration when the registration has a key. Tests may set it.
+   */
+  snapshot: { state: JsonObject; version: number; ttlMs: number } | null = null;
   /** The clock of effect claims (a test moves it to make a claim lapse). */
   now: () => number = () => Date.now();
   private claimSeq = 0;
@@ -186,6 +193,7 @@ export class FakeCoordinator extends EventEmitter {
         token: this.agentToken,
         heartbeatIntervalMs: this.heartbeatIntervalMs,
         incarnation,
+        snapshot: body.key === undefined || this.snapshot === null ? null : this.snapshotBody(),
       });
     }
     if (token !== this.agentToken && !this.acceptedTokens.has(token))
@@ -206,6 +214,7 @@ export class FakeCoordinator extends EventEmitter {
       this.commands = [];
       return send(res, 200, { heartbeatIntervalMs: this.heartbeatIntervalMs, tasks, commands });
     }
+    if (/^\/v1\/agents\/[^/]+\/snapshot$/.test(p)) return this.snapshotRoute(r, res);
     if (r.method === 'DELETE' && /^\/v1\/agents\/[^/]+$/.test(p)) {
       this.left.push(p.split('/')[3]!);
       return send(res, 204);
@@ -250,6 +259,33 @@ export class FakeCoordinator extends EventEmitter {
         });
       }
     }
+  }
+
+  private snapshotBody() {
+    const s = this.snapshot!;
+    return { agentId: 'agt_1', state: s.state, version: s.version, deltas: 0, ttlMs: s.ttlMs };
+  }
+
+  /** `PUT`, `PATCH` (merge patch) and `GET /v1/agents/{id}/snapshot`. */
+  private async snapshotRoute(r: Recorded, res: ServerResponse): Promise<void> {
+    const ttl = Number(r.query.get('ttlMs') ?? Number.NaN);
+    if (r.method === 'PUT') {
+      const body = r.body as { state: JsonObject; ttlMs?: number };
+      const version = (this.snapshot?.version ?? 0) + 1;
+      this.snapshot = { state: body.state, version, ttlMs: body.ttlMs ?? 86_400_000 };
+      return send(res, 200, { snapshot: this.snapshotBody() });
+    }
+    if (this.snapshot === null) return error(res, 404, 'not_found', 'agent agt_1 has no live snapshot');
+    if (r.method === 'PATCH') {
+      if (r.headers['content-type'] !== 'application/merge-patch+json')
+        return error(res, 415, 'unsupported_media_type', 'not a merge patch');
+      this.snapshot = {
+        state: applyMergePatch(this.snapshot.state, r.body as JsonObject) as JsonObject,
+        version: this.snapshot.version + 1,
+        ttlMs: Number.isNaN(ttl) ? this.snapshot.ttlMs : ttl,
+      };
+    }
+    return send(res, 200, { snapshot: this.snapshotBody() });
   }
 
   /** Claim (`POST .../claim`), record (`PUT`) or release (`DELETE ?claimId=`) an effect key. */

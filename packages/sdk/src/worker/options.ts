@@ -10,10 +10,15 @@ import type { ResolvedRetryOptions, RetryOptions } from '../retry.js';
 import type { AgentIdentityOptions, ResolvedAgentIdentity } from '../runtime/agent-identity.js';
 import { NAME, resolveAgentOptions } from '../runtime/agent-options.js';
 import { DEFAULT_START_TIMEOUT_MS } from '../runtime/register.js';
+import {
+  type ResolvedSnapshotOptions,
+  resolveSnapshotOptions,
+  type SnapshotOptions,
+} from '../runtime/snapshots.js';
 import type { FetchFn } from '../transport.js';
 import type { TaskHandler } from './task-context.js';
 
-export interface WorkerOptions extends AgentIdentityOptions {
+export interface WorkerOptions extends AgentIdentityOptions, SnapshotOptions {
   /** Base URL of the coordinator, e.g. `http://127.0.0.1:7070`. */
   url: string;
   /** Enrollment (or admin) token used once to register; the worker then acts with its agent token. */
@@ -65,7 +70,7 @@ export interface WorkerOptions extends AgentIdentityOptions {
   fetch?: FetchFn;
 }
 
-export interface ResolvedWorkerOptions extends ResolvedAgentIdentity {
+export interface ResolvedWorkerOptions extends ResolvedAgentIdentity, ResolvedSnapshotOptions {
   url: string;
   token: string;
   agentType: string;
@@ -157,6 +162,7 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   }
   return {
     ...common,
+    ...resolveSnapshotOptions(o),
     taskTypes: [...taskTypes],
     handlers,
     concurrency,

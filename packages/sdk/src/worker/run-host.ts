@@ -32,6 +32,8 @@ export interface RunHostDeps {
   refused(run: TaskRun, err: unknown): void;
   /** The clock, for how long another claim of an effect key has left. @default systemNow */
   now?: Now;
+  /** A handler reached a safe point. */
+  safePoint?(): Promise<void>;
 }
 
 export class RunHost implements TaskRunHost {
@@ -39,6 +41,10 @@ export class RunHost implements TaskRunHost {
 
   constructor(deps: RunHostDeps) {
     this.deps = deps;
+  }
+
+  async safePoint(): Promise<void> {
+    await this.deps.safePoint?.();
   }
 
   async checkpoint(run: TaskRun, state: Json, session: Json | undefined): Promise<void> {

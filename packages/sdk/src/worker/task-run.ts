@@ -23,6 +23,8 @@ export interface TaskRunHost {
   withDependency<T>(run: TaskRun, name: string, fn: () => Promise<T> | T): Promise<T>;
   /** A wake callback threw. */
   onError(run: TaskRun, err: unknown, op: string): void;
+  /** The handler reached a safe point (`ctx.safePoint()`): the worker takes a requested snapshot there. */
+  safePoint?(run: TaskRun): Promise<void>;
   /** Replaces the real timer of `ctx.sleep` (the test helper's instant sleep). */
   sleep?(run: TaskRun, ms: number): Promise<void>;
   /** Optional observers (the test helper records these). */
@@ -127,6 +129,7 @@ export class TaskRun implements TaskContext {
   }
 
   async safePoint(): Promise<boolean> {
+    await this.host.safePoint?.(this);
     const was = this.interrupted;
     this.interrupted = false;
     return was;

@@ -67,6 +67,8 @@ export interface TaskRunnerDeps {
   dependencies: DependencyTracker;
   /** An agent heartbeat now; resolves when it ended (final progress before a report). */
   beatSoon(): Promise<void>;
+  /** A handler reached a safe point (`ctx.safePoint()`). */
+  safePoint?(): Promise<void>;
 }
 
 /** Codes of a refused write that mean the lease is gone. */
@@ -99,6 +101,7 @@ export class TaskRunner {
       dependencies: deps.dependencies,
       emit: deps.emit,
       refused: (run, err) => this.writeRefused(run, err),
+      ...(deps.safePoint ? { safePoint: deps.safePoint } : {}),
     });
   }
 

@@ -14,7 +14,14 @@
  * await worker.start();
  */
 import { EventEmitter } from 'node:events';
-import type { Agent, AgentHeartbeatRequest, DependencyState } from '@rouse/protocol';
+import type {
+  Agent,
+  AgentHeartbeatRequest,
+  AgentSnapshot,
+  DependencyState,
+  JsonObject,
+  SnapshotWritten,
+} from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
@@ -32,6 +39,7 @@ import { HeartbeatStats, type HeartbeatStatsView } from '../runtime/heartbeat-st
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
+import { AgentSnapshots, notRegistered, type SnapshotSaveOptions } from '../runtime/snapshots.js';
 import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
 import { ClaimLoop } from './claim-loop.js';
 import type { WorkerEvents } from './events.js';
@@ -57,8 +65,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly spool: Spool;
   private readonly metrics = new ProcessMetrics();
   private readonly dependencies = new DependencyTracker(systemNow);
-  /** Worker acts on wake (handlers' ctx), cancel (aborts the handler) and terminate (stops). */
-  private readonly acks = new CommandAcks(['wake', 'cancel', 'terminate']);
+  /**
+   * Worker acts on wake (handlers' ctx), cancel (aborts the handler) and terminate (stops); checkpoint
+   * is answered once the snapshot is taken at a safe point.
+   */
+  private readonly acks = new CommandAcks(['wake', 'cancel', 'terminate'], ['checkpoint']);
+  private readonly snapshots: AgentSnapshots;
   private readonly connection: ConnectionWatch;
   private readonly beats = new HeartbeatStats(systemNow);
   private readonly tokenClients = new Map<string, Client>();
@@ -123,12 +135,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
       agentToken: () => this.agentToken,
       clientFor: (token) => this.clientFor(token),
       carry: (item) => this.loop.carry(item),
-      slotsFreed: () => this.loop.schedule(),
+      slotsFreed: () => {
+        this.loop.schedule();
+        this.idleSafePoint();
+      },
       spool: this.spool,
       logs: this.logs,
       emit: this.safeEmit,
       dependencies: this.dependencies,
       beatSoon: () => this.heartbeats.beatSoon(),
+      safePoint: () => this.snapshots.atSafePoint(),
     });
     this.loop = new ClaimLoop<PendingCompletion>({
       types: o.taskTypes,
@@ -161,6 +177,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.heartbeats = new HeartbeatLoop({
       intervalMs: () => this.heartbeatIntervalMs(),
       beat: () => this.beat(),
+    });
+    this.snapshots = new AgentSnapshots(o, {
+      agent: () => {
+        if (!this.agentClient || this.agentId === undefined) throw notRegistered('worker');
+        return { client: this.agentClient, agentId: this.agentId };
+      },
+      answer: (ack) => {
+        this.acks.answer(ack);
+        void this.heartbeats.beatSoon();
+      },
     });
   }
 
@@ -199,6 +225,45 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Run `fn` and report what its outcome says about dependency `name` (see `ctx.withDependency`). */
   withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     return runWithDependency(this.dependencies, name, fn);
+  }
+
+  /**
+   * The snapshot the previous incarnation of this agent slot left (same `key`), handed over at
+   * registration — or null. Set once `start()` resolved.
+   */
+  get restoredSnapshot(): AgentSnapshot | null {
+    return this.snapshots.restored;
+  }
+
+  /** The state of {@link restoredSnapshot} (a copy), or null. */
+  restore(): JsonObject | null {
+    return this.snapshots.restore();
+  }
+
+  /**
+   * Store `state` (a JSON object) as this agent's snapshot (its own state, apart from its tasks'
+   * checkpoints); `incremental: true` sends only what changed since the last stored state when it can.
+   * A `checkpoint` command takes the `snapshot` option's state at the next `ctx.safePoint()` of a
+   * handler, or at once when no handler runs.
+   */
+  snapshot(
+    state: JsonObject,
+    options: SnapshotSaveOptions & { incremental?: boolean } = {},
+  ): Promise<SnapshotWritten> {
+    const { incremental, ...save } = options;
+    return incremental ? this.snapshots.save(state, save) : this.snapshots.snapshot(state, save);
+  }
+
+  /** Apply a JSON merge patch to the stored snapshot; `404 not_found` when there is none. */
+  snapshotPatch(patch: JsonObject, options: SnapshotSaveOptions = {}): Promise<SnapshotWritten> {
+    return this.snapshots.snapshotPatch(patch, options);
+  }
+
+  /** No handler runs: the worker is at a safe point, a requested snapshot is taken now. */
+  private idleSafePoint(): void {
+    if (this.snapshots.pending && this.runner.busy === 0 && this.state === 'running') {
+      void this.snapshots.atSafePoint();
+    }
   }
 
   /**
@@ -251,6 +316,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.agent = reg.agent;
       this.agentToken = reg.token;
       this.agentClient = this.client.withToken(reg.token);
+      this.snapshots.registered(reg.snapshot);
       this.agentIntervalMs = o.heartbeatIntervalMs ?? reg.heartbeatIntervalMs;
       this.safeEmit('registered', { agent: reg.agent, heartbeatIntervalMs: this.agentIntervalMs });
     } catch (err) {
@@ -356,6 +422,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.safeEmit('heartbeat', { request: part, response: res });
       for (const command of res.commands ?? []) {
         if (command.type === 'terminate') void this.stop();
+        else if (
+          command.type === 'checkpoint' &&
+          this.snapshots.checkpointRequested(command.id, command.ttlMs)
+        ) {
+          this.idleSafePoint();
+        }
         this.safeEmit('command', { command });
       }
       this.acks.delivered(res.commands ?? []);

@@ -17,6 +17,7 @@ import { type ApiLimits, MAX_PATH_PARAM_BYTES, resolveApiLimits } from './limits
 import { ApiMetrics } from './metrics.js';
 import { requestGuard } from './request-guard.js';
 import type { RouteContext } from './route-spec.js';
+import { registerAgentSnapshotRoutes } from './routes/agent-snapshots.js';
 import { registerAgentRoutes } from './routes/agents.js';
 import { registerDependencyRoutes } from './routes/dependencies.js';
 import { registerEventRoutes } from './routes/events.js';
@@ -167,6 +168,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   registerTaskResultRoutes(app, ctx);
   registerTaskWriteRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
+  registerAgentSnapshotRoutes(app, ctx);
   registerDependencyRoutes(app, ctx);
   registerPolicyRoutes(app, ctx);
   registerEventRoutes(app, ctx);

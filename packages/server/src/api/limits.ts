@@ -23,6 +23,11 @@ export interface ApiLimits {
   /** `PUT /v1/tasks/{id}/result`, streamed to the blob store. @default 268435456 (256 MiB) */
   resultUploadBytes?: number;
   /**
+   * `PUT` and `PATCH /v1/agents/{id}/snapshot` (the coordinator's `snapshotMaxBytes` limits the state
+   * itself). @default 8454144 (8 MiB + 64 KiB)
+   */
+  snapshotBodyBytes?: number;
+  /**
    * How deeply objects and arrays may nest in any JSON body (`{}` is one level, `{"a": []}` two),
    * checked on the text before it is parsed: validating deeper values would recurse without bound.
    * @default 64
@@ -57,6 +62,7 @@ export const DEFAULT_API_LIMITS: Readonly<ResolvedApiLimits> = {
   agentHeartbeatBytes: 64 * 1024,
   logsBodyBytes: 1024 * 1024,
   resultUploadBytes: 256 * 1024 * 1024,
+  snapshotBodyBytes: 8 * 1024 * 1024 + 64 * 1024,
   jsonMaxDepth: 64,
   closeLingerMs: 2000,
   sseKeepAliveMs: 15_000,

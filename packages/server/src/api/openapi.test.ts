@@ -34,6 +34,9 @@ const PROTOCOL_ROUTES = [
   'get /v1/interventions/{id}',
   'get /v1/agents/{agentId}/diagnosis',
   'get /v1/agents/{agentId}/conditions',
+  'put /v1/agents/{agentId}/snapshot',
+  'patch /v1/agents/{agentId}/snapshot',
+  'get /v1/agents/{agentId}/snapshot',
   'get /v1/policies',
   'post /v1/policies/check',
   'get /v1/dependencies',
@@ -77,6 +80,10 @@ describe('GET /v1/openapi.json', () => {
       expect(doc.components.schemas[ref[1] as string], ref[1]).toBeDefined();
     }
     expect(doc.paths['/v1/tasks/{id}/start'].post.requestBody.required).toBe(true);
+    // a snapshot patch is a merge patch, named by its media type
+    const snapshotPatch = doc.paths['/v1/agents/{agentId}/snapshot'].patch;
+    expect(Object.keys(snapshotPatch.requestBody.content)).toEqual(['application/merge-patch+json']);
+    expect(snapshotPatch.parameters.map((p: { name: string }) => p.name)).toEqual(['agentId', 'ttlMs']);
     expect(doc.paths['/healthz'].get.security).toBeUndefined();
   });
 });

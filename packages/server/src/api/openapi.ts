@@ -79,7 +79,11 @@ function operation(route: RouteSpec, schemas: Record<string, JsonObject>): JsonO
   if (route.body && route.bodyName) {
     op.requestBody = {
       required: !route.bodyOptional,
-      content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.bodyName}` } } },
+      content: {
+        [route.bodyMediaType ?? 'application/json']: {
+          schema: { $ref: `#/components/schemas/${route.bodyName}` },
+        },
+      },
     };
   } else if (route.consumes) {
     op.requestBody = {

@@ -15,7 +15,7 @@ import type { SseHub } from './sse.js';
 
 export type { Access };
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteSpec {
   method: HttpMethod;
@@ -27,6 +27,8 @@ export interface RouteSpec {
   body?: z.ZodType;
   /** Name of the body schema in the OpenAPI components. */
   bodyName?: string;
+  /** The media type of `body`. @default 'application/json' */
+  bodyMediaType?: string;
   /** The body may be omitted entirely (`cancel`, `retry`). */
   bodyOptional?: boolean;
   query?: z.ZodType;

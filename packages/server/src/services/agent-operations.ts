@@ -10,6 +10,7 @@ import type {
   AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
+  AgentSnapshot,
   NextCommandsRequest,
   NextCommandsResponse,
   RegisterAgentRequest,
@@ -69,6 +70,20 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
     const policy = ctx.policies.current().forAgentType(agent.agentType).name;
     return policy === agent.policy ? agent : { ...agent, policy };
   };
+
+  /**
+   * What the previous incarnation of a keyed slot saved (an agent without a key is new: it has none).
+   * A snapshot that cannot be read (its blob is gone) does not stop the registration: it is logged.
+   */
+  async function slotSnapshot(agent: Agent): Promise<AgentSnapshot | null> {
+    if (agent.key === null) return null;
+    try {
+      return await ctx.snapshots.latest(agent.id);
+    } catch (err) {
+      ctx.logger.warn({ err, agentId: agent.id }, 'could not read the snapshot of a registering agent');
+      return null;
+    }
+  }
 
   async function mustGetAgent(agentId: string): Promise<Agent> {
     const agent = await store.getAgent(agentId);
@@ -136,6 +151,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         token,
         heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
         incarnation: agent.incarnation,
+        snapshot: await slotSnapshot(agent),
       };
     },
 

@@ -1,13 +1,14 @@
 /**
  * What the coordinator's services share: the resolved options and the in-memory parts (lease
- * tracking, claim waiters, commands, dependencies, log followers, event bus, blobs, the policies and
- * the watchdog).
+ * tracking, claim waiters, commands, dependencies, log followers, event bus, blobs, agent snapshots,
+ * the policies and the watchdog).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { RouseError } from '../core/errors.js';
 import type { Outcome, Store, Transitioned } from '../store/store.js';
 import type { AgentCommands } from './agent-commands.js';
+import type { AgentSnapshots } from './agent-snapshots.js';
 import type { BlobStore } from './blob-store.js';
 import type { ClaimWaiters } from './claim-waiters.js';
 import type { ResolvedCoordinatorOptions } from './coordinator-options.js';
@@ -40,6 +41,8 @@ export interface CoordinatorContext {
   /** Publishes this coordinator's transitions to the others' live event streams while they listen. */
   readonly eventRelay: EventRelay;
   readonly blobs: BlobStore;
+  /** Agents' snapshots: written through the API, handed to the next incarnation at registration. */
+  readonly snapshots: AgentSnapshots;
   /** Single creates and completions coalesced per event-loop turn (write-batcher.ts). */
   readonly writes: WriteBatcher;
   /** The policies in force (hot-reloaded by their registry). */

@@ -109,6 +109,19 @@ export interface CoordinatorOptions {
    * commands queued through another coordinator (those queued through this one wake it at once). @default 250
    */
   commandPollMs?: number;
+  /** How often expired agent snapshots (and their blobs) are deleted. @default 600000 */
+  snapshotSweepIntervalMs?: number;
+  /**
+   * The largest agent snapshot state, as JSON: a full snapshot, or the state a compaction composes,
+   * past it is refused with `413 payload_too_large`. @default 8388608 (8 MiB)
+   */
+  snapshotMaxBytes?: number;
+  /** A snapshot base larger than this (as JSON) is kept in the blob store instead of its row. @default 262144 (256 KiB) */
+  snapshotInlineMaxBytes?: number;
+  /** A snapshot is compacted (base and deltas composed into a new base) when a patch finds this many deltas. @default 32 */
+  snapshotMaxDeltas?: number;
+  /** ... or when its deltas with the new patch would pass this many bytes. @default 262144 (256 KiB) */
+  snapshotMaxDeltasBytes?: number;
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -143,6 +156,11 @@ export interface ResolvedCoordinatorOptions {
   effectSweepIntervalMs: number;
   ladderSweepMs: number;
   commandPollMs: number;
+  snapshotSweepIntervalMs: number;
+  snapshotMaxBytes: number;
+  snapshotInlineMaxBytes: number;
+  snapshotMaxDeltas: number;
+  snapshotMaxDeltasBytes: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -168,6 +186,11 @@ export const COORDINATOR_DEFAULTS = {
   effectSweepIntervalMs: 600_000,
   ladderSweepMs: 1000,
   commandPollMs: 250,
+  snapshotSweepIntervalMs: 600_000,
+  snapshotMaxBytes: 8 * 1024 * 1024,
+  snapshotInlineMaxBytes: 256 * 1024,
+  snapshotMaxDeltas: 32,
+  snapshotMaxDeltasBytes: 256 * 1024,
 } as const;
 
 /** Defaults that differ on PostgreSQL (several coordinators). */
@@ -224,6 +247,11 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     effectSweepIntervalMs: pick('effectSweepIntervalMs'),
     ladderSweepMs: pick('ladderSweepMs'),
     commandPollMs: pick('commandPollMs'),
+    snapshotSweepIntervalMs: pick('snapshotSweepIntervalMs'),
+    snapshotMaxBytes: pick('snapshotMaxBytes'),
+    snapshotInlineMaxBytes: pick('snapshotInlineMaxBytes'),
+    snapshotMaxDeltas: pick('snapshotMaxDeltas'),
+    snapshotMaxDeltasBytes: pick('snapshotMaxDeltasBytes'),
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -255,6 +283,11 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('effectSweepIntervalMs', r.effectSweepIntervalMs, 1000);
   checkInt('ladderSweepMs', r.ladderSweepMs, 10);
   checkInt('commandPollMs', r.commandPollMs, 10);
+  checkInt('snapshotSweepIntervalMs', r.snapshotSweepIntervalMs, 1000);
+  checkInt('snapshotMaxBytes', r.snapshotMaxBytes, 1024);
+  checkInt('snapshotInlineMaxBytes', r.snapshotInlineMaxBytes, 1);
+  checkInt('snapshotMaxDeltas', r.snapshotMaxDeltas, 1);
+  checkInt('snapshotMaxDeltasBytes', r.snapshotMaxDeltasBytes, 1);
   if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
     throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;

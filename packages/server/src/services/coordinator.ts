@@ -11,6 +11,7 @@ import type {
   AgentDiagnosis,
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
+  AgentSnapshot,
   AgentStatus,
   AppendLogsRequest,
   CheckPoliciesResponse,
@@ -30,14 +31,17 @@ import type {
   FailTaskRequest,
   Intervention,
   InterventionsResponse,
+  JsonObject,
   LogsResponse,
   NextCommandsRequest,
   NextCommandsResponse,
   PoliciesResponse,
+  PutSnapshotRequest,
   RecordEffectRequest,
   RegisterAgentRequest,
   RegisterAgentResponse,
   ResultRef,
+  SnapshotWritten,
   StreamEvent,
   Task,
   TaskEvent,
@@ -128,6 +132,16 @@ export interface Coordinator {
   releaseEffect(caller: Caller, id: string, key: string, claimId: string): Promise<{ released: boolean }>;
   /** Delete the expired effect keys now (the coordinator also does it every `effectSweepIntervalMs`). */
   sweepEffectsNow(): Promise<number>;
+
+  // agent snapshots (docs/design.md "Snapshots"; `agent-snapshots.ts`)
+  /** Store a full snapshot of the agent (its own token, or admin). */
+  putSnapshot(caller: Caller, agentId: string, req: PutSnapshotRequest): Promise<SnapshotWritten>;
+  /** Apply a JSON merge patch to the agent's live snapshot; `404` when there is none. */
+  patchSnapshot(caller: Caller, agentId: string, patch: JsonObject, ttlMs?: number): Promise<SnapshotWritten>;
+  /** The agent's current snapshot, composed (admin, read-only, or the agent itself); `404` when none. */
+  getSnapshot(caller: Caller, agentId: string): Promise<AgentSnapshot>;
+  /** Delete the expired snapshots and their blobs now (also done every `snapshotSweepIntervalMs`). */
+  sweepSnapshotsNow(): Promise<number>;
   appendLogs(
     caller: Caller,
     id: string,

@@ -18,9 +18,10 @@ import {
 import { NotFoundError, RouseError } from '../core/errors.js';
 import { checkPolicies } from '../core/policies/check-policies.js';
 import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
-import { type BlobSweepResult, taskIdOfBlobKey } from '../store/blobs.js';
+import { type BlobSweepResult, ownerOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
+import { createAgentSnapshots, createSnapshotSweeper } from './agent-snapshots.js';
 import { createAuthenticator, requireRead } from './auth.js';
 import { createFileBlobStore } from './blob-store.js';
 import { createBlobSweeper } from './blob-sweeper.js';
@@ -171,6 +172,24 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     await expiry.loadWithGrace(shards.held(), true);
   });
   const writes = createWriteBatcher(store);
+  // Shared stores keep blobs themselves (any coordinator reads any upload); else files here. A blob is
+  // a task's result or an agent snapshot's base, named `<owner id>/...`.
+  const blobs =
+    store.createBlobStore?.({ maxBytes: o.maxResultBytes }) ??
+    createFileBlobStore({
+      dir: o.blobDir,
+      maxBytes: o.maxResultBytes,
+      sweep: {
+        isReferenced: async (key) => {
+          const owner = ownerOfBlobKey(key);
+          return (
+            (await store.getTask(owner))?.resultRef?.key === key ||
+            (await store.getSnapshot(owner))?.baseRef?.key === key
+          );
+        },
+        now: () => o.clock.now(),
+      },
+    });
   const dependencies = createDependencyRegistry({
     clock,
     ttlMs: o.dependencyReportTtlMs,
@@ -203,17 +222,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       refreshMs: o.dependencyRefreshMs,
     }),
     logWatchers: createLogWatchers(),
-    // Shared stores keep blobs themselves (any coordinator reads any upload); else files here.
-    blobs:
-      store.createBlobStore?.({ maxBytes: o.maxResultBytes }) ??
-      createFileBlobStore({
-        dir: o.blobDir,
-        maxBytes: o.maxResultBytes,
-        sweep: {
-          isReferenced: async (key) => (await store.getTask(taskIdOfBlobKey(key)))?.resultRef?.key === key,
-          now: () => o.clock.now(),
-        },
-      }),
+    blobs,
+    snapshots: createAgentSnapshots({ store, blobs, clock, logger: part('snapshots'), options: o }),
     writes,
     policies: o.policies,
     watchdog: createWatchdog({
@@ -255,6 +265,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     logger: part('effects'),
     intervalMs: o.effectSweepIntervalMs,
   });
+  const snapshotSweeper = createSnapshotSweeper({
+    store,
+    blobs,
+    clock,
+    logger: part('snapshots'),
+    intervalMs: o.snapshotSweepIntervalMs,
+  });
   const auth = createAuthenticator(o.tokens, store, clock);
   const claims = createClaimService(ctx);
   forgetAgent = (agentId, how) => {
@@ -289,6 +306,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       eventRelay.start();
       blobSweeper.start();
       effectSweeper.start();
+      snapshotSweeper.start();
       ctx.watchdog.start();
       logger.info(
         {
@@ -304,6 +322,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       await ctx.watchdog.stop();
       blobSweeper.stop();
       effectSweeper.stop();
+      snapshotSweeper.stop();
       eventRelay.stop();
       ctx.sharedDependencies.stop();
       relay.stop();
@@ -369,6 +388,10 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     recordEffect: (caller, id, key, req) => effects.recordEffect(ctx, caller, id, key, req),
     releaseEffect: (caller, id, key, claimId) => effects.releaseEffect(ctx, caller, id, key, claimId),
     sweepEffectsNow: () => effectSweeper.sweep(),
+    putSnapshot: (caller, agentId, req) => ctx.snapshots.put(caller, agentId, req),
+    patchSnapshot: (caller, agentId, patch, ttlMs) => ctx.snapshots.patch(caller, agentId, patch, ttlMs),
+    getSnapshot: (caller, agentId) => ctx.snapshots.get(caller, agentId),
+    sweepSnapshotsNow: () => snapshotSweeper.sweep(),
     appendLogs: (caller, id, req) => holder.appendLogs(ctx, caller, id, req),
     uploadResult: (caller, id, version, contentType, body) =>
       holder.uploadResult(ctx, caller, id, version, contentType, body),

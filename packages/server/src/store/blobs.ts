@@ -1,6 +1,7 @@
 /**
  * Result blobs (docs/design.md §5): results too large to be inline live apart from task state, under a key
- * the coordinator chooses (`<taskId>/<version>-<upload id>`), and the task keeps a `ResultRef`. One
+ * the coordinator chooses (`<taskId>/<version>-<upload id>`), and the task keeps a `ResultRef`. Large agent
+ * snapshots live here too (`<agentId>/<time>-<random>`, referred to by the snapshot's row). One
  * interface, two homes: files under the data directory (one coordinator, the default), or the shared
  * database itself (PostgreSQL: every coordinator of a deployment reads what any of them received).
  */
@@ -17,8 +18,8 @@ export function blobKey(taskId: string, version: number, uploadId: string): stri
   return `${taskId}/${version}-${uploadId}`;
 }
 
-/** The task a blob key belongs to. */
-export function taskIdOfBlobKey(key: string): string {
+/** What a blob key belongs to: a task (its result) or an agent (its snapshot's base). */
+export function ownerOfBlobKey(key: string): string {
   return key.slice(0, key.indexOf('/'));
 }
 
@@ -40,8 +41,8 @@ export interface BlobStore {
   remove(key: string): Promise<void>;
   /**
    * Forget what nothing can read any more, when older than `olderThanMs` (store time): uploads that
-   * never finished (their coordinator died mid-upload) and blobs no task refers to (an earlier
-   * attempt's upload, dropped when the task was claimed again). Returns how many of each went.
+   * never finished (their coordinator died mid-upload) and blobs no task or snapshot refers to (an
+   * earlier attempt's upload, dropped when the task was claimed again). Returns how many of each went.
    */
   sweep?(input: { olderThanMs: number }): Promise<BlobSweepResult>;
 }

@@ -344,7 +344,12 @@ export function createLadder(deps: LadderDeps): Ladder {
         return;
       }
       case 'snapshot_and_restart': {
-        const sent = await deps.commands.enqueue(i.agentId, { type: 'checkpoint', reason, ...task });
+        const sent = await deps.commands.enqueue(i.agentId, {
+          type: 'checkpoint',
+          reason,
+          ttlMs: rung.snapshotTtlMs,
+          ...task,
+        });
         await note(
           i,
           { actedAt: now, phase: 'checkpoint', checkpointAt: now, snapshotTtlMs: rung.snapshotTtlMs },

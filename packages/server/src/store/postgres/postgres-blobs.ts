@@ -50,8 +50,8 @@ const BLOB_SQL = {
   selectChunk: 'SELECT data FROM result_blob_chunks WHERE upload_id = $1 AND n = $2',
 
   /**
-   * Blobs older than $2 ms that no task refers to (the key starts with the task's id: `blobKey`), with their
-   * chunks. Params: $1 now, $2 age.
+   * Blobs older than $2 ms that no task and no agent snapshot refers to (the key starts with the id of
+   * its task or agent: `blobKey`), with their chunks. Params: $1 now, $2 age.
    */
   sweepBlobs: `
     WITH ${CLOCK_CTE},
@@ -60,6 +60,8 @@ const BLOB_SQL = {
       WHERE b.created_at < clock.now - $2::bigint
         AND NOT EXISTS (SELECT 1 FROM tasks t
                         WHERE t.id = split_part(b.key, '/', 1) AND t.result_ref->>'key' = b.key)
+        AND NOT EXISTS (SELECT 1 FROM agent_snapshots s
+                        WHERE s.agent_id = split_part(b.key, '/', 1) AND s.base_ref->>'key' = b.key)
       RETURNING b.upload_id
     ),
     chunks AS (DELETE FROM result_blob_chunks c USING gone WHERE c.upload_id = gone.upload_id)

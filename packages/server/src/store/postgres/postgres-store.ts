@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
- * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, interventions, effect keys). Nearly
+ * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, interventions, effect keys, agent snapshots). Nearly
  * every operation is one statement on a pooled connection — its conditional write, history entries
  * and returned rows together — so it is atomic and costs one round trip; batches (heartbeats,
  * completions, creates) are one statement for the whole batch. The few writes that must lock an
@@ -21,6 +21,7 @@ import type {
   CoordinationStore,
   EffectStore,
   InterventionStore,
+  SnapshotStore,
   Store,
   TaskStore,
   WatchdogStore,
@@ -48,6 +49,7 @@ import {
   transitionsChannel,
 } from './postgres-options.js';
 import * as shards from './postgres-shards.js';
+import * as snapshots from './postgres-snapshots.js';
 import * as admin from './postgres-task-admin.js';
 import * as reads from './postgres-task-reads.js';
 import * as writes from './postgres-task-writes.js';
@@ -192,6 +194,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     listInterventions: op(interventions.listInterventions),
   };
 
+  const snapshotStore: SnapshotStore = {
+    putSnapshot: op(snapshots.putSnapshot),
+    appendSnapshotDelta: op(snapshots.appendSnapshotDelta),
+    compactSnapshot: op(snapshots.compactSnapshot),
+    getSnapshot: op(snapshots.getSnapshot),
+    deleteExpiredSnapshots: op(snapshots.deleteExpiredSnapshots),
+  };
+
   return {
     kind: 'postgres',
     async now() {
@@ -215,5 +225,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...watchdogStore,
     ...effectStore,
     ...interventionStore,
+    ...snapshotStore,
   };
 }

@@ -12,6 +12,7 @@ import { EFFECT_SQL } from './effect-statements.js';
 import { INTERVENTION_SQL } from './intervention-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { SHARD_SQL } from './shard-statements.js';
+import { SNAPSHOT_SQL } from './snapshot-statements.js';
 import { TASK_SQL } from './task-statements.js';
 
 type Prepared<T extends Record<string, string>> = { readonly [K in keyof T]: Database.Statement };
@@ -48,6 +49,7 @@ export class SqliteContext {
   readonly shards: Prepared<typeof SHARD_SQL>;
   readonly effects: Prepared<typeof EFFECT_SQL>;
   readonly interventions: Prepared<typeof INTERVENTION_SQL>;
+  readonly snapshots: Prepared<typeof SNAPSHOT_SQL>;
 
   constructor(
     readonly db: Database.Database,
@@ -59,6 +61,7 @@ export class SqliteContext {
     this.shards = prepareAll(db, SHARD_SQL);
     this.effects = prepareAll(db, EFFECT_SQL);
     this.interventions = prepareAll(db, INTERVENTION_SQL);
+    this.snapshots = prepareAll(db, SNAPSHOT_SQL);
     for (const st of [
       this.tasks.selectTask,
       this.tasks.selectTaskBySeq,

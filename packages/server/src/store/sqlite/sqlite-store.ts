@@ -1,6 +1,6 @@
 /**
  * The embedded SQLite backend of the Store contract (better-sqlite3), composed of its parts (tasks,
- * agents, coordination, watchdog, interventions, effect keys). One connection, statements
+ * agents, coordination, watchdog, interventions, effect keys, agent snapshots). One connection, statements
  * prepared once, every write in one `BEGIN IMMEDIATE` transaction (so several processes sharing a
  * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
  * resolved promises: the contract is async for PostgreSQL.
@@ -16,6 +16,7 @@ import type {
   CoordinationStore,
   EffectStore,
   InterventionStore,
+  SnapshotStore,
   Store,
   StreamNotice,
   TaskStore,
@@ -27,6 +28,7 @@ import { SqliteContext } from './sqlite-context.js';
 import * as effects from './sqlite-effects.js';
 import * as interventions from './sqlite-interventions.js';
 import * as shards from './sqlite-shards.js';
+import * as snapshots from './sqlite-snapshots.js';
 import * as admin from './sqlite-task-admin.js';
 import * as reads from './sqlite-task-reads.js';
 import * as writes from './sqlite-task-writes.js';
@@ -223,6 +225,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     getIntervention: read(interventions.getIntervention),
     listInterventions: read(interventions.listInterventions),
   };
+  const snapshotStore: SnapshotStore = {
+    putSnapshot: write(snapshots.putSnapshot),
+    appendSnapshotDelta: write(snapshots.appendSnapshotDelta),
+    compactSnapshot: write(snapshots.compactSnapshot),
+    getSnapshot: read(snapshots.getSnapshot),
+    deleteExpiredSnapshots: write(snapshots.deleteExpiredSnapshots),
+  };
   const ping = db.prepare('SELECT 1');
   return {
     kind: 'sqlite',
@@ -238,6 +247,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...watchdogStore,
     ...effectStore,
     ...interventionStore,
+    ...snapshotStore,
   };
 }
 

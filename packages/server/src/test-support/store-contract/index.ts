@@ -1,6 +1,6 @@
 /**
  * The Store contract suites, one per concern of the Store (tasks, agents, coordination, watchdog,
- * interventions, effect keys): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
+ * interventions, effect keys, agent snapshots): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
  * blocks, so call them from a test file:
  *
  * ```ts
@@ -21,6 +21,7 @@ import { shardsContract } from './coordination.js';
 import { effectsContract } from './effects.js';
 import { type MakeStore, useHarness } from './harness.js';
 import { interventionsContract } from './interventions.js';
+import { snapshotsContract } from './snapshots.js';
 import { runTaskStoreContract } from './tasks.js';
 import { watchdogContract } from './watchdog.js';
 
@@ -50,6 +51,10 @@ export function runInterventionStoreContract(name: string, makeStore: MakeStore)
   describe(`Intervention store contract: ${name}`, () => interventionsContract(useHarness(makeStore)));
 }
 
+export function runSnapshotStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Snapshot store contract: ${name}`, () => snapshotsContract(useHarness(makeStore)));
+}
+
 export { runTaskStoreContract };
 
 /** All the suites. */
@@ -60,4 +65,5 @@ export function runStoreContract(name: string, makeStore: MakeStore): void {
   runWatchdogStoreContract(name, makeStore);
   runEffectStoreContract(name, makeStore);
   runInterventionStoreContract(name, makeStore);
+  runSnapshotStoreContract(name, makeStore);
 }
