@@ -15,10 +15,30 @@ export const STALL_THRESHOLD_MS = 20_000;
 export const AGENT_RSS_BYTES = 200 * 1024 * 1024;
 
 /**
- * Stall detection on `metadata.step`; resource limits far above what the agents report (RSS of about
- * 200–265 MiB, flat), so that a healthy agent never trips them; errors only after 5 minutes.
+ * The recovery ladder the fleet runs under (unless `--no-ladder`): a wake for stalled agents, a
+ * restart for lost ones (nobody carries it out here: it times out), then an alert rung.
  */
-export const FLEET_POLICY_YAML = `# Written by the bench's fleet workload.
+export const FLEET_LADDER_YAML = `    recovery_actions:
+      - action: wake
+        on_condition: stall_detected
+        timeout: 30s
+      - action: snapshot_and_restart
+        on_condition: heartbeat_timeout
+        timeout: 1m
+      - action: alert
+        on_condition: recovery_failed
+`;
+
+/**
+ * Stall detection on `metadata.step`; resource limits far above what the agents report (RSS of about
+ * 200–265 MiB, flat), so that a healthy agent never trips them; errors only after 5 minutes; the
+ * recovery ladder unless `ladder` is false.
+ */
+export function fleetPolicyYaml(ladder: boolean): string {
+  return ladder ? `${FLEET_POLICY_YAML}${FLEET_LADDER_YAML}` : FLEET_POLICY_YAML;
+}
+
+const FLEET_POLICY_YAML = `# Written by the bench's fleet workload.
 policies:
   - name: bench_fleet
     agent_type: ${FLEET_AGENT_TYPE}

@@ -13,15 +13,15 @@
  * 3. stalled: 100 agents of another process keep beating but stop moving `step`; how late after
  *    `progressChangedAt + 20 s` each was marked stalled.
  */
-import type { ListAgentsResponse, PoliciesResponse } from '@rouse/protocol';
+import type { Intervention, ListAgentsResponse, PoliciesResponse } from '@rouse/protocol';
 import { startCoordinator } from './coordinator-process.js';
 import { type EventStream, openEventStream } from './event-stream.js';
 import { type DetectionResult, measureLost, measureStalled, OpenedConditions } from './fleet-detection.js';
 import {
   FLEET_AGENT_TYPE,
-  FLEET_POLICY_YAML,
   type FleetPlan,
   fleetPlan,
+  fleetPolicyYaml,
   HEARTBEAT_TIMEOUT_MS,
   INTERVAL_MS,
   STALL_THRESHOLD_MS,
@@ -50,15 +50,16 @@ const IDLE_MS = 3000;
 
 export async function fleet(ctx: WorkloadContext): Promise<WorkloadResult> {
   const plan = fleetPlan(ctx.quick);
+  const policy = fleetPolicyYaml(ctx.ladder);
   const agents = totalAgents(plan);
   const metrics: Metric[] = [];
-  const details: Record<string, unknown> = { plan, agents, policy: FLEET_POLICY_YAML };
+  const details: Record<string, unknown> = { plan, agents, ladder: ctx.ladder, policy };
   const result: WorkloadResult = { workload: W, store: ctx.store.name, metrics, details };
   const windows: Record<string, ProfileWindow> = {};
   const coord = await startCoordinator({
     store: ctx.store,
     cpuProfileDir: ctx.cpuProfileDir,
-    dataFiles: { 'policies.yaml': FLEET_POLICY_YAML },
+    dataFiles: { 'policies.yaml': policy },
   });
   const admin = new HttpClient({ url: coord.url, token: coord.adminToken, maxSockets: 2 });
   let procs: FleetProcess[] = [];
@@ -124,6 +125,7 @@ export async function fleet(ctx: WorkloadContext): Promise<WorkloadResult> {
       unit: 'ms',
     });
     if (events.endedBecause !== null) details.eventStreamEnded = events.endedBecause;
+    if (ctx.ladder) details.interventions = await interventionCounts(admin, ctx, metrics, plan);
   } catch (err) {
     // The coordinator logs the cause of an internal error; say it here.
     const log = coord.logTail().trim();
@@ -137,6 +139,39 @@ export async function fleet(ctx: WorkloadContext): Promise<WorkloadResult> {
     attachProfile(ctx, details, cpuProfile, windows);
   }
   return result;
+}
+
+/**
+ * What the recovery ladder did to the lost and stalled agents: interventions by action and state, and
+ * from each condition opening to its first intervention (every attempt under way has started).
+ */
+async function interventionCounts(
+  admin: HttpClient,
+  ctx: WorkloadContext,
+  metrics: Metric[],
+  plan: FleetPlan,
+): Promise<Record<string, number>> {
+  const res = await admin.get<{ interventions: Intervention[] }>('/v1/interventions?limit=1000');
+  const counts: Record<string, number> = {};
+  const startMs: number[] = [];
+  for (const i of res.interventions) {
+    const key = `${i.condition}/${i.action}/${i.state}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+    const since = i.evidence.conditionSince;
+    if (i.attempt === 1 && typeof since === 'number') startMs.push(i.startedAt - since);
+  }
+  const expected = plan.lostAgents + plan.stalledAgents;
+  ctx.log(`${W}: ladder interventions ${JSON.stringify(counts)}`);
+  if (startMs.length > 0) {
+    const s = summarize(startMs);
+    metrics.push({
+      workload: W,
+      metric: `ladder: condition opened → first rung started p99 (${startMs.length} of ${expected} conditions)`,
+      value: s.p99,
+      unit: 'ms',
+    });
+  }
+  return counts;
 }
 
 /** The policy file was read: the fleet's policy is in force with our numbers. */

@@ -60,6 +60,7 @@ Options:
                     postgres uses DATABASE_URL or starts an embedded PostgreSQL; postgres-2 runs two
                     coordinators on it behind a round-robin balancer
   --worker <mode>   sdk (the SDK Worker, default) or raw (a bare claim loop, for diagnosis)
+  --no-ladder       fleet: a policy without a recovery ladder (to compare its cost)
   --out <dir>       where the JSON reports go (default: bench-results)
   --cpu-prof        profile the coordinator (node --cpu-prof) into <out>/profiles/<timestamp>/ and
                     print its hot spots over each measured window
@@ -110,6 +111,7 @@ export async function runBench(argv: string[]): Promise<number> {
     store,
     quick: values.quick ?? false,
     workerMode,
+    ladder: !(values['no-ladder'] ?? false),
     ...(cpuProfileDir ? { cpuProfileDir } : {}),
     log: (message) => process.stderr.write(`[bench] ${message}\n`),
   };
@@ -195,6 +197,7 @@ function parse(argv: string[]) {
       worker: { type: 'string' },
       out: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
+      'no-ladder': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

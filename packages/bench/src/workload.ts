@@ -17,6 +17,8 @@ export interface WorkloadContext {
   quick: boolean;
   /** Which worker the SDK-worker workloads spawn: the SDK `Worker` or a bare claim loop. */
   workerMode: 'sdk' | 'raw';
+  /** The fleet's policy has a recovery ladder (`--no-ladder`: without, for an A/B). */
+  ladder: boolean;
   /** With `--cpu-prof`: where coordinator CPU profiles go (summarised per workload). */
   cpuProfileDir?: string;
   /** Progress lines (stderr). */
