@@ -36,6 +36,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0009_watchdog',
   '0010_task_effects',
   '0011_interventions',
+  '0013_alerts',
 ]);
 
 export interface PostgresMigrationStatus {

@@ -32,6 +32,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0010_sample_ring_blob',
   '0011_task_effects',
   '0012_interventions',
+  '0014_alerts',
 ]);
 
 const CREATE_LEDGER = `
