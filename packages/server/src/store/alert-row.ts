@@ -121,8 +121,8 @@ export function toAlert(r: AlertRecord): Alert {
 export function notificationsByAlert(rows: AlertNotificationRow[]): Map<string, AlertNotification[]> {
   const out = new Map<string, AlertNotification[]>();
   for (const r of rows) {
-    let list = out.get(r.alert_id);
-    if (list === undefined) out.set(r.alert_id, (list = []));
+    const list = out.get(r.alert_id) ?? [];
+    if (list.length === 0) out.set(r.alert_id, list);
     list.push(toNotification(r));
   }
   return out;
