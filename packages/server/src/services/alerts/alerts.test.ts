@@ -115,9 +115,7 @@ const stall = (agentId: string, over: Partial<RaiseAlert> = {}): RaiseAlert => (
 const agents = (n: number, prefix = 'agt_') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
 /** The webhook bodies received, parsed, after checking each one's signature. */
-function signedBodies(
-  r: HttpReceiver,
-): {
+function signedBodies(r: HttpReceiver): {
   kind: string;
   alert: { id: string; agentIds: string[]; severity: string; group: { condition: string } };
 }[] {
