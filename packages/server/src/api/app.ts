@@ -18,6 +18,7 @@ import { ApiMetrics } from './metrics.js';
 import { requestGuard } from './request-guard.js';
 import type { RouteContext } from './route-spec.js';
 import { registerAgentRoutes } from './routes/agents.js';
+import { registerAlertRoutes } from './routes/alerts.js';
 import { registerDependencyRoutes } from './routes/dependencies.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -72,6 +73,14 @@ async function watchdogSeries(coordinator: Coordinator) {
       help: 'Time spent running the detectors on this coordinator.',
       type: 'counter' as const,
       series: [[{}, g.evaluationSeconds] as [Record<string, string>, number]],
+    },
+    {
+      name: 'rouse_alert_notifications_total',
+      help: 'Alert delivery attempts by this coordinator, by channel and outcome (delivered, failed and retried, gave_up).',
+      type: 'counter' as const,
+      series: g.alertNotifications.map(
+        ({ channel, outcome, count }) => [{ channel, outcome }, count] as [Record<string, string>, number],
+      ),
     },
   ];
 }
@@ -155,6 +164,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   registerTaskResultRoutes(app, ctx);
   registerTaskWriteRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
+  registerAlertRoutes(app, ctx);
   registerDependencyRoutes(app, ctx);
   registerPolicyRoutes(app, ctx);
   registerEventRoutes(app, ctx);

@@ -14,6 +14,7 @@ import {
   type TimingDefaults,
 } from '../core/timing.js';
 import type { Store } from '../store/store.js';
+import { ALERT_DELIVERY_DEFAULTS } from './alerts/alerts.js';
 import type { AuthTokens } from './auth.js';
 import { fixedPolicies, type PolicyProvider } from './policy-registry.js';
 
@@ -99,6 +100,12 @@ export interface CoordinatorOptions {
   baselineFlushMs?: number;
   /** How often expired effect keys are deleted. @default 600000 */
   effectSweepIntervalMs?: number;
+  /**
+   * Alert deliveries: each attempt's timeout (@default 10000), attempts per notification and channel
+   * (@default 5), the backoff between them (@default 1 s doubling, capped at 1 min), and how often the
+   * alert loop looks when nothing is due (@default 5000).
+   */
+  alertDelivery?: { timeoutMs?: number; maxAttempts?: number; backoff?: BackoffOptions; pollMs?: number };
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -131,6 +138,7 @@ export interface ResolvedCoordinatorOptions {
   agentLeaseLookaheadMs: number;
   baselineFlushMs: number;
   effectSweepIntervalMs: number;
+  alertDelivery: { timeoutMs: number; maxAttempts: number; backoff: ResolvedBackoffOptions; pollMs: number };
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -208,6 +216,15 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     agentLeaseLookaheadMs: pick('agentLeaseLookaheadMs'),
     baselineFlushMs: pick('baselineFlushMs'),
     effectSweepIntervalMs: pick('effectSweepIntervalMs'),
+    alertDelivery: {
+      timeoutMs: options.alertDelivery?.timeoutMs ?? ALERT_DELIVERY_DEFAULTS.timeoutMs,
+      maxAttempts: options.alertDelivery?.maxAttempts ?? ALERT_DELIVERY_DEFAULTS.maxAttempts,
+      backoff:
+        options.alertDelivery?.backoff === undefined
+          ? ALERT_DELIVERY_DEFAULTS.backoff
+          : resolveBackoffOptions(options.alertDelivery.backoff),
+      pollMs: options.alertDelivery?.pollMs ?? ALERT_DELIVERY_DEFAULTS.pollMs,
+    },
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -237,6 +254,9 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   }
   checkInt('baselineFlushMs', r.baselineFlushMs, 100);
   checkInt('effectSweepIntervalMs', r.effectSweepIntervalMs, 1000);
+  checkInt('alertDelivery.timeoutMs', r.alertDelivery.timeoutMs, 1);
+  checkInt('alertDelivery.maxAttempts', r.alertDelivery.maxAttempts, 1);
+  checkInt('alertDelivery.pollMs', r.alertDelivery.pollMs, 10);
   if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
     throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;

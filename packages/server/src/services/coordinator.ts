@@ -12,6 +12,8 @@ import type {
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
   AgentStatus,
+  Alert,
+  AlertsResponse,
   AppendLogsRequest,
   CheckPoliciesResponse,
   CheckpointRequest,
@@ -42,7 +44,14 @@ import type {
   TaskHeartbeatRequest,
   WriteOutcome,
 } from '@rouse/protocol';
-import type { AgentQuery, ConditionRecord, InterventionQuery, TaskQuery } from '../store/store.js';
+import type {
+  AgentQuery,
+  AlertQuery,
+  ConditionRecord,
+  InterventionQuery,
+  TaskQuery,
+} from '../store/store.js';
+import type { DeliveryOutcome } from './alerts/alerts.js';
 import type { SubscribeOptions } from './event-bus.js';
 
 export type Caller =
@@ -63,6 +72,8 @@ export interface WatchdogGauges {
   openConditions: Record<ConditionKind, number>;
   evaluations: number;
   evaluationSeconds: number;
+  /** This coordinator's alert delivery attempts by channel and outcome. */
+  alertNotifications: { channel: string; outcome: DeliveryOutcome; count: number }[];
 }
 
 export interface StoredResult {
@@ -161,6 +172,9 @@ export interface Coordinator {
   /** Interventions newest first, filtered, a page at a time (`GET /v1/interventions`). */
   listInterventions(caller: Caller, query: InterventionQuery): Promise<InterventionsResponse>;
   getIntervention(caller: Caller, id: string): Promise<Intervention>;
+  /** Alerts newest first, by state, a page at a time (`GET /v1/alerts`). */
+  listAlerts(caller: Caller, query: AlertQuery): Promise<AlertsResponse>;
+  getAlert(caller: Caller, id: string): Promise<Alert>;
   /** The conditions of one agent or all, newest first (open and closed). */
   listConditions(
     caller: Caller,

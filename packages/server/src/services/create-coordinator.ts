@@ -21,7 +21,8 @@ import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
 import { type BlobSweepResult, taskIdOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
-import { createAuthenticator, requireRead } from './auth.js';
+import { type Alerts, createAlerts } from './alerts/alerts.js';
+import { createAuthenticator, requireOperatorRead, requireRead } from './auth.js';
 import { createFileBlobStore } from './blob-store.js';
 import { createBlobSweeper } from './blob-sweeper.js';
 import { createClaimService } from './claim-tasks.js';
@@ -66,6 +67,8 @@ export interface CoordinatorService extends Coordinator {
   sweepBlobsNow(): Promise<BlobSweepResult | null>;
   /** Numbers for metrics and tests. */
   stats(): CoordinatorStats;
+  /** Raise and clear alerts (the server's own parts and tests; the routes read them). */
+  readonly alerts: Alerts;
 }
 
 export interface CoordinatorStats {
@@ -186,6 +189,14 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     waiters,
     commands: createAgentCommands(store, part('commands')),
     interventions: createInterventions({ store, clock, bus, logger: part('interventions') }),
+    alerts: createAlerts({
+      store,
+      clock,
+      bus,
+      logger: part('alerts'),
+      policies: o.policies,
+      options: o.alertDelivery,
+    }),
     dependencies,
     sharedDependencies: createSharedDependencies({
       registry: dependencies,
@@ -275,6 +286,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       blobSweeper.start();
       effectSweeper.start();
       ctx.watchdog.start();
+      ctx.alerts.start();
       logger.info(
         {
           store: store.kind,
@@ -287,6 +299,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     },
     async stop() {
       await ctx.watchdog.stop();
+      ctx.alerts.stop();
       blobSweeper.stop();
       effectSweeper.stop();
       eventRelay.stop();
@@ -300,13 +313,16 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       await expiry.idle();
       await ctx.commands.idle();
       await ctx.watchdog.idle();
+      await ctx.alerts.idle();
       if (started) await shards.stop();
     },
     whenIdle: async () => {
       await expiry.idle();
       await ctx.commands.idle();
       await ctx.watchdog.idle();
+      await ctx.alerts.idle();
     },
+    alerts: ctx.alerts,
     sweepNow: () => expiry.sweep(),
     sweepBlobsNow: () => blobSweeper.sweep(),
     stats: () => ({
@@ -390,7 +406,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
         if (c.lifecycle === 'active') for (const kind of c.openConditions) openConditions[kind] += c.count;
       }
       const { evaluations, seconds } = ctx.watchdog.agents.stats;
-      return { agentsByStatus, openConditions, evaluations, evaluationSeconds: seconds };
+      return {
+        agentsByStatus,
+        openConditions,
+        evaluations,
+        evaluationSeconds: seconds,
+        alertNotifications: ctx.alerts.deliveryCounts(),
+      };
     },
     async listInterventions(caller, query) {
       requireRead(caller, 'read interventions');
@@ -400,6 +422,16 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       requireRead(caller, 'read interventions');
       const found = await ctx.interventions.get(id);
       if (found === null) throw new NotFoundError('intervention', id);
+      return found;
+    },
+    async listAlerts(caller, query) {
+      requireOperatorRead(caller, 'read alerts');
+      return ctx.alerts.list(query);
+    },
+    async getAlert(caller, id) {
+      requireOperatorRead(caller, 'read alerts');
+      const found = await ctx.alerts.get(id);
+      if (found === null) throw new NotFoundError('alert', id);
       return found;
     },
     async listConditions(caller, query) {
