@@ -11,7 +11,6 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Alert, AlertNotificationKind } from '@rouse/protocol';
-import nodemailer from 'nodemailer';
 import { alertBody, alertTitle } from '../../core/alerts/alert-text.js';
 import type { ChannelConfig } from '../../core/policies/alert-settings.js';
 
@@ -126,6 +125,8 @@ export async function sendThrough(channel: ChannelConfig, m: AlertMessage, o: Se
     case 'email': {
       const user = secretOf(o.env, channel.smtp.userEnv, 'SMTP user');
       const pass = secretOf(o.env, channel.smtp.passwordEnv, 'SMTP password');
+      // Loaded when first needed: a coordinator without an email channel never loads it.
+      const { default: nodemailer } = await import('nodemailer');
       const transport = nodemailer.createTransport({
         host: channel.smtp.host,
         port: channel.smtp.port,
