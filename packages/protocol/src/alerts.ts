@@ -3,7 +3,7 @@
  * people, grouped by agent type and condition so that forty agents stalling on one outage make one
  * alert, and the notifications sent for it through the policy file's channels.
  */
-import type { ConditionKind } from './watchdog.js';
+import { CONDITION_KINDS } from './watchdog.js';
 
 /** Severities, lowest first: an alert still firing after `escalate_after` moves one step up. */
 export const ALERT_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
@@ -13,15 +13,7 @@ export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
  * What an alert is about: a condition the detectors saw, the recovery ladder running out
  * (`recovery_failed`), or a supervisor giving up on a process after its restart budget (`fatal`).
  */
-export const ALERT_CONDITIONS = [
-  'heartbeat_timeout',
-  'progress_stalled',
-  'dependency_down',
-  'resource_runaway',
-  'error_persisting',
-  'recovery_failed',
-  'fatal',
-] as const satisfies readonly (ConditionKind | 'recovery_failed' | 'fatal')[];
+export const ALERT_CONDITIONS = [...CONDITION_KINDS, 'recovery_failed', 'fatal'] as const;
 export type AlertCondition = (typeof ALERT_CONDITIONS)[number];
 
 /** `firing` while at least one agent is in the condition; `resolved` once none is (for good). */

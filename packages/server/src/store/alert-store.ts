@@ -65,10 +65,10 @@ export interface AlertStore {
    */
   raiseAlert(input: RaiseAlertInput): Promise<AlertRecord>;
   /**
-   * `agentId` is no longer in `condition`: take it out of the firing alerts of that condition it is in;
-   * an alert left empty resolves. The alerts changed (none when it was in none).
+   * `agentId` is no longer in `condition` (no condition: in any — it left): take it out of the firing
+   * alerts it is in; an alert left empty resolves. The alerts changed (none when it was in none).
    */
-  clearAlertMember(input: { agentId: string; condition: AlertCondition }): Promise<AlertRecord[]>;
+  clearAlertMember(input: { agentId: string; condition?: AlertCondition }): Promise<AlertRecord[]>;
   /** Move a firing alert to `severity`, if its version is still `version`; else null. */
   escalateAlert(input: { id: string; version: number; severity: AlertSeverity }): Promise<AlertRecord | null>;
   /**

@@ -86,10 +86,11 @@ export interface Alerts {
    */
   raise(input: RaiseAlert): Promise<Alert | null>;
   /**
-   * The agent is no longer in `condition`: it leaves the firing alerts of that condition; an alert left
-   * empty resolves (notified resolved if it was notified firing). Never throws.
+   * The agent is no longer in `condition`: it leaves the firing alerts of that condition (without a
+   * condition, every firing alert it is in — it left, or was ended); an alert left empty resolves
+   * (notified resolved if it was notified firing). Never throws.
    */
-  clear(input: { agentId: string; condition: AlertCondition }): Promise<Alert[]>;
+  clear(input: { agentId: string; condition?: AlertCondition }): Promise<Alert[]>;
   list(query: AlertQuery): Promise<AlertsResponse>;
   get(id: string): Promise<Alert | null>;
   /** Apply the grouping rules now (the loop does this by itself). */

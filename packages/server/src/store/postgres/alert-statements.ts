@@ -34,7 +34,7 @@ export const ALERT_SQL = {
       last_at = EXCLUDED.last_at, version = a.version + 1
     RETURNING ${ALERT_COLUMNS}`,
 
-  /** Take $2 (agent id) out of the firing alerts of $3 (condition); an emptied one resolves. Params: $1 now. */
+  /** Take $2 (agent id) out of the firing alerts of $3 (condition, null: any); an emptied one resolves. Params: $1 now. */
   clearAlertMember: `
     WITH ${CLOCK_CTE}
     UPDATE alerts SET
@@ -43,7 +43,7 @@ export const ALERT_SQL = {
       resolved_at = CASE WHEN jsonb_array_length(agent_ids - $2::text) = 0 THEN clock.now END,
       last_at = clock.now, version = version + 1
     FROM clock
-    WHERE condition = $3 AND state = 'firing' AND agent_ids ? $2::text
+    WHERE ($3::text IS NULL OR condition = $3) AND state = 'firing' AND agent_ids ? $2::text
     RETURNING ${ALERT_COLUMNS}`,
 
   /** Params: $1 now, $2 id, $3 version, $4 severity. */

@@ -52,7 +52,7 @@ export async function clearAlertMember(
     await ctx.rows<AlertRow>('clearAlertMember', ALERT_SQL.clearAlertMember, [
       ctx.now(),
       input.agentId,
-      input.condition,
+      input.condition ?? null,
     ]),
   );
 }

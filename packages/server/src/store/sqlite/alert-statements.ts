@@ -35,7 +35,7 @@ export const ALERT_SQL = {
       last_at = excluded.last_at, version = alerts.version + 1
     RETURNING ${ALERT_COLUMNS}`,
 
-  /** Take @agentId out of the firing alerts of @condition; an emptied one resolves. Params: @agentId, @condition, @now. */
+  /** Take @agentId out of the firing alerts of @condition (null: any); an emptied one resolves. Params: @agentId, @condition, @now. */
   clearAlertMember: `
     UPDATE alerts SET
       agent_ids = (SELECT json_group_array(value) FROM json_each(alerts.agent_ids) WHERE value <> @agentId),
@@ -44,7 +44,7 @@ export const ALERT_SQL = {
       resolved_at = CASE WHEN (SELECT count(*) FROM json_each(alerts.agent_ids) WHERE value <> @agentId) = 0
                          THEN @now ELSE NULL END,
       last_at = @now, version = version + 1
-    WHERE condition = @condition AND state = 'firing'
+    WHERE (@condition IS NULL OR condition = @condition) AND state = 'firing'
       AND EXISTS (SELECT 1 FROM json_each(alerts.agent_ids) WHERE value = @agentId)
     RETURNING ${ALERT_COLUMNS}`,
 

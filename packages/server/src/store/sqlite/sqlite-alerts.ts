@@ -70,7 +70,7 @@ export function clearAlertMember(
     ctx,
     ctx.alerts.clearAlertMember.all({
       agentId: input.agentId,
-      condition: input.condition,
+      condition: input.condition ?? null,
       now: ctx.clock.now(),
     }) as RawRow[],
   );

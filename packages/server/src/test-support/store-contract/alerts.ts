@@ -117,6 +117,17 @@ export function alertsContract(h: () => Harness): void {
         agentIds: ['agt_1', 'agt_2'],
         resolvedAt: T0 + 1000,
       });
+      // Without a condition, the agent leaves every firing alert it is in.
+      const stalled = await store.raiseAlert(raise(type, 'agt_9'));
+      const lost = await store.raiseAlert(raise(type, 'agt_9', { condition: 'heartbeat_timeout' }));
+      await store.raiseAlert(raise(type, 'agt_8', { condition: 'heartbeat_timeout' }));
+      const everywhere = await store.clearAlertMember({ agentId: 'agt_9' });
+      expect(everywhere.map((a) => [a.id, a.state, a.members]).sort()).toEqual(
+        [
+          [stalled.id, 'resolved', []],
+          [lost.id, 'firing', ['agt_8']],
+        ].sort(),
+      );
       const reopened = await store.raiseAlert(raise(type, 'agt_3'));
       expect(reopened.id).not.toBe(a.id);
       expect(reopened).toMatchObject({ state: 'firing', agentIds: ['agt_3'], firstAt: T0 + 1000 });
