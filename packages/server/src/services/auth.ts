@@ -167,13 +167,6 @@ export function requireRead(caller: Caller, action: string): void {
   }
 }
 
-/** What only people read (alerts span many agents): the admin and read-only tokens. */
-export function requireOperatorRead(caller: Caller, action: string): void {
-  if (caller.kind !== 'admin' && caller.kind !== 'readonly') {
-    throw forbidden(`only the admin or read-only token may ${action}`, caller, action);
-  }
-}
-
 /** Operator actions (create, cancel, retry, commands): admin only. */
 export function requireAdmin(caller: Caller, action: string): void {
   if (caller.kind !== 'admin') throw forbidden(`only the admin token may ${action}`, caller, action);

@@ -22,7 +22,7 @@ import { type BlobSweepResult, taskIdOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
 import { type Alerts, createAlerts } from './alerts/alerts.js';
-import { createAuthenticator, requireOperatorRead, requireRead } from './auth.js';
+import { createAuthenticator, requireRead } from './auth.js';
 import { createFileBlobStore } from './blob-store.js';
 import { createBlobSweeper } from './blob-sweeper.js';
 import { createClaimService } from './claim-tasks.js';
@@ -425,11 +425,11 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       return found;
     },
     async listAlerts(caller, query) {
-      requireOperatorRead(caller, 'read alerts');
+      requireRead(caller, 'read alerts');
       return ctx.alerts.list(query);
     },
     async getAlert(caller, id) {
-      requireOperatorRead(caller, 'read alerts');
+      requireRead(caller, 'read alerts');
       const found = await ctx.alerts.get(id);
       if (found === null) throw new NotFoundError('alert', id);
       return found;

@@ -22,7 +22,7 @@ export function registerAlerts(program: Command, ctx: CliContext): void {
 An alert is one per agent type and condition: forty agents stalling on one outage make one alert
 with forty agents. It fires while any of them is in the condition and resolves when none is. Its
 notifications go through the channels of the policy file (webhook, Slack, email); every delivery
-attempt is kept with the alert. Needs the admin or read-only token.
+attempt is kept with the alert.
 
 Examples:
   $ rouse alerts
