@@ -298,7 +298,6 @@ describe('alerts', () => {
       `  hang: { type: webhook, url: "${hanging.url}" }\n  ops: { type: webhook, url: "${ops.url}", secret_env: OPS_SECRET }`,
       '{ group_wait: 0s }',
     );
-    // Closed first (cleanups run last to first): the hanging delivery then fails at once.
     cleanups.push(() => hanging.close());
     await s.alerts.raise(stall('agt_1', { channels: ['hang'] }));
     for (let i = 0; i < 200 && hanging.received() === 0; i++) await new Promise((r) => setTimeout(r, 5));
@@ -308,10 +307,17 @@ describe('alerts', () => {
     expect(other?.state).toBe('firing');
     for (let i = 0; i < 200 && ops.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(signedBodies(ops).map((b) => b.alert.group.condition)).toEqual(['heartbeat_timeout']);
-    const stalled = (await s.alerts.list({ states: ['firing'] })).alerts.find(
-      (a) => a.group.condition === 'progress_stalled',
-    );
-    expect(stalled?.notifications).toEqual([]);
+    const stalledAlert = async () =>
+      (await s.alerts.list({ states: ['firing'] })).alerts.find(
+        (a) => a.group.condition === 'progress_stalled',
+      );
+    expect((await stalledAlert())?.notifications).toEqual([]);
+    // Stopping abandons the delivery under way at once (recorded as such), without waiting for its timeout.
+    s.alerts.stop();
+    await s.alerts.idle();
+    expect((await stalledAlert())?.notifications).toMatchObject([
+      { channel: 'hang', ok: false, error: 'abandoned: the coordinator stopped', attempt: 1 },
+    ]);
   });
 
   it('two coordinators on one store: one alert for the group and one notification', async () => {

@@ -127,6 +127,8 @@ export function createAlerts(deps: {
   const { store, clock, bus, logger, policies } = deps;
   const o = { ...ALERT_DELIVERY_DEFAULTS, env: process.env, ...stripUndefined(deps.options ?? {}) };
   let running = false;
+  /** Aborted by `stop()`: HTTP deliveries under way give up at once. */
+  let stopping = new AbortController();
   let timer: { at: number; handle: TimerHandle } | null = null;
   let evaluating: Promise<void> | null = null;
   let again = false;
@@ -189,7 +191,12 @@ export function createAlerts(deps: {
       error = `no channel named ${channelName} in the policy file`;
     } else {
       try {
-        await sendThrough(channel, m, { timeoutMs: o.timeoutMs, env: o.env, now: clock.now() });
+        await sendThrough(channel, m, {
+          timeoutMs: o.timeoutMs,
+          env: o.env,
+          now: clock.now(),
+          signal: stopping.signal,
+        });
       } catch (err) {
         error = err instanceof Error ? err.message : String(err);
       }
@@ -213,10 +220,10 @@ export function createAlerts(deps: {
       logger.warn({ err, alertId: m.alert.id, channel: channelName }, 'could not record an alert delivery');
     }
     if (error === null) return;
-    if (last) {
+    if (last || !running) {
       logger.warn(
         { alertId: m.alert.id, channel: channelName, attempts: n, error },
-        'alert notification not delivered; giving up',
+        last ? 'alert notification not delivered; giving up' : 'alert notification not delivered; stopping',
       );
       return;
     }
@@ -341,10 +348,12 @@ export function createAlerts(deps: {
     start() {
       if (running) return;
       running = true;
+      stopping = new AbortController();
       soon();
     },
     stop() {
       running = false;
+      stopping.abort();
       timer?.handle.cancel();
       timer = null;
       for (const r of retries) r.cancel();

@@ -29,6 +29,8 @@ export interface SendOptions {
   env: NodeJS.ProcessEnv;
   /** The signing time of a webhook (epoch ms). */
   now: number;
+  /** Aborts an HTTP send under way (the coordinator stopping). */
+  signal?: AbortSignal;
 }
 
 export const SIGNATURE_HEADER = 'x-rouse-signature';
@@ -91,19 +93,21 @@ async function post(
   url: string,
   body: string,
   headers: Record<string, string>,
-  timeoutMs: number,
+  o: SendOptions,
 ): Promise<void> {
   let res: Response;
+  const timeout = AbortSignal.timeout(o.timeoutMs);
   try {
     res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'rouse-alerts', ...headers },
       body,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: o.signal === undefined ? timeout : AbortSignal.any([timeout, o.signal]),
       redirect: 'error',
     });
   } catch (err) {
-    throw new Error(describeSendError(err, timeoutMs));
+    if (o.signal?.aborted === true && !timeout.aborted) throw new Error('abandoned: the coordinator stopped');
+    throw new Error(describeSendError(err, o.timeoutMs));
   }
   // Read (a little of) the answer so the connection is released; keep it for the error.
   const text = await res.text().catch(() => '');
@@ -118,10 +122,10 @@ export async function sendThrough(channel: ChannelConfig, m: AlertMessage, o: Se
       const body = webhookBody(m);
       const headers: Record<string, string> = { 'x-rouse-event': 'alert', [TIMESTAMP_HEADER]: String(o.now) };
       if (secret !== undefined) headers[SIGNATURE_HEADER] = signWebhook(secret, o.now, body);
-      return post(channel.url, body, headers, o.timeoutMs);
+      return post(channel.url, body, headers, o);
     }
     case 'slack':
-      return post(channel.webhookUrl, JSON.stringify(slackPayload(m)), {}, o.timeoutMs);
+      return post(channel.webhookUrl, JSON.stringify(slackPayload(m)), {}, o);
     case 'email': {
       const user = secretOf(o.env, channel.smtp.userEnv, 'SMTP user');
       const pass = secretOf(o.env, channel.smtp.passwordEnv, 'SMTP password');
