@@ -1,5 +1,6 @@
 /** Server-sent events on `GET /v1/events` (docs/protocol.md). Each `data:` is one of these. */
 import type { Agent } from './agent.js';
+import type { Alert } from './alerts.js';
 import type { Task, TaskEvent } from './task.js';
 import type { AgentCondition, Intervention } from './watchdog.js';
 
@@ -21,6 +22,8 @@ export type StreamEvent =
       closeReason: string | null;
     }
   /** An intervention was opened, held, resumed or ended (every state change). */
-  | { type: 'intervention'; at: number; intervention: Intervention };
+  | { type: 'intervention'; at: number; intervention: Intervention }
+  /** An alert opened, changed (agents, severity), was notified, delivered or resolved (every change). */
+  | { type: 'alert'; at: number; alert: Alert };
 
 export type StreamEventType = StreamEvent['type'];

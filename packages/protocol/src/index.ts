@@ -1,4 +1,5 @@
 export * from './agent.js';
+export * from './alerts.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './merge-patch.js';

@@ -22,6 +22,9 @@ import type {
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
   AgentSnapshot,
+  Alert,
+  AlertState,
+  AlertsResponse,
   AppendLogsRequest,
   CheckPoliciesResponse,
   CheckpointRequest,
@@ -352,6 +355,23 @@ export class Client {
     if (query.cursor !== undefined) q.set('cursor', query.cursor);
     const qs = q.toString();
     return this.get<InterventionsResponse>(qs ? `/v1/interventions?${qs}` : '/v1/interventions');
+  }
+
+  /** `GET /v1/alerts` — alerts (grouped by agent type and condition) newest first, by state, a page at a time. */
+  listAlerts(
+    query: { states?: AlertState[]; limit?: number; cursor?: string } = {},
+  ): Promise<AlertsResponse> {
+    const q = new URLSearchParams();
+    if (query.states !== undefined && query.states.length > 0) q.set('state', query.states.join(','));
+    if (query.limit !== undefined) q.set('limit', String(query.limit));
+    if (query.cursor !== undefined) q.set('cursor', query.cursor);
+    const qs = q.toString();
+    return this.get<AlertsResponse>(qs ? `/v1/alerts?${qs}` : '/v1/alerts');
+  }
+
+  /** `GET /v1/alerts/{id}` — one alert with its notifications (every delivery attempt). */
+  async getAlert(alertId: string): Promise<Alert> {
+    return (await this.get<{ alert: Alert }>(`/v1/alerts/${id(alertId)}`)).alert;
   }
 
   /** `GET /v1/interventions/{id}`. */

@@ -1,6 +1,7 @@
 /** Request schemas of the watchdog routes (docs/protocol.md "The watchdog"). */
 import { z } from 'zod';
 import { AGENT_STATUSES } from '../agent.js';
+import { ALERT_STATES } from '../alerts.js';
 import { INTERVENTION_STATES } from '../watchdog.js';
 import { name } from './common.js';
 
@@ -50,5 +51,19 @@ export const conditionsQuery = z
   .object({
     open: z.enum(['true', 'false']).optional(),
     limit: z.coerce.number().int().min(1).max(1000).optional(),
+  })
+  .strict();
+
+export const alertsQuery = z
+  .object({
+    /** Comma-separated states (`firing`, `resolved`). */
+    state: z
+      .string()
+      .transform((s) => s.split(','))
+      .pipe(z.array(z.enum(ALERT_STATES, { message: `one of ${ALERT_STATES.join(', ')}` })))
+      .optional(),
+    /** Alerts per page (default 100). */
+    limit: z.coerce.number().int().min(1).max(1000).optional(),
+    cursor: z.string().max(256).optional(),
   })
   .strict();

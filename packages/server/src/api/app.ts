@@ -19,6 +19,7 @@ import { requestGuard } from './request-guard.js';
 import type { RouteContext } from './route-spec.js';
 import { registerAgentSnapshotRoutes } from './routes/agent-snapshots.js';
 import { registerAgentRoutes } from './routes/agents.js';
+import { registerAlertRoutes } from './routes/alerts.js';
 import { registerDependencyRoutes } from './routes/dependencies.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -85,6 +86,14 @@ async function watchdogSeries(coordinator: Coordinator) {
       help: 'Time spent in recovery ladder steps on this coordinator.',
       type: 'counter' as const,
       series: [[{}, g.ladderSeconds] as [Record<string, string>, number]],
+    },
+    {
+      name: 'rouse_alert_notifications_total',
+      help: 'Alert delivery attempts by this coordinator, by channel and outcome (delivered, failed and retried, gave_up).',
+      type: 'counter' as const,
+      series: g.alertNotifications.map(
+        ({ channel, outcome, count }) => [{ channel, outcome }, count] as [Record<string, string>, number],
+      ),
     },
   ];
 }
@@ -169,6 +178,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   registerTaskWriteRoutes(app, ctx);
   registerAgentRoutes(app, ctx);
   registerAgentSnapshotRoutes(app, ctx);
+  registerAlertRoutes(app, ctx);
   registerDependencyRoutes(app, ctx);
   registerPolicyRoutes(app, ctx);
   registerEventRoutes(app, ctx);

@@ -32,6 +32,8 @@ const PROTOCOL_ROUTES = [
   'post /v1/agents/{agentId}/commands/next',
   'get /v1/interventions',
   'get /v1/interventions/{id}',
+  'get /v1/alerts',
+  'get /v1/alerts/{id}',
   'get /v1/agents/{agentId}/diagnosis',
   'get /v1/agents/{agentId}/conditions',
   'put /v1/agents/{agentId}/snapshot',

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAgent } from './commands/agent.js';
 import { registerAgents } from './commands/agents.js';
+import { registerAlerts } from './commands/alerts.js';
 import { registerCancel } from './commands/cancel.js';
 import { registerDemo } from './commands/demo.js';
 import { registerInterventions, registerManualCommands } from './commands/interventions.js';
@@ -122,6 +123,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerAgents(program, ctx);
   registerAgent(program, ctx);
   registerInterventions(program, ctx);
+  registerAlerts(program, ctx);
   registerManualCommands(program, ctx);
   registerCancel(program, ctx);
   registerRetry(program, ctx);

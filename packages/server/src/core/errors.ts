@@ -61,7 +61,10 @@ export class InvalidTransitionError extends RouseError {
 }
 
 export class NotFoundError extends RouseError {
-  constructor(kind: 'task' | 'agent' | 'result' | 'route' | 'dependency' | 'intervention', id: string) {
+  constructor(
+    kind: 'task' | 'agent' | 'result' | 'route' | 'dependency' | 'intervention' | 'alert',
+    id: string,
+  ) {
     super('not_found', `${kind} ${id} not found`, { kind, id });
   }
 }

@@ -224,6 +224,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       for (const c of closed) watchdog.events.condition(c);
       await ctx.commands.clear(agentId);
       await ctx.interventions.agentEnded(agentId, reason);
+      await ctx.alerts.clear({ agentId });
       ctx.logger.info(
         { agentId, released: released.length, reason },
         lifecycle === 'left' ? 'agent left' : 'agent terminated',

@@ -1,7 +1,7 @@
 /**
  * What the coordinator's services share: the resolved options and the in-memory parts (lease
  * tracking, claim waiters, commands, dependencies, log followers, event bus, blobs, agent snapshots,
- * the policies and the watchdog).
+ * the policies, the watchdog and alerts).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
@@ -9,6 +9,7 @@ import { RouseError } from '../core/errors.js';
 import type { Outcome, Store, Transitioned } from '../store/store.js';
 import type { AgentCommands } from './agent-commands.js';
 import type { AgentSnapshots } from './agent-snapshots.js';
+import type { Alerts } from './alerts/alerts.js';
 import type { BlobStore } from './blob-store.js';
 import type { ClaimWaiters } from './claim-waiters.js';
 import type { ResolvedCoordinatorOptions } from './coordinator-options.js';
@@ -33,6 +34,8 @@ export interface CoordinatorContext {
   readonly waiters: ClaimWaiters;
   readonly commands: AgentCommands;
   readonly interventions: Interventions;
+  /** Raise and clear alerts (grouped, notified in the background): see alerts/alerts.ts. */
+  readonly alerts: Alerts;
   /** This coordinator's copy of the dependency states (read on every claim). */
   readonly dependencies: DependencyRegistry;
   /** Reports go through here: applied to the copy, saved for the other coordinators. */

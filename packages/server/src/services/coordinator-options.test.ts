@@ -54,6 +54,9 @@ describe('resolveCoordinatorOptions', () => {
     ],
     [{ tokens: { admin: 'rsa_x', enrollment: 'e' } }, 'tokens.admin must not start with "rsa_"'],
     [{ blobDir: '' }, 'blobDir must be a non-empty path'],
+    [{ alertDelivery: { maxAttempts: 0 } }, 'alertDelivery.maxAttempts must be an integer >= 1'],
+    [{ alertDelivery: { timeoutMs: 2.5 } }, 'alertDelivery.timeoutMs must be an integer >= 1'],
+    [{ alertDelivery: { pollMs: 5 } }, 'alertDelivery.pollMs must be an integer >= 10'],
   ] as [Partial<CoordinatorOptions>, string][])(
     'rejects %o naming the option and the rule',
     (over, message) => {

@@ -14,6 +14,7 @@ import {
   type TimingDefaults,
 } from '../core/timing.js';
 import type { Store } from '../store/store.js';
+import { ALERT_DELIVERY_DEFAULTS } from './alerts/alerts.js';
 import type { AuthTokens } from './auth.js';
 import { fixedPolicies, type PolicyProvider } from './policy-registry.js';
 
@@ -122,6 +123,12 @@ export interface CoordinatorOptions {
   snapshotMaxDeltas?: number;
   /** ... or when its deltas with the new patch would pass this many bytes. @default 262144 (256 KiB) */
   snapshotMaxDeltasBytes?: number;
+  /**
+   * Alert deliveries: each attempt's timeout (@default 10000), attempts per notification and channel
+   * (@default 5), the backoff between them (@default 1 s doubling, capped at 1 min), and how often the
+   * alert loop looks when nothing is due (@default 5000).
+   */
+  alertDelivery?: { timeoutMs?: number; maxAttempts?: number; backoff?: BackoffOptions; pollMs?: number };
 }
 
 export interface ResolvedCoordinatorOptions {
@@ -161,6 +168,7 @@ export interface ResolvedCoordinatorOptions {
   snapshotInlineMaxBytes: number;
   snapshotMaxDeltas: number;
   snapshotMaxDeltasBytes: number;
+  alertDelivery: { timeoutMs: number; maxAttempts: number; backoff: ResolvedBackoffOptions; pollMs: number };
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -252,6 +260,15 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
     snapshotInlineMaxBytes: pick('snapshotInlineMaxBytes'),
     snapshotMaxDeltas: pick('snapshotMaxDeltas'),
     snapshotMaxDeltasBytes: pick('snapshotMaxDeltasBytes'),
+    alertDelivery: {
+      timeoutMs: options.alertDelivery?.timeoutMs ?? ALERT_DELIVERY_DEFAULTS.timeoutMs,
+      maxAttempts: options.alertDelivery?.maxAttempts ?? ALERT_DELIVERY_DEFAULTS.maxAttempts,
+      backoff:
+        options.alertDelivery?.backoff === undefined
+          ? ALERT_DELIVERY_DEFAULTS.backoff
+          : resolveBackoffOptions(options.alertDelivery.backoff),
+      pollMs: options.alertDelivery?.pollMs ?? ALERT_DELIVERY_DEFAULTS.pollMs,
+    },
   };
   checkInt('defaultMaxAttempts', r.defaultMaxAttempts, 1);
   checkInt('writeBackGraceMs', r.writeBackGraceMs, 0);
@@ -288,6 +305,9 @@ export function resolveCoordinatorOptions(options: CoordinatorOptions): Resolved
   checkInt('snapshotInlineMaxBytes', r.snapshotInlineMaxBytes, 1);
   checkInt('snapshotMaxDeltas', r.snapshotMaxDeltas, 1);
   checkInt('snapshotMaxDeltasBytes', r.snapshotMaxDeltasBytes, 1);
+  checkInt('alertDelivery.timeoutMs', r.alertDelivery.timeoutMs, 1);
+  checkInt('alertDelivery.maxAttempts', r.alertDelivery.maxAttempts, 1);
+  checkInt('alertDelivery.pollMs', r.alertDelivery.pollMs, 10);
   if (typeof r.policies?.current !== 'function' || typeof r.policies.response !== 'function')
     throw new ValidationError('policies', 'must be a policy provider ({ current(), response() })');
   return r;

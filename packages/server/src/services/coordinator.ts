@@ -13,6 +13,8 @@ import type {
   AgentHeartbeatResponse,
   AgentSnapshot,
   AgentStatus,
+  Alert,
+  AlertsResponse,
   AppendLogsRequest,
   CheckPoliciesResponse,
   CheckpointRequest,
@@ -48,7 +50,14 @@ import type {
   TaskHeartbeatRequest,
   WriteOutcome,
 } from '@rouse/protocol';
-import type { AgentQuery, ConditionRecord, InterventionQuery, TaskQuery } from '../store/store.js';
+import type {
+  AgentQuery,
+  AlertQuery,
+  ConditionRecord,
+  InterventionQuery,
+  TaskQuery,
+} from '../store/store.js';
+import type { DeliveryOutcome } from './alerts/alerts.js';
 import type { SubscribeOptions } from './event-bus.js';
 
 export type Caller =
@@ -72,6 +81,8 @@ export interface WatchdogGauges {
   /** Recovery ladder steps run by this coordinator, and the time spent in them (seconds). */
   ladderSteps: number;
   ladderSeconds: number;
+  /** This coordinator's alert delivery attempts by channel and outcome. */
+  alertNotifications: { channel: string; outcome: DeliveryOutcome; count: number }[];
 }
 
 export interface StoredResult {
@@ -187,6 +198,9 @@ export interface Coordinator {
   /** Interventions newest first, filtered, a page at a time (`GET /v1/interventions`). */
   listInterventions(caller: Caller, query: InterventionQuery): Promise<InterventionsResponse>;
   getIntervention(caller: Caller, id: string): Promise<Intervention>;
+  /** Alerts newest first, by state, a page at a time (`GET /v1/alerts`). */
+  listAlerts(caller: Caller, query: AlertQuery): Promise<AlertsResponse>;
+  getAlert(caller: Caller, id: string): Promise<Alert>;
   /** The conditions of one agent or all, newest first (open and closed). */
   listConditions(
     caller: Caller,

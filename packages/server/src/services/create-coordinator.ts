@@ -22,6 +22,7 @@ import { type BlobSweepResult, ownerOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
 import { createAgentSnapshots, createSnapshotSweeper } from './agent-snapshots.js';
+import { type Alerts, createAlerts } from './alerts/alerts.js';
 import { createAuthenticator, requireRead } from './auth.js';
 import { createFileBlobStore } from './blob-store.js';
 import { createBlobSweeper } from './blob-sweeper.js';
@@ -50,7 +51,7 @@ import { createStoreHealth, monitorStore } from './store-health.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
 import { createInterventions } from './watchdog/interventions.js';
-import { loggedAlerts } from './watchdog/ladder.js';
+import { ladderAlertsOf } from './watchdog/ladder.js';
 import { createWatchdog } from './watchdog/watchdog.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -68,6 +69,8 @@ export interface CoordinatorService extends Coordinator {
   sweepBlobsNow(): Promise<BlobSweepResult | null>;
   /** Numbers for metrics and tests. */
   stats(): CoordinatorStats;
+  /** Raise and clear alerts (the server's own parts and tests; the routes read them). */
+  readonly alerts: Alerts;
 }
 
 export interface CoordinatorStats {
@@ -201,6 +204,14 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     logger: part('commands'),
     pollMs: o.commandPollMs,
   });
+  const alerts = createAlerts({
+    store,
+    clock,
+    bus,
+    logger: part('alerts'),
+    policies: o.policies,
+    options: o.alertDelivery,
+  });
   const interventions = createInterventions({ store, clock, bus, eventRelay, logger: part('interventions') });
   ctx = {
     options: o,
@@ -213,6 +224,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     waiters,
     commands,
     interventions,
+    alerts,
     dependencies,
     sharedDependencies: createSharedDependencies({
       registry: dependencies,
@@ -240,7 +252,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       health,
       commands,
       interventions,
-      alerts: loggedAlerts(part('alerts')),
+      alerts: ladderAlertsOf(alerts, o.alertDelivery.maxAttempts),
       applyTransition: (t) => applyTransition(ctx, t),
       terminated: (agentId, reason) => agents.endAgent(agentId, 'terminated', reason),
       ladderSweepMs: o.ladderSweepMs,
@@ -308,6 +320,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       effectSweeper.start();
       snapshotSweeper.start();
       ctx.watchdog.start();
+      ctx.alerts.start();
       logger.info(
         {
           store: store.kind,
@@ -320,6 +333,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     },
     async stop() {
       await ctx.watchdog.stop();
+      ctx.alerts.stop();
       blobSweeper.stop();
       effectSweeper.stop();
       snapshotSweeper.stop();
@@ -334,13 +348,16 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       await expiry.idle();
       await ctx.commands.idle();
       await ctx.watchdog.idle();
+      await ctx.alerts.idle();
       if (started) await shards.stop();
     },
     whenIdle: async () => {
       await expiry.idle();
       await ctx.commands.idle();
       await ctx.watchdog.idle();
+      await ctx.alerts.idle();
     },
+    alerts: ctx.alerts,
     sweepNow: () => expiry.sweep(),
     sweepBlobsNow: () => blobSweeper.sweep(),
     stats: () => ({
@@ -437,6 +454,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
         evaluationSeconds: seconds,
         ladderSteps: ladder.steps,
         ladderSeconds: ladder.seconds,
+        alertNotifications: ctx.alerts.deliveryCounts(),
       };
     },
     async listInterventions(caller, query) {
@@ -447,6 +465,16 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       requireRead(caller, 'read interventions');
       const found = await ctx.interventions.get(id);
       if (found === null) throw new NotFoundError('intervention', id);
+      return found;
+    },
+    async listAlerts(caller, query) {
+      requireRead(caller, 'read alerts');
+      return ctx.alerts.list(query);
+    },
+    async getAlert(caller, id) {
+      requireRead(caller, 'read alerts');
+      const found = await ctx.alerts.get(id);
+      if (found === null) throw new NotFoundError('alert', id);
       return found;
     },
     async listConditions(caller, query) {

@@ -5,7 +5,7 @@
  */
 import { randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'tsk' | 'agt' | 'itv';
+export type IdPrefix = 'tsk' | 'agt' | 'itv' | 'alr';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const TIME_CHARS = 10;

@@ -2,7 +2,7 @@
  * The Store contract: domain operations, split by concern into contracts that a backend composes —
  * tasks (`task-store.ts`), agents (`agent-store.ts`), coordination between coordinators
  * (`coordination.ts`), the watchdog (`watchdog-store.ts`), interventions (`intervention-store.ts`),
- * effect keys (`effect-store.ts`) and agent snapshots (`snapshot-store.ts`). No
+ * effect keys (`effect-store.ts`), agent snapshots (`snapshot-store.ts`) and alerts (`alert-store.ts`). No
  * connection, transaction or SQL types appear in any of them; SQLite and PostgreSQL implement them all
  * and pass one contract suite per concern (`src/test-support/store-contract/`).
  *
@@ -17,6 +17,7 @@
  *   `conflict`, `unavailable`.
  */
 import type { AgentStore } from './agent-store.js';
+import type { AlertStore } from './alert-store.js';
 import type { CoordinationStore } from './coordination.js';
 import type { EffectStore } from './effect-store.js';
 import type { InterventionStore } from './intervention-store.js';
@@ -25,6 +26,7 @@ import type { TaskStore } from './task-store.js';
 import type { WatchdogStore } from './watchdog-store.js';
 
 export type * from './agent-store.js';
+export type * from './alert-store.js';
 export type * from './coordination.js';
 export type * from './effect-store.js';
 export type * from './intervention-store.js';
@@ -50,4 +52,5 @@ export interface Store
     WatchdogStore,
     EffectStore,
     InterventionStore,
-    SnapshotStore {}
+    SnapshotStore,
+    AlertStore {}

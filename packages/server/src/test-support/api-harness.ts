@@ -10,8 +10,10 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../api/app.js';
 import type { ApiLimits } from '../api/limits.js';
+import type { Alerts } from '../services/alerts/alerts.js';
 import type { Coordinator } from '../services/coordinator.js';
 import { createCoordinator } from '../services/create-coordinator.js';
+import type { PolicyProvider } from '../services/policy-registry.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { systemClock } from '../system-clock.js';
@@ -41,6 +43,8 @@ export interface TestAgent {
 export interface Harness {
   app: FastifyInstance;
   coordinator: Coordinator;
+  /** The coordinator's alerts (raise and clear them as the watchdog would). */
+  alerts: Alerts;
   store: Store;
   dir: string;
   request(method: string, url: string, options?: RequestOptions): Promise<LightMyRequestResponse>;
@@ -54,7 +58,7 @@ export interface Harness {
 }
 
 export async function createHarness(
-  options: { limits?: ApiLimits; metricsPublic?: boolean } = {},
+  options: { limits?: ApiLimits; metricsPublic?: boolean; policies?: PolicyProvider } = {},
 ): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'rouse-api-'));
   const clock = systemClock();
@@ -66,6 +70,7 @@ export async function createHarness(
     logger,
     blobDir: join(dir, 'blobs'),
     tokens: { ...TOKENS },
+    ...(options.policies ? { policies: options.policies } : {}),
   });
   await coordinator.start();
   const app = buildApp({
@@ -102,6 +107,7 @@ export async function createHarness(
   const h: Harness = {
     app,
     coordinator,
+    alerts: coordinator.alerts,
     store,
     dir,
     request,

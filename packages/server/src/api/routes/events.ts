@@ -14,7 +14,7 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
       url: '/v1/events',
       access: 'read',
       summary:
-        'Live events (SSE): task.created, task.transition, task.progress, agent.registered, agent.status, agent.condition, intervention',
+        'Live events (SSE): task.created, task.transition, task.progress, agent.registered, agent.status, agent.condition, intervention, alert',
       produces: ['text/event-stream'],
     },
     async (_request, reply) => {

@@ -9,7 +9,13 @@
  * `expected_duration.min` ≤ `max`); checks across the file (unique names, channels named by alert
  * rungs) live in `policy-file-checks.ts`.
  */
-import { CONDITION_KINDS, INTERVENTION_ACTIONS, SIGNAL_NAMES, type SignalName } from '@rouse/protocol';
+import {
+  ALERT_SEVERITIES,
+  CONDITION_KINDS,
+  INTERVENTION_ACTIONS,
+  SIGNAL_NAMES,
+  type SignalName,
+} from '@rouse/protocol';
 import { z } from 'zod';
 import { resolveTiming } from '../timing.js';
 import { POLICY_DEFAULTS } from './policy-defaults.js';
@@ -24,7 +30,8 @@ const name = z.string().min(1).max(128).regex(NAME_PATTERN, NAME_RULE);
 export const ON_CONDITIONS = [...CONDITION_KINDS, 'stall_detected', 'recovery_failed', 'any'] as const;
 /** A rung's action: what an intervention does (one list, the wire's). */
 export const RECOVERY_ACTIONS = INTERVENTION_ACTIONS;
-export const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
+/** An alert rung's severity (one list, the wire's). */
+export const SEVERITIES = ALERT_SEVERITIES;
 /** Signals a `send_signal` rung may send (POSIX names; one list, the wire's). */
 export { SIGNAL_NAMES, type SignalName };
 

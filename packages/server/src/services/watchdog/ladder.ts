@@ -9,7 +9,7 @@
  * and on a sweep (`ladderSweepMs`) that finds everything else: conditions opened elsewhere,
  * timeouts, the end of a `for` or of an outage. The rules are pure, in `core/watchdog/ladder.ts`.
  */
-import type { Agent, AgentCommand, Intervention, JsonObject } from '@rouse/protocol';
+import type { Agent, AgentCommand, AlertCondition, Intervention, JsonObject } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { RecoveryAction, ResolvedPolicy, Severity } from '../../core/policies/resolved-policy.js';
@@ -23,6 +23,7 @@ import {
 import { shardOf } from '../../store/lease-shards.js';
 import type { Store, Transitioned } from '../../store/store.js';
 import type { AgentCommands } from '../agent-commands.js';
+import type { AlertSource, Alerts } from '../alerts/alerts.js';
 import { newId } from '../ids.js';
 import { every } from '../periodic.js';
 import type { ShardSet } from '../shard-manager.js';
@@ -30,36 +31,51 @@ import type { Interventions } from './interventions.js';
 
 /** What the ladder asks of the alerting (an `alert` rung, a reassignment, `recovery_failed`). */
 export interface LadderAlerts {
-  /** Raise an alert; resolves with a handle to ask about its delivery, or null when nothing is sent. */
-  raise(input: LadderAlert): Promise<string | null>;
+  /** Raise an alert; resolves with it (its id and how many channels it goes to), or null if it could not be. */
+  raise(input: LadderAlert): Promise<{ id: string; channels: number } | null>;
   /** How the alert's delivery went. */
-  delivery(handle: string): Promise<'delivered' | 'failed' | 'pending'>;
+  delivery(alertId: string): Promise<'delivered' | 'failed' | 'pending'>;
+  /** The agent is out of `condition` (without one: out of everything). */
+  clear(agentId: string, condition?: AlertCondition): Promise<void>;
 }
 
 export interface LadderAlert {
   agentId: string;
   agentType: string;
-  /** The group's condition (`progress_stalled`, `recovery_failed`, `reassigned`, …). */
-  condition: string;
+  /** The group's condition: the one answered, or `recovery_failed`. */
+  condition: AlertCondition;
   severity: Severity;
   /** Channel names; empty = every channel the policy file defines. */
   channels: string[];
   summary: string;
   evidence: JsonObject;
+  source: AlertSource;
 }
 
-/** Alerts written to the log only (no alerting wired in): nothing is delivered, nothing to wait for. */
-export function loggedAlerts(logger: Logger): LadderAlerts {
+/**
+ * The alert service as the ladder uses it. An alert counts as delivered once any notification of it
+ * got through (grouping may send it with others), as failed once every channel gave up.
+ */
+export function ladderAlertsOf(alerts: Alerts, maxAttempts: number): LadderAlerts {
   return {
-    async raise(alert) {
-      logger.warn(
-        { agentId: alert.agentId, condition: alert.condition, severity: alert.severity },
-        alert.summary,
-      );
-      return null;
+    async raise(a) {
+      const alert = await alerts.raise({
+        ...a,
+        ...(a.channels.length === 0 ? {} : { channels: a.channels }),
+      });
+      return alert === null ? null : { id: alert.id, channels: alert.channels.length };
     },
-    async delivery() {
-      return 'failed';
+    async delivery(alertId) {
+      const alert = await alerts.get(alertId);
+      if (alert === null) return 'failed';
+      if (alert.notifications.some((n) => n.ok)) return 'delivered';
+      const gaveUp = new Set(
+        alert.notifications.filter((n) => !n.ok && n.attempt >= maxAttempts).map((n) => n.channel),
+      );
+      return alert.channels.length > 0 && alert.channels.every((c) => gaveUp.has(c)) ? 'failed' : 'pending';
+    },
+    async clear(agentId, condition) {
+      await alerts.clear({ agentId, ...(condition === undefined ? {} : { condition }) });
     },
   };
 }
@@ -206,6 +222,10 @@ export function createLadder(deps: LadderDeps): Ladder {
       }
     }
     if (ended) return;
+    // Well again after its ladder ran out: the recovery_failed alert has no reason to fire.
+    if (agent.conditions.length === 0 && history.some((i) => i.condition === 'recovery_failed')) {
+      await deps.alerts.clear(agentId, 'recovery_failed');
+    }
 
     // Open conditions without an attempt under way: the next rung, or recovery_failed.
     const latest = (await store.listInterventions({ agentId, limit: HISTORY_LIMIT })).interventions;
@@ -383,16 +403,16 @@ export function createLadder(deps: LadderDeps): Ladder {
             moved.push(r.task.id);
           }
         }
-        const alertId = await raise(
-          agent,
-          rung,
-          'reassigned',
-          'medium',
-          [],
-          `${moved.length} task(s) of agent ${agent.name} reassigned: ${i.reason}`,
-          { tasks: moved },
-        );
-        await note(i, { actedAt: now, reassignedTaskIds: moved, alertId });
+        const alert = await raise(agent, rung, {
+          condition:
+            i.condition === 'recovery_failed' || i.condition === 'manual' ? 'recovery_failed' : i.condition,
+          severity: 'high',
+          channels: [],
+          summary: `${moved.length} task(s) of agent ${agent.name} reassigned: ${i.reason}`,
+          evidence: { tasks: moved },
+          source: 'reassign',
+        });
+        await note(i, { actedAt: now, reassignedTaskIds: moved, alertId: alert?.id ?? null });
         return;
       }
       case 'alert': {
@@ -400,17 +420,24 @@ export function createLadder(deps: LadderDeps): Ladder {
           i.condition === 'recovery_failed'
             ? ` (recovery failed for ${String(i.evidence.failedCondition)})`
             : '';
-        const alertId = await raise(
-          agent,
-          rung,
-          i.condition,
-          rung.severity,
-          rung.channels,
-          `agent ${agent.name} (${agent.agentType}): ${i.condition}${failed}`,
-          i.evidence,
-        );
-        await note(i, { actedAt: now, alertId });
-        if (alertId === null) await end(i, 'skipped', 'no alert was sent (no channel to send it through)');
+        const rf = i.condition === 'recovery_failed';
+        const alert = await raise(agent, rung, {
+          condition: rf || i.condition === 'manual' ? 'recovery_failed' : i.condition,
+          severity: rung.severity,
+          channels: rung.channels,
+          summary: `agent ${agent.name} (${agent.agentType}): ${i.condition}${failed}`,
+          evidence: i.evidence,
+          source: rf ? 'recovery_failed' : 'alert_rung',
+        });
+        await note(i, { actedAt: now, alertId: alert?.id ?? null });
+        if (alert === null) await end(i, 'failed', 'the alert could not be raised');
+        else if (alert.channels === 0) {
+          await end(
+            i,
+            'skipped',
+            `alert ${alert.id} is recorded, but the policy file defines no channel to deliver it through`,
+          );
+        }
         return;
       }
     }
@@ -419,22 +446,10 @@ export function createLadder(deps: LadderDeps): Ladder {
   async function raise(
     agent: Agent,
     rung: RecoveryAction,
-    condition: string,
-    severity: Severity,
-    channels: string[],
-    summary: string,
-    evidence: JsonObject,
-  ): Promise<string | null> {
+    alert: Omit<LadderAlert, 'agentId' | 'agentType'>,
+  ): Promise<{ id: string; channels: number } | null> {
     try {
-      return await deps.alerts.raise({
-        agentId: agent.id,
-        agentType: agent.agentType,
-        condition,
-        severity,
-        channels,
-        summary,
-        evidence,
-      });
+      return await deps.alerts.raise({ agentId: agent.id, agentType: agent.agentType, ...alert });
     } catch (err) {
       logger.warn({ err, agentId: agent.id, action: rung.action }, 'could not raise an alert');
       return null;

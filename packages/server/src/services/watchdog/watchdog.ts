@@ -85,6 +85,8 @@ export function createWatchdog(deps: WatchdogDeps): Watchdog {
     condition(record) {
       published.condition(record);
       ladder.poke(record.agentId);
+      // Out of the condition: out of its alert too (resolved when its last agent leaves it).
+      if (record.closedAt !== null) void deps.alerts.clear(record.agentId, record.condition);
     },
     get remembered() {
       return published.remembered;

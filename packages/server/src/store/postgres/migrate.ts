@@ -37,6 +37,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0010_task_effects',
   '0011_interventions',
   '0012_agent_snapshots',
+  '0013_alerts',
 ]);
 
 export interface PostgresMigrationStatus {

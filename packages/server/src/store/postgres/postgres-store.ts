@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
- * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, interventions, effect keys, agent snapshots). Nearly
+ * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, interventions, effect keys, agent snapshots, alerts). Nearly
  * every operation is one statement on a pooled connection — its conditional write, history entries
  * and returned rows together — so it is atomic and costs one round trip; batches (heartbeats,
  * completions, creates) are one statement for the whole batch. The few writes that must lock an
@@ -18,6 +18,7 @@ import { UnavailableError } from '../../core/errors.js';
 import { checkLedger } from '../migrations.js';
 import type {
   AgentStore,
+  AlertStore,
   CoordinationStore,
   EffectStore,
   InterventionStore,
@@ -36,6 +37,7 @@ import {
   streamNoticePayloads,
 } from './notice-listener.js';
 import * as agents from './postgres-agents.js';
+import * as alerts from './postgres-alerts.js';
 import { createPostgresBlobStore } from './postgres-blobs.js';
 import { PgContext, pgConfig } from './postgres-context.js';
 import * as effects from './postgres-effects.js';
@@ -193,6 +195,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     getIntervention: op(interventions.getIntervention),
     listInterventions: op(interventions.listInterventions),
   };
+  const alertStore: AlertStore = {
+    raiseAlert: op(alerts.raiseAlert),
+    clearAlertMember: op(alerts.clearAlertMember),
+    escalateAlert: op(alerts.escalateAlert),
+    markAlertNotified: op(alerts.markAlertNotified),
+    recordAlertDelivery: op(alerts.recordAlertDelivery),
+    getAlert: op(alerts.getAlert),
+    listAlerts: op(alerts.listAlerts),
+  };
 
   const snapshotStore: SnapshotStore = {
     putSnapshot: op(snapshots.putSnapshot),
@@ -226,5 +237,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...effectStore,
     ...interventionStore,
     ...snapshotStore,
+    ...alertStore,
   };
 }

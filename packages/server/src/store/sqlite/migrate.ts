@@ -33,6 +33,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0011_task_effects',
   '0012_interventions',
   '0013_agent_snapshots',
+  '0014_alerts',
 ]);
 
 const CREATE_LEDGER = `

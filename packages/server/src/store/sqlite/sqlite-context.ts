@@ -8,6 +8,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Transitioned } from '../store.js';
 import { type AttemptedWrite, writeError } from '../write-errors.js';
 import { AGENT_SQL, WATCHDOG_SQL } from './agent-statements.js';
+import { ALERT_SQL } from './alert-statements.js';
 import { EFFECT_SQL } from './effect-statements.js';
 import { INTERVENTION_SQL } from './intervention-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
@@ -50,6 +51,7 @@ export class SqliteContext {
   readonly effects: Prepared<typeof EFFECT_SQL>;
   readonly interventions: Prepared<typeof INTERVENTION_SQL>;
   readonly snapshots: Prepared<typeof SNAPSHOT_SQL>;
+  readonly alerts: Prepared<typeof ALERT_SQL>;
 
   constructor(
     readonly db: Database.Database,
@@ -62,6 +64,7 @@ export class SqliteContext {
     this.effects = prepareAll(db, EFFECT_SQL);
     this.interventions = prepareAll(db, INTERVENTION_SQL);
     this.snapshots = prepareAll(db, SNAPSHOT_SQL);
+    this.alerts = prepareAll(db, ALERT_SQL);
     for (const st of [
       this.tasks.selectTask,
       this.tasks.selectTaskBySeq,

@@ -1,6 +1,6 @@
 /**
  * The embedded SQLite backend of the Store contract (better-sqlite3), composed of its parts (tasks,
- * agents, coordination, watchdog, interventions, effect keys, agent snapshots). One connection, statements
+ * agents, coordination, watchdog, interventions, effect keys, agent snapshots, alerts). One connection, statements
  * prepared once, every write in one `BEGIN IMMEDIATE` transaction (so several processes sharing a
  * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
  * resolved promises: the contract is async for PostgreSQL.
@@ -12,6 +12,7 @@ import type { Clock } from '../../core/clock.js';
 import { RouseError, UnavailableError, ValidationError } from '../../core/errors.js';
 import type {
   AgentStore,
+  AlertStore,
   ClaimableNotice,
   CoordinationStore,
   EffectStore,
@@ -24,6 +25,7 @@ import type {
 } from '../store.js';
 import { migrateSqlite } from './migrate.js';
 import * as agents from './sqlite-agents.js';
+import * as alerts from './sqlite-alerts.js';
 import { SqliteContext } from './sqlite-context.js';
 import * as effects from './sqlite-effects.js';
 import * as interventions from './sqlite-interventions.js';
@@ -232,6 +234,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     getSnapshot: read(snapshots.getSnapshot),
     deleteExpiredSnapshots: write(snapshots.deleteExpiredSnapshots),
   };
+  const alertStore: AlertStore = {
+    raiseAlert: write(alerts.raiseAlert),
+    clearAlertMember: write(alerts.clearAlertMember),
+    escalateAlert: write(alerts.escalateAlert),
+    markAlertNotified: write(alerts.markAlertNotified),
+    recordAlertDelivery: write(alerts.recordAlertDelivery),
+    getAlert: read(alerts.getAlert),
+    listAlerts: read(alerts.listAlerts),
+  };
   const ping = db.prepare('SELECT 1');
   return {
     kind: 'sqlite',
@@ -248,6 +259,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...effectStore,
     ...interventionStore,
     ...snapshotStore,
+    ...alertStore,
   };
 }
 

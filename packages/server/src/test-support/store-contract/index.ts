@@ -1,6 +1,6 @@
 /**
  * The Store contract suites, one per concern of the Store (tasks, agents, coordination, watchdog,
- * interventions, effect keys, agent snapshots): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
+ * interventions, effect keys, agent snapshots, alerts): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
  * blocks, so call them from a test file:
  *
  * ```ts
@@ -17,6 +17,7 @@
 import { describe } from 'vitest';
 import { agentCommandsContract } from './agent-commands.js';
 import { agentsContract } from './agents.js';
+import { alertsContract } from './alerts.js';
 import { shardsContract } from './coordination.js';
 import { effectsContract } from './effects.js';
 import { type MakeStore, useHarness } from './harness.js';
@@ -55,6 +56,10 @@ export function runSnapshotStoreContract(name: string, makeStore: MakeStore): vo
   describe(`Snapshot store contract: ${name}`, () => snapshotsContract(useHarness(makeStore)));
 }
 
+export function runAlertStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Alert store contract: ${name}`, () => alertsContract(useHarness(makeStore)));
+}
+
 export { runTaskStoreContract };
 
 /** All the suites. */
@@ -66,4 +71,5 @@ export function runStoreContract(name: string, makeStore: MakeStore): void {
   runEffectStoreContract(name, makeStore);
   runInterventionStoreContract(name, makeStore);
   runSnapshotStoreContract(name, makeStore);
+  runAlertStoreContract(name, makeStore);
 }
