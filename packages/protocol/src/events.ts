@@ -1,5 +1,5 @@
 /** Server-sent events on `GET /v1/events` (docs/protocol.md). Each `data:` is one of these. */
-import type { Agent } from './agent.js';
+import type { Agent, FatalReport } from './agent.js';
 import type { Task, TaskEvent } from './task.js';
 import type { AgentCondition, Intervention } from './watchdog.js';
 
@@ -21,6 +21,11 @@ export type StreamEvent =
       closeReason: string | null;
     }
   /** An intervention was opened, held, resumed or ended (every state change). */
-  | { type: 'intervention'; at: number; intervention: Intervention };
+  | { type: 'intervention'; at: number; intervention: Intervention }
+  /**
+   * A supervisor gave up on a child: its restart budget is spent (`fatal`), it will not be started
+   * again. Published once per report by the coordinator the supervisor's heartbeat reached.
+   */
+  | { type: 'agent.fatal'; at: number; supervisorId: string; report: FatalReport };
 
 export type StreamEventType = StreamEvent['type'];

@@ -85,6 +85,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         policy: policy.name,
         heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
         startupTimeoutMs: policy.startupTimeoutMs,
+        exclusive: req.exclusive === true,
       });
       const { agent } = reg;
       if (reg.replacedIncarnation !== null) {

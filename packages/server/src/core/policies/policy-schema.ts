@@ -13,7 +13,7 @@ import { CONDITION_KINDS, INTERVENTION_ACTIONS } from '@rouse/protocol';
 import { z } from 'zod';
 import { resolveTiming } from '../timing.js';
 import { POLICY_DEFAULTS } from './policy-defaults.js';
-import { formatDuration, parseDuration, parseSize } from './units.js';
+import { formatDuration, parseDuration, parseSize } from '@rouse/protocol';
 
 /** Names: policies, agent types, task types, dependencies, channels (as on the wire). */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:/-]+$/;
