@@ -161,6 +161,9 @@ export type SupervisedChild = z.input<typeof schemas.supervisedChild>;
 /** A child whose restart budget ran out, in a supervisor's heartbeat (`fatal`). */
 export type FatalReport = z.input<typeof schemas.fatalReport>;
 
+/** The most output an acknowledgement (or a fatal report) carries: the last lines of a process a supervisor stopped. */
+export const MAX_ACK_OUTPUT_CHARS = 8192;
+
 /** How an agent answers a command (in its next heartbeat's `acks`). */
 export const COMMAND_OUTCOMES = ['done', 'failed', 'unsupported'] as const;
 export type CommandOutcome = (typeof COMMAND_OUTCOMES)[number];

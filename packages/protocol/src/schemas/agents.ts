@@ -7,6 +7,7 @@ import {
   COMMAND_OUTCOMES,
   COMMAND_TYPES,
   DEPENDENCY_STATES,
+  MAX_ACK_OUTPUT_CHARS,
   REPORTED_AGENT_STATUSES,
   SUPERVISED_STATES,
 } from '../agent.js';
@@ -107,9 +108,6 @@ export const taskBeat = z
     executionDone: z.boolean().optional(),
   })
   .strict();
-
-/** The most output an acknowledgement carries (the last lines of a process a supervisor stopped). */
-export const MAX_ACK_OUTPUT_CHARS = 8192;
 
 export const commandAck = z
   .object({

@@ -20,6 +20,7 @@ import { newAgentToken, requireActsAs, requireAdmin, requireEnrollment, requireR
 import type { Caller, SentCommand } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { newId } from './ids.js';
+import { createSupervision } from './supervision.js';
 import { recordBeats } from './task-heartbeats.js';
 import { heartbeatInput } from './watchdog/heartbeat-input.js';
 
@@ -47,6 +48,7 @@ export interface AgentHooks {
 
 export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks): AgentOperations {
   const { store, clock, bus, watchdog } = ctx;
+  const supervision = createSupervision(ctx);
 
   /**
    * The agent with the name of the policy that applies to it now: the store keeps the one in force
@@ -145,12 +147,18 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         req.tasks !== undefined && req.tasks.length > 0
           ? await recordBeats(ctx, agentId, req.tasks)
           : { outcomes: [], held: [] };
+      // A supervisor's plain children: their entries are their heartbeats (supervision.ts).
+      const childBeats =
+        req.children !== undefined && req.children.length > 0
+          ? await supervision.childBeats(agentId, req.children)
+          : [];
       // Written with the other agents' heartbeats of this turn; takes the commands queued for it.
       const leaseMs = watchdog.agents.leaseMsFor(agentId, policy);
-      const result = await ctx.writes.agentHeartbeat(
-        heartbeatInput(agentId, incarnation, req, policy, leaseMs),
-      );
-      if (result === null) {
+      const [result, ...childResults] = await Promise.all([
+        ctx.writes.agentHeartbeat(heartbeatInput(agentId, incarnation, req, policy, leaseMs)),
+        ...childBeats.map((b) => ctx.writes.agentHeartbeat(b.input)),
+      ]);
+      if (result === null || result === undefined) {
         const agent = await store.getAgent(agentId);
         if (agent === null) throw new NotFoundError('agent', agentId);
         if (agent.incarnation !== incarnation) {
@@ -171,10 +179,19 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
       await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);
+      if (req.fatal !== undefined && req.fatal.length > 0) supervision.fatal(agentId, req.fatal);
+      // A plain child's commands are its supervisor's to carry out: delivered here, naming the child.
+      const commands = [...result.commands];
+      for (const [i, child] of childResults.entries()) {
+        if (child === null || child === undefined) continue;
+        const { agentId: childId, agentKey } = childBeats[i]!.child;
+        for (const c of child.commands) commands.push({ ...c, agentId: childId, agentKey });
+        await watchdog.agents.evaluate(child.watch, null);
+      }
       return {
         heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
         tasks: beats.outcomes,
-        commands: result.commands,
+        commands,
       };
     },
 

@@ -39,7 +39,10 @@ export interface Interventions {
     command: AgentCommand & { id: string };
     evidence: JsonObject;
   }): Promise<Intervention | null>;
-  /** The agent answered commands: end the manual interventions they belong to. */
+  /**
+   * The agent — or, for commands routed to it, the agent's supervisor — answered commands: end the
+   * manual interventions they belong to, with the answer's output (last log lines) in the evidence.
+   */
   acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<void>;
   /**
    * The agent left or was ended: its open interventions end — a `terminate` succeeded (the agent is
@@ -98,15 +101,28 @@ export function createInterventions(deps: {
     async acknowledge(agentId, acks) {
       for (const ack of acks) {
         const [found] = (await store.listInterventions({ commandId: ack.commandId, limit: 1 })).interventions;
-        if (found === undefined || found.agentId !== agentId || found.condition !== 'manual') {
+        // The agent itself answers, or its supervisor (which carries out restart, terminate and signals).
+        const by =
+          found === undefined
+            ? null
+            : found.agentId === agentId
+              ? 'agent'
+              : (await store.getAgent(found.agentId))?.supervisorId === agentId
+                ? 'supervisor'
+                : null;
+        if (found === undefined || by === null || found.condition !== 'manual') {
           logger.debug({ agentId, ack }, 'acknowledgement of a command no open manual intervention sent');
           continue;
         }
         const ended = await store.endIntervention({
           id: found.id,
           state: ACK_STATES[ack.outcome],
-          reason: ack.message ?? `the agent answered ${ack.outcome}`,
-          evidence: { ack: { outcome: ack.outcome, message: ack.message ?? null, at: clock.now() } },
+          reason: ack.message ?? `the ${by} answered ${ack.outcome}`,
+          evidence: {
+            ack: { outcome: ack.outcome, message: ack.message ?? null, at: clock.now(), by, from: agentId },
+            // The last lines the process wrote (a supervisor's ack of a terminate or restart).
+            ...(ack.output !== undefined ? { output: ack.output } : {}),
+          },
         });
         if (ended) publish(ended);
       }
