@@ -9,11 +9,16 @@
  * `expected_duration.min` ≤ `max`); checks across the file (unique names, channels named by alert
  * rungs) live in `policy-file-checks.ts`.
  */
-import { CONDITION_KINDS, INTERVENTION_ACTIONS } from '@rouse/protocol';
+import {
+  CONDITION_KINDS,
+  formatDuration,
+  INTERVENTION_ACTIONS,
+  parseDuration,
+  parseSize,
+} from '@rouse/protocol';
 import { z } from 'zod';
 import { resolveTiming } from '../timing.js';
 import { POLICY_DEFAULTS } from './policy-defaults.js';
-import { formatDuration, parseDuration, parseSize } from '@rouse/protocol';
 
 /** Names: policies, agent types, task types, dependencies, channels (as on the wire). */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:/-]+$/;
