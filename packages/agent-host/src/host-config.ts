@@ -97,10 +97,15 @@ export function parseHostConfig(
   const token = env.ROUSE_AGENT_TOKEN ?? '';
   if (token === '') err('', 'the enrollment token is read from ROUSE_AGENT_TOKEN, which is not set');
   const name = doc.name;
-  if (typeof name !== 'string' || !agentKey.safeParse(name).success || name.includes('/')) {
+  if (
+    typeof name !== 'string' ||
+    !agentKey.safeParse(name).success ||
+    name.includes('/') ||
+    name.length > 100
+  ) {
     err(
       'name',
-      'must be 1-200 letters, digits and _ . : @ - (no /): the supervisor name, one live supervisor each',
+      'must be 1-100 letters, digits and _ . : @ - (no /): the supervisor name, one live supervisor each',
     );
   }
   const programs: ResolvedProgram[] = [];
