@@ -1,6 +1,6 @@
 /**
  * The policy file's schema (docs/design.md §6.3, §6.7), in the file's own words: snake_case keys,
- * durations and sizes with units (`units.ts`), strict objects (an unknown key is an error). Parsing
+ * durations and sizes with units (`@rouse/protocol`'s `units.ts`), strict objects (an unknown key is an error). Parsing
  * gives the file's values in ms and bytes, with absent fields left undefined: defaults, and values
  * derived from other fields, are filled in by `resolved-policy.ts`, `task-type-defaults.ts` and
  * `alert-settings.ts`, where they are documented.
