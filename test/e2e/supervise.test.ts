@@ -107,7 +107,7 @@ const ended = (admin: Client, id: string): Promise<Intervention> =>
   );
 
 describe('rouse supervise', () => {
-  it('restarts a SIGSTOPped SDK child that went lost, refuses a second supervisor of its name, and stops every child on SIGTERM', async () => {
+  it('restarts a SIGSTOPped SDK child that went lost, terminates it, refuses a second supervisor of its name, and stops every child on SIGTERM', async () => {
     const { coord, admin } = await coordinator();
     const yaml = `
 name: host-a
@@ -155,16 +155,27 @@ programs:
     );
     expect(after.pid).toBe(restarted.pid);
 
+    // A healthy SDK child leaves by itself on SIGTERM; the supervisor's acknowledgement still ends
+    // the intervention, with its last output.
+    const terminate = await admin.sendCommand(agent.id, { type: 'terminate', reason: 'enough' });
+    const gone = await ended(admin, terminate.intervention!.id);
+    expect(gone).toMatchObject({
+      state: 'succeeded',
+      action: 'terminate',
+      evidence: { ack: { by: 'supervisor' } },
+    });
+    expect(gone.evidence.output).toMatch(/tick \d+/);
+    expect(alive(restarted.pid!)).toBe(false);
+    expect((await admin.getAgent(agent.id)).status).toBe('left');
+
     sup.kill('SIGTERM');
     expect((await sup.exited).code).toBe(0);
-    expect(alive(restarted.pid!)).toBe(false);
     expect(alive(loop.pid!)).toBe(false);
     expect((await admin.getAgent(reg.agentId!)).status).toBe('left');
     const loopAgent = (await admin.listAgents({ agentType: 'loop' })).find((a) => a.key === 'host-a/loop-1');
     expect(loopAgent?.status).toBe('left');
-    await waitFor(async () => (await admin.getAgent(agent.id)).status === 'left', {
-      what: 'the SDK child to leave',
-    });
+    // Terminated means not started again.
+    expect(events(sup).filter((e) => e.event === 'started' && e.key === 'host-a/mon-1')).toHaveLength(2);
   });
 
   it('heartbeats for a plain program with its progress regex, and terminate kills its whole group with the last lines as evidence', async () => {

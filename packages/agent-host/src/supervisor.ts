@@ -63,6 +63,8 @@ export class Supervisor {
   private readonly seen: string[] = [];
   /** Plain children to leave once the ack of their terminate got through. */
   private readonly leaveAfterAck = new Map<string, ProgramInstance>();
+  /** Plain children whose registration is under way. */
+  private readonly registering = new Set<ProgramInstance>();
   private readonly sampler = new ProcSampler();
   private readonly now: () => number;
   private lastCpu = process.cpuUsage();
@@ -89,6 +91,13 @@ export class Supervisor {
 
   /** Register (refused if the name is live elsewhere), start every instance, start heartbeating. */
   async start(): Promise<void> {
+    await this.register();
+    for (const i of this.instances) i.start();
+    this.schedule(0);
+  }
+
+  /** Register as the supervisor of this name (again, after its token stopped working). */
+  private async register(): Promise<void> {
     const { config } = this.options;
     let reg: Awaited<ReturnType<Client['registerAgent']>>;
     try {
@@ -110,6 +119,7 @@ export class Supervisor {
       throw err;
     }
     this.agentId = reg.agent.id;
+    this.client?.close();
     this.client = this.enroll.withToken(reg.token);
     this.intervalMs = reg.heartbeatIntervalMs;
     this.emit({
@@ -119,8 +129,6 @@ export class Supervisor {
       incarnation: reg.incarnation,
       heartbeatIntervalMs: reg.heartbeatIntervalMs,
     });
-    for (const i of this.instances) i.start();
-    this.schedule(0);
   }
 
   /** Stop every child (their stop signal, grace, SIGKILL to the group), then leave. */
@@ -190,7 +198,8 @@ export class Supervisor {
   private onStarted(i: ProgramInstance): void {
     if (i.program.sdk || this.agentId === null || this.stopped) return;
     const pid = i.pid;
-    if (pid === null) return;
+    if (pid === null || this.registering.has(i)) return;
+    this.registering.add(i);
     void this.enroll
       .registerAgent({
         agentType: i.program.agentType,
@@ -207,7 +216,8 @@ export class Supervisor {
         },
         (err: unknown) =>
           this.emit({ event: 'child_registration_failed', key: i.key, message: (err as Error).message }),
-      );
+      )
+      .finally(() => this.registering.delete(i));
   }
 
   private async leaveChild(i: ProgramInstance): Promise<void> {
@@ -224,7 +234,16 @@ export class Supervisor {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.beating = this.beat()
-        .catch((err: unknown) => this.emit({ event: 'heartbeat_failed', message: (err as Error).message }))
+        .catch(async (err: unknown) => {
+          this.emit({ event: 'heartbeat_failed', message: (err as Error).message });
+          // Its token stopped working (it was ended, or its slot taken over): register again. Its
+          // children keep running meanwhile; the same name is the same agent id.
+          if (err instanceof RouseApiError && err.status === 401 && !this.stopped) {
+            await this.register().catch((e: unknown) =>
+              this.emit({ event: 'heartbeat_failed', message: `registering again: ${(e as Error).message}` }),
+            );
+          }
+        })
         .finally(() => {
           this.beating = null;
           // ±10 % jitter, as the SDK's heartbeats.
@@ -271,6 +290,10 @@ export class Supervisor {
       now > this.lastCpuAt ? ((cpu.user + cpu.system) / 1000 / (now - this.lastCpuAt)) * 100 : 0;
     this.lastCpu = process.cpuUsage();
     this.lastCpuAt = now;
+    // A plain child whose registration failed (the coordinator was away) tries again.
+    for (const i of this.instances) {
+      if (!i.program.sdk && i.pid !== null && i.agent?.pid !== i.pid) this.onStarted(i);
+    }
     const acks = this.acks.slice(0, 100);
     const fatal = this.fatal.slice();
     const chunks = splitChildren(

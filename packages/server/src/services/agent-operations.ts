@@ -197,7 +197,12 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
 
     async leave(caller, agentId) {
       requireActsAs(caller, agentId, 'leave');
-      await mustGetAgent(agentId);
+      const agent = await mustGetAgent(agentId);
+      // A supervised agent leaves when its supervisor stops or restarts it: the supervisor's
+      // acknowledgement (with the process's last output) ends what is open, not the leaving.
+      const supervisor = agent.supervisorId === null ? null : await store.getAgent(agent.supervisorId);
+      const supervised =
+        supervisor !== null && supervisor.status !== 'left' && supervisor.status !== 'terminated';
       // First stop its claims (waiting or between two awaits), then release what it holds.
       hooks.forget(agentId, 'left');
       ctx.waiters.releaseAgent(agentId);
@@ -206,7 +211,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       const closed = await store.endAgent({ agentId, lifecycle: 'left', reason: 'the agent left' });
       for (const c of closed) watchdog.events.condition(c);
       await ctx.commands.clear(agentId);
-      await ctx.interventions.agentEnded(agentId, 'the agent left');
+      if (!supervised) await ctx.interventions.agentEnded(agentId, 'the agent left');
       ctx.logger.info({ agentId, released: released.length }, 'agent left');
       await watchdog.events.status(agentId, 'left');
       watchdog.events.forget(agentId);

@@ -112,6 +112,23 @@ describe('supervision in the coordinator', () => {
     });
   });
 
+  it("a supervised agent that leaves leaves its intervention to its supervisor's acknowledgement", async () => {
+    f = await createFixture();
+    const sup = await supervisor();
+    const child = await register({ agentType: 'p', key: 'host-1/p-1', supervisorId: sup.agentId });
+    const sent = await f.coordinator.sendCommand(ADMIN, child.agentId, { type: 'terminate' });
+    // The child's SDK leaves on the supervisor's SIGTERM, before the supervisor saw it exit.
+    await f.coordinator.leave(child.caller, child.agentId);
+    expect((await f.coordinator.getIntervention(ADMIN, sent.intervention!.id)).state).toBe('pending');
+    await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, {
+      acks: [{ commandId: sent.commandId, outcome: 'done', output: 'bye' }],
+    });
+    expect(await f.coordinator.getIntervention(ADMIN, sent.intervention!.id)).toMatchObject({
+      state: 'succeeded',
+      evidence: { output: 'bye' },
+    });
+  });
+
   it("keeps a plain child alive from its supervisor's report, never an SDK child or another supervisor's", async () => {
     f = await createFixture();
     const sup = await supervisor();
