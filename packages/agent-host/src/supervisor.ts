@@ -423,12 +423,13 @@ function exitText(exit: { code: number | null; signal: string | null } | null): 
 /** Children's entries in groups whose JSON stays under `maxBytes` (at least one group). */
 export function splitChildren(children: SupervisedChild[], maxBytes: number): SupervisedChild[][] {
   const groups: SupervisedChild[][] = [[]];
-  let size = 0;
+  // `[` and `]`, then each entry and the comma before the next (UTF-8 bytes).
+  let size = 2;
   for (const c of children) {
-    const bytes = JSON.stringify(c).length + 1;
-    if (size + bytes > maxBytes && groups.at(-1)!.length > 0) {
+    const bytes = Buffer.byteLength(JSON.stringify(c)) + 1;
+    if (size + bytes - 1 > maxBytes && groups.at(-1)!.length > 0) {
       groups.push([]);
-      size = 0;
+      size = 2;
     }
     groups.at(-1)!.push(c);
     size += bytes;
