@@ -64,6 +64,10 @@ export class ProgramInstance {
   private child: ChildProcess | null = null;
   private exited: Promise<ExitInfo> | null = null;
   private stopping = false;
+  /** The supervisor is stopping: nothing starts again. */
+  private closed = false;
+  /** Commands for this instance run one at a time, in order. */
+  private queue: Promise<unknown> = Promise.resolve();
   private backoff: NodeJS.Timeout | null = null;
   private readonly rules: RestartRules;
 
@@ -79,6 +83,7 @@ export class ProgramInstance {
 
   start(): void {
     this.clearBackoff();
+    if (this.closed) return;
     const [file, ...args] = this.program.command;
     let child: ChildProcess;
     try {
@@ -167,6 +172,19 @@ export class ProgramInstance {
       this.stopping = false;
       this.state = 'stopped';
     }
+  }
+
+  /** For good: stop, and never start again (the supervisor is leaving). */
+  shutdown(): Promise<ExitInfo | null> {
+    this.closed = true;
+    return this.stop();
+  }
+
+  /** Run `fn` after the commands queued before it for this instance have finished. */
+  serially<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   /** Stop, then start again at once: a deliberate restart (the budget is whole again). */

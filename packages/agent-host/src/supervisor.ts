@@ -138,7 +138,7 @@ export class Supervisor {
     this.emit({ event: 'stopping', reason });
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    await Promise.all(this.instances.map((i) => i.stop()));
+    await Promise.all(this.instances.map((i) => i.shutdown()));
     await this.beating?.catch(() => undefined);
     // A last heartbeat carries the acks still owed (the children are stopped now).
     await this.beat().catch(() => undefined);
@@ -344,18 +344,22 @@ export class Supervisor {
       this.instances.find((x) => c.agentKey !== undefined && x.key === c.agentKey) ??
       this.instances.find((x) => c.agentId !== undefined && x.agent?.id === c.agentId);
     this.emit({ event: 'command', id, type: c.type, key: i?.key ?? null });
-    if (i === undefined) {
-      // A command for the supervisor itself, or for a child it does not run.
-      this.ack({
-        commandId: id,
-        outcome: 'unsupported',
-        message:
-          c.agentId === undefined
-            ? `the supervisor does not act on ${c.type} for itself`
-            : `no child ${c.agentKey ?? c.agentId} under this supervisor`,
-      });
+    if (i !== undefined) {
+      await i.serially(() => this.carryOutFor(i, c, id));
       return;
     }
+    // A command for the supervisor itself, or for a child it does not run.
+    this.ack({
+      commandId: id,
+      outcome: 'unsupported',
+      message:
+        c.agentId === undefined
+          ? `the supervisor does not act on ${c.type} for itself`
+          : `no child ${c.agentKey ?? c.agentId} under this supervisor`,
+    });
+  }
+
+  private async carryOutFor(i: ProgramInstance, c: AgentCommand, id: string): Promise<void> {
     try {
       switch (c.type) {
         case 'wake': {
