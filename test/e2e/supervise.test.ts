@@ -213,11 +213,20 @@ programs:
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     expect(alive(grandchild)).toBe(true);
 
+    // A wake with a signal: the supervisor sends it to the group.
+    const wake = await admin.sendCommand(agent.id, { type: 'wake', signal: 'SIGUSR2' });
+    expect(await ended(admin, wake.intervention!.id)).toMatchObject({
+      state: 'succeeded',
+      action: 'wake',
+      evidence: { ack: { outcome: 'done', by: 'supervisor' } },
+    });
+
     const sent = await admin.sendCommand(agent.id, { type: 'terminate', reason: 'enough' });
     const itv = await ended(admin, sent.intervention!.id);
     expect(itv).toMatchObject({ state: 'succeeded', action: 'terminate' });
     expect(itv.evidence.ack).toMatchObject({ outcome: 'done', by: 'supervisor' });
     expect(itv.evidence.output).toContain('got SIGTERM, leaving my grandchild behind');
+    expect(itv.evidence.output).toContain('woken by SIGUSR2');
     expect(itv.evidence.output).toMatch(/step \d+\/10/);
     expect(alive(started.pid!)).toBe(false);
     expect(alive(grandchild)).toBe(false); // ignored SIGTERM: SIGKILLed with its group after the grace
