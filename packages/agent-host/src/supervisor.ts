@@ -294,8 +294,10 @@ export class Supervisor {
     for (const i of this.instances) {
       if (!i.program.sdk && i.pid !== null && i.agent?.pid !== i.pid) this.onStarted(i);
     }
-    const acks = this.acks.slice(0, 100);
-    const fatal = this.fatal.slice();
+    // Acks and fatal reports carry output (up to 8 KiB each): as many as fit in half a body now,
+    // the rest with the next heartbeat.
+    const acks = takeWithin(this.acks, 100, MAX_BEAT_BYTES / 4);
+    const fatal = takeWithin(this.fatal, 100, MAX_BEAT_BYTES / 4);
     const chunks = splitChildren(
       this.childEntries(),
       MAX_BEAT_BYTES - JSON.stringify({ acks, fatal }).length,
@@ -422,6 +424,19 @@ export class Supervisor {
 function exitText(exit: { code: number | null; signal: string | null } | null): string {
   if (exit === null) return '(was not running)';
   return exit.signal !== null ? `(killed by ${exit.signal})` : `(exited with code ${exit.code})`;
+}
+
+/** The first items of `list` (at least one, if any) whose JSON stays under `maxBytes`, at most `max`. */
+function takeWithin<T>(list: readonly T[], max: number, maxBytes: number): T[] {
+  const out: T[] = [];
+  let bytes = 0;
+  for (const item of list) {
+    const b = Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (out.length >= max || (out.length > 0 && bytes + b > maxBytes)) break;
+    out.push(item);
+    bytes += b;
+  }
+  return out;
 }
 
 /** Children's entries in groups whose JSON stays under `maxBytes` (at least one group). */
