@@ -3,6 +3,9 @@
  * agent host's programs, restarts them with backoff inside a budget, samples their process trees,
  * heartbeats for all of them at once and carries out the watchdog's commands for them.
  */
+
+export { carryOutCommand } from './child-commands.js';
+export { splitChildren, takeWithin } from './heartbeat-body.js';
 export {
   HostConfigError,
   PROGRAM_DEFAULTS,
@@ -15,4 +18,4 @@ export { ProcSampler, parseProcStat, readProcTable, treeOf } from './proc-stat.j
 export { type InstanceEvent, ProgramInstance } from './program-instance.js';
 export { type RestartDecision, type RestartPolicy, RestartRules } from './restart-rules.js';
 export { type RunSupervisorOptions, runSupervisor } from './run-supervisor.js';
-export { Supervisor, type SupervisorEvent, SupervisorNameInUseError, splitChildren } from './supervisor.js';
+export { Supervisor, type SupervisorEvent, SupervisorNameInUseError } from './supervisor.js';

@@ -16,6 +16,8 @@ import {
   type SupervisedChild,
 } from '@rouse/protocol';
 import { Client, RouseApiError } from '@rouse/sdk';
+import { carryOutCommand } from './child-commands.js';
+import { splitChildren, takeWithin } from './heartbeat-body.js';
 import type { ResolvedHostConfig } from './host-config.js';
 import { ProcSampler } from './proc-stat.js';
 import { type InstanceEvent, ProgramInstance } from './program-instance.js';
@@ -347,7 +349,11 @@ export class Supervisor {
       this.instances.find((x) => c.agentId !== undefined && x.agent?.id === c.agentId);
     this.emit({ event: 'command', id, type: c.type, key: i?.key ?? null });
     if (i !== undefined) {
-      await i.serially(() => this.carryOutFor(i, c, id));
+      await i.serially(async () => {
+        const ack = await carryOutCommand(i, c, id);
+        // A terminated plain child's agent leaves once the coordinator has its acknowledgement.
+        if (ack !== null) this.ack(ack, c.type === 'terminate' && !i.program.sdk ? i : undefined);
+      });
       return;
     }
     // A command for the supervisor itself, or for a child it does not run.
@@ -360,98 +366,4 @@ export class Supervisor {
           : `no child ${c.agentKey ?? c.agentId} under this supervisor`,
     });
   }
-
-  private async carryOutFor(i: ProgramInstance, c: AgentCommand, id: string): Promise<void> {
-    try {
-      switch (c.type) {
-        case 'wake': {
-          const signal = (c.signal as NodeJS.Signals | undefined) ?? i.program.wakeSignal;
-          if (signal === null) {
-            // An SDK child answers its own wake; a plain one has nothing to be woken with.
-            if (!i.program.sdk) {
-              this.ack({ commandId: id, outcome: 'unsupported', message: `${i.key} has no wake_signal` });
-            }
-            return;
-          }
-          const sent = i.signal(signal);
-          this.ack({
-            commandId: id,
-            outcome: sent ? 'done' : 'failed',
-            message: sent
-              ? `sent ${signal} to ${i.key} (pid ${i.pid})`
-              : `${i.key} is not running (${i.state})`,
-          });
-          return;
-        }
-        case 'restart': {
-          const before = i.pid;
-          const exit = await i.restart();
-          this.ack({
-            commandId: id,
-            outcome: i.pid === null ? 'failed' : 'done',
-            message: `restarted ${i.key}: pid ${before ?? 'none'} ${exitText(exit)} → pid ${i.pid ?? 'none'}`,
-            output: i.ring.tail(MAX_ACK_OUTPUT_CHARS),
-          });
-          return;
-        }
-        case 'terminate': {
-          const before = i.pid;
-          const exit = await i.stop();
-          this.ack(
-            {
-              commandId: id,
-              outcome: 'done',
-              message: `terminated ${i.key}: pid ${before ?? 'none'} ${exitText(exit)}`,
-              output: i.ring.tail(MAX_ACK_OUTPUT_CHARS),
-            },
-            i.program.sdk ? undefined : i,
-          );
-          return;
-        }
-        default:
-          this.ack({
-            commandId: id,
-            outcome: 'unsupported',
-            message: `${i.key} is a plain process: it cannot ${c.type}`,
-          });
-      }
-    } catch (err) {
-      this.ack({ commandId: id, outcome: 'failed', message: (err as Error).message.slice(0, 1000) });
-    }
-  }
-}
-
-function exitText(exit: { code: number | null; signal: string | null } | null): string {
-  if (exit === null) return '(was not running)';
-  return exit.signal !== null ? `(killed by ${exit.signal})` : `(exited with code ${exit.code})`;
-}
-
-/** The first items of `list` (at least one, if any) whose JSON stays under `maxBytes`, at most `max`. */
-function takeWithin<T>(list: readonly T[], max: number, maxBytes: number): T[] {
-  const out: T[] = [];
-  let bytes = 0;
-  for (const item of list) {
-    const b = Buffer.byteLength(JSON.stringify(item)) + 1;
-    if (out.length >= max || (out.length > 0 && bytes + b > maxBytes)) break;
-    out.push(item);
-    bytes += b;
-  }
-  return out;
-}
-
-/** Children's entries in groups whose JSON stays under `maxBytes` (at least one group). */
-export function splitChildren(children: SupervisedChild[], maxBytes: number): SupervisedChild[][] {
-  const groups: SupervisedChild[][] = [[]];
-  // `[` and `]`, then each entry and the comma before the next (UTF-8 bytes).
-  let size = 2;
-  for (const c of children) {
-    const bytes = Buffer.byteLength(JSON.stringify(c)) + 1;
-    if (size + bytes - 1 > maxBytes && groups.at(-1)!.length > 0) {
-      groups.push([]);
-      size = 2;
-    }
-    groups.at(-1)!.push(c);
-    size += bytes;
-  }
-  return groups;
 }

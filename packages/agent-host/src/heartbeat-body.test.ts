@@ -1,6 +1,6 @@
 import type { SupervisedChild } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import { splitChildren } from './supervisor.js';
+import { splitChildren } from './heartbeat-body.js';
 
 const child = (n: number): SupervisedChild => ({
   agentKey: `host/p-${n}`,
