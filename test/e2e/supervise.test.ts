@@ -32,7 +32,7 @@ policies:
     heartbeat: { expected_interval: 200ms, timeout_factor: 3 }
 `;
 
-type Line = { event: string; key?: string; pid?: number; delayMs?: number; agentId?: string };
+type Line = { event: string; key?: string; pid?: number; delayMs?: number; agentId?: string; line?: string };
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -55,10 +55,10 @@ async function coordinator(): Promise<{ coord: CoordinatorProcess; admin: Client
   return { coord, admin: new Client({ url: coord.url, token: coord.adminToken }) };
 }
 
-function supervise(coord: CoordinatorProcess, yaml: string): Spawned {
+function supervise(coord: CoordinatorProcess, yaml: string, extraArgs: string[] = []): Spawned {
   const file = join(tempDir('rouse-host-'), 'host.yaml');
   writeFileSync(file, yaml);
-  const sup = spawnNode([ROUSE_BIN, 'supervise', '-c', file, '--json'], {
+  const sup = spawnNode([ROUSE_BIN, 'supervise', '-c', file, '--json', ...extraArgs], {
     ROUSE_URL: coord.url,
     ROUSE_AGENT_TOKEN: coord.agentToken,
   });
@@ -262,6 +262,7 @@ programs:
     sdk: false
     restart: { backoff: 100ms, max_backoff: 1s, budget: 3, window: 1m }
 `,
+      ['--echo'],
     );
     const fatal = await sup.waitForLine<Line>((e) => e.event === 'fatal' && e.key === 'host-c/crasher-1');
     expect(fatal).toMatchObject({ restarts: 3 });
@@ -287,6 +288,8 @@ programs:
     ]);
     // The first start and three restarts; none after fatal.
     expect(mine.filter((e) => e.event === 'started')).toHaveLength(4);
+    // --echo: each line the children wrote, as an output event.
+    expect(mine.filter((e) => e.event === 'output' && e.line === 'crashing now')).toHaveLength(4);
     expect(seen.filter((e) => e.type === 'agent.fatal')).toHaveLength(1);
   });
 });

@@ -40,6 +40,8 @@ export interface InstanceDeps {
   emit(event: InstanceEvent): void;
   /** A process started (a plain program's agent registers here). */
   started?(instance: ProgramInstance): void;
+  /** Each complete line the child wrote (to echo it), if wanted. */
+  line?(instance: ProgramInstance, line: string): void;
 }
 
 const POLL_MS = 50;
@@ -106,7 +108,10 @@ export class ProgramInstance {
     this.phase = undefined;
     const onOutput = (chunk: Buffer) => {
       this.outputAt = this.deps.now();
-      for (const line of this.ring.push(chunk)) this.readProgress(line);
+      for (const line of this.ring.push(chunk)) {
+        this.readProgress(line);
+        this.deps.line?.(this, line);
+      }
     };
     child.stdout?.on('data', onOutput);
     child.stderr?.on('data', onOutput);

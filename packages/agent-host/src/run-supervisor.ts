@@ -9,6 +9,8 @@ import { Supervisor, type SupervisorEvent } from './supervisor.js';
 export interface RunSupervisorOptions {
   configFile: string;
   onEvent: (event: SupervisorEvent) => void;
+  /** Each complete line a child writes, to echo it. @default none */
+  onOutput?: (key: string, line: string) => void;
   env?: NodeJS.ProcessEnv;
   /**
    * Resolves (with what stopped it, a signal's name say) when the supervisor should stop its children
@@ -26,7 +28,11 @@ export async function runSupervisor(options: RunSupervisorOptions): Promise<numb
     throw new Error(`cannot read ${options.configFile}: ${(err as Error).message}`);
   }
   const config = parseHostConfig(text, options.configFile, options.env);
-  const supervisor = new Supervisor({ config, onEvent: options.onEvent });
+  const supervisor = new Supervisor({
+    config,
+    onEvent: options.onEvent,
+    ...(options.onOutput !== undefined ? { onOutput: options.onOutput } : {}),
+  });
   const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
   let onSignal: (sig: NodeJS.Signals) => void = () => undefined;
   const stopped =

@@ -38,6 +38,8 @@ export interface SupervisorOptions {
   onEvent?: (event: SupervisorEvent) => void;
   /** Wall clock (ms). @default Date.now */
   now?: () => number;
+  /** Called with each complete line a child writes (to echo children's output). @default none */
+  onOutput?: (key: string, line: string) => void;
 }
 
 /** A heartbeat body above this is split in several (the coordinator allows 64 KiB per heartbeat). */
@@ -85,6 +87,9 @@ export class Supervisor {
             now: this.now,
             emit: (e) => this.onInstanceEvent(e),
             started: (i) => this.onStarted(i),
+            ...(options.onOutput !== undefined
+              ? { line: (i: ProgramInstance, line: string) => options.onOutput?.(i.key, line) }
+              : {}),
           }),
         );
       }

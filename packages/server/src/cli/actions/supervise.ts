@@ -5,6 +5,7 @@ import { type CliContext, CliError, EXIT } from '../context.js';
 export interface SuperviseOptions {
   config: string;
   json?: boolean;
+  echo?: boolean;
 }
 
 export async function supervise(ctx: CliContext, opts: SuperviseOptions): Promise<number> {
@@ -16,6 +17,14 @@ export async function supervise(ctx: CliContext, opts: SuperviseOptions): Promis
       configFile,
       env: ctx.env,
       untilStopped: interrupted.done,
+      ...(opts.echo
+        ? {
+            onOutput: (key: string, line: string) => {
+              if (opts.json) ctx.print(JSON.stringify({ event: 'output', key, line, at: ctx.now() }));
+              else ctx.print(`[${key}] ${line}`);
+            },
+          }
+        : {}),
       onEvent: (e) => {
         // One JSON object per line, as it happens.
         if (opts.json) ctx.print(JSON.stringify({ ...e, at: ctx.now() }));

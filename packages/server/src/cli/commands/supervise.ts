@@ -15,6 +15,10 @@ export function registerSupervise(program: Command, ctx: CliContext): void {
       '--json',
       'print what happens as JSON lines (started, exited, restart_scheduled, fatal, command, …)',
     )
+    .option(
+      '--echo',
+      'also print every line the children write, as [<key>] <line> (with --json: an output event)',
+    )
     .addHelpText(
       'after',
       `
