@@ -5,7 +5,7 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover]
+ *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover,supervisor]
  *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
  *     [--cpu-prof]
  *
@@ -13,6 +13,9 @@
  * beating every 5 s under a policy file; heartbeat latency, beats/s, the coordinator's CPU and the
  * conditions it opens in a healthy phase, then how late it marks a SIGSTOPped process's agents lost
  * and a non-progressing process's agents stalled (`fleet.ts`).
+ *
+ * `supervisor` is one `rouse supervise` with 200 plain children (quick: 50): the supervisor's CPU and
+ * the coordinator's per supervisor heartbeat (`supervisor.ts`).
  *
  * `--store postgres` runs on PostgreSQL (DATABASE_URL, or an embedded one started for the run);
  * `postgres-2` puts two coordinators on it behind a round-robin balancer. `failover` runs only there.
@@ -29,6 +32,7 @@ import { latency } from './latency.js';
 import { startNoiseMeter } from './proc.js';
 import { type BenchReport, environment, formatTable, withVerdicts, writeReport } from './report.js';
 import { STORES } from './stores.js';
+import { supervisor } from './supervisor.js';
 import { throughput } from './throughput.js';
 import type { Workload, WorkloadContext, WorkloadResult } from './workload.js';
 
@@ -41,6 +45,7 @@ const WORKLOADS: Record<string, Workload> = {
   heartbeats,
   fleet,
   failover,
+  supervisor,
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -53,6 +58,8 @@ Options:
                     policy; heartbeat latency, beats/s, coordinator CPU and conditions over a healthy
                     phase (2 min; quick 20 s), then lost detection (100 agents SIGSTOPped) and stall
                     detection (100 agents whose progress stops), each as the excess over its due time
+                    supervisor: one rouse supervise with 200 plain children (quick: 50) beating once a
+                    second; its CPU, and the coordinator's CPU per supervisor heartbeat
   --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
                     waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table

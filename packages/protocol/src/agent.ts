@@ -168,8 +168,36 @@ export type CommandType = (typeof COMMAND_TYPES)[number];
 /**
  * A command for an agent. As queued (`POST /v1/agents/{id}/commands`) it has no `id`; as delivered on
  * a heartbeat response it carries the `id` its acknowledgement names.
+ *
+ * Commands for a supervised agent that its supervisor carries out (`restart`, `terminate`, and `wake`
+ * — the supervisor sends its signal) are delivered to the supervisor, on the supervisor's heartbeat
+ * response, with `agentId` and `agentKey` naming the child they are for: a hung process cannot
+ * collect its own restart. A `wake` goes to the agent itself as well, under the same id.
  */
-export type AgentCommand = z.input<typeof schemas.agentCommand> & { id?: string };
+export type AgentCommand = z.input<typeof schemas.agentCommand> & {
+  id?: string;
+  /** Delivered to a supervisor: the child agent the command is for. */
+  agentId?: string;
+  /** Delivered to a supervisor: that child's slot key. */
+  agentKey?: string;
+};
+
+/** The agent type `rouse supervise` registers as (one agent per supervisor, keyed by its name). */
+export const SUPERVISOR_AGENT_TYPE = 'rouse.supervisor';
+
+/**
+ * A supervised child's state: `running`; `backoff` (exited, waiting to start again); `stopped` (by
+ * a command or the supervisor's own stop); `fatal` (its restart budget is spent: no more restarts).
+ */
+export const SUPERVISED_STATES = ['running', 'backoff', 'stopped', 'fatal'] as const;
+export type SupervisedState = (typeof SUPERVISED_STATES)[number];
+/** One child in a supervisor's heartbeat (`children`). */
+export type SupervisedChild = z.input<typeof schemas.supervisedChild>;
+/** A child whose restart budget ran out, in a supervisor's heartbeat (`fatal`). */
+export type FatalReport = z.input<typeof schemas.fatalReport>;
+
+/** The most output an acknowledgement (or a fatal report) carries: the last lines of a process a supervisor stopped. */
+export const MAX_ACK_OUTPUT_CHARS = 8192;
 
 /** How an agent answers a command (in its next heartbeat's `acks`). */
 export const COMMAND_OUTCOMES = ['done', 'failed', 'unsupported'] as const;

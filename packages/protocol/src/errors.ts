@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   invalid_transition: 409,
   idempotency_conflict: 409,
   conflict: 409,
+  agent_key_in_use: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -1,5 +1,5 @@
 /** Server-sent events on `GET /v1/events` (docs/protocol.md). Each `data:` is one of these. */
-import type { Agent } from './agent.js';
+import type { Agent, FatalReport } from './agent.js';
 import type { Alert } from './alerts.js';
 import type { Task, TaskEvent } from './task.js';
 import type { AgentCondition, Intervention } from './watchdog.js';
@@ -24,6 +24,11 @@ export type StreamEvent =
   /** An intervention was opened, held, resumed or ended (every state change). */
   | { type: 'intervention'; at: number; intervention: Intervention }
   /** An alert opened, changed (agents, severity), was notified, delivered or resolved (every change). */
-  | { type: 'alert'; at: number; alert: Alert };
+  | { type: 'alert'; at: number; alert: Alert }
+  /**
+   * A supervisor gave up on a child: its restart budget is spent (`fatal`), it will not be started
+   * again. Published once per report by the coordinator the supervisor's heartbeat reached.
+   */
+  | { type: 'agent.fatal'; at: number; supervisorId: string; report: FatalReport };
 
 export type StreamEventType = StreamEvent['type'];

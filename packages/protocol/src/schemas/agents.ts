@@ -7,8 +7,10 @@ import {
   COMMAND_OUTCOMES,
   COMMAND_TYPES,
   DEPENDENCY_STATES,
+  MAX_ACK_OUTPUT_CHARS,
   REPORTED_AGENT_STATUSES,
   SIGNAL_NAMES,
+  SUPERVISED_STATES,
 } from '../agent.js';
 import { durationMs, json, labels, ms, name, taskId, version } from './common.js';
 
@@ -48,6 +50,12 @@ export const registerAgent = z
       ),
     supervisorId: z.string().min(1).max(256).optional().describe('The supervisor that runs this process.'),
     requires: z.array(name).max(32).optional().describe('Dependencies this agent needs.'),
+    exclusive: z
+      .boolean()
+      .optional()
+      .describe(
+        'With a key: refuse (409 agent_key_in_use) while the current incarnation of that key is active and its lease has not run out, instead of replacing it. A supervisor registers so: one live supervisor per name.',
+      ),
   })
   .strict();
 
@@ -113,6 +121,81 @@ export const commandAck = z
     commandId: z.string().min(1).max(64),
     outcome: z.enum(COMMAND_OUTCOMES),
     message: z.string().max(1024).optional().describe('What happened (why it failed, say).'),
+    output: z
+      .string()
+      .max(MAX_ACK_OUTPUT_CHARS)
+      .optional()
+      .describe(
+        "The last lines the process wrote (a supervisor's ack of a terminate or restart): kept with the intervention's evidence.",
+      ),
+  })
+  .strict();
+
+/** A signal name a supervisor sends to a process group (`SIGUSR1`, `SIGTERM`, …). */
+export const signalName = z.enum(SIGNAL_NAMES);
+
+/** What a supervisor says of one of its children (a program instance) in its heartbeat. */
+export const supervisedChild = z
+  .object({
+    agentKey: agentKey.describe("The child's slot key: <supervisor name>/<program>-<instance>."),
+    agentId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('The agent id of a child the supervisor registered itself (a plain process).'),
+    incarnation: z.number().int().min(1).optional().describe('With agentId: the incarnation it registered.'),
+    program: name,
+    instance: z.number().int().min(1).max(100000),
+    plain: z
+      .boolean()
+      .describe(
+        'A process that does not use the SDK: this entry is its heartbeat (alive = running). False: the child heartbeats itself, and this entry is evidence only.',
+      ),
+    pid: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31)
+      .nullable(),
+    state: z.enum(SUPERVISED_STATES),
+    restarts: z.number().int().min(0),
+    rssBytes: z.number().min(0).optional(),
+    cpuPercent: z.number().min(0).max(100000).optional(),
+    outputAt: z.number().int().min(0).nullable().describe('When it last wrote output (epoch ms).'),
+    progress: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe("From the program's output regex (done/total), for a plain process."),
+    phase: z.string().max(256).optional(),
+    lastExit: z
+      .object({
+        code: z.number().int().nullable(),
+        signal: z.string().max(16).nullable(),
+        at: z.number().int().min(0),
+      })
+      .strict()
+      .nullable()
+      .optional(),
+  })
+  .strict();
+
+/** A child that used up its restart budget, reported once (re-sent until a heartbeat gets through). */
+export const fatalReport = z
+  .object({
+    agentKey,
+    agentId: z.string().min(1).max(64).optional(),
+    program: name,
+    instance: z.number().int().min(1).max(100000),
+    restarts: z.number().int().min(0),
+    at: z.number().int().min(0),
+    lastExit: z
+      .object({ code: z.number().int().nullable(), signal: z.string().max(16).nullable() })
+      .strict()
+      .nullable(),
+    output: z.string().max(MAX_ACK_OUTPUT_CHARS).optional().describe('Its last output lines.'),
   })
   .strict();
 
@@ -134,6 +217,16 @@ export const agentHeartbeat = z
       .max(100)
       .optional()
       .describe('Answers to commands delivered on earlier heartbeat responses, by their id.'),
+    children: z
+      .array(supervisedChild)
+      .max(1000)
+      .optional()
+      .describe("A supervisor's children (rouse supervise): one heartbeat per host."),
+    fatal: z
+      .array(fatalReport)
+      .max(100)
+      .optional()
+      .describe('Children that went fatal (restart budget spent) since the last heartbeat that got through.'),
   })
   .strict();
 
@@ -142,11 +235,10 @@ export const agentCommand = z
     type: z.enum(COMMAND_TYPES),
     taskId: z.string().max(64).optional(),
     reason: z.string().max(1024).optional(),
-    signal: z
-      .enum(SIGNAL_NAMES)
+    signal: signalName
       .optional()
       .describe(
-        'wake: a signal for the supervisor of a supervised agent to send its process (the agent itself still gets the wake).',
+        "wake: the signal the agent's supervisor also sends its process group (else the program's wake_signal); the agent itself still gets the wake.",
       ),
     graceMs: ms
       .optional()

@@ -21,6 +21,7 @@ import { registerRetry } from './commands/retry.js';
 import { registerServe } from './commands/serve.js';
 import { registerShow } from './commands/show.js';
 import { registerSubmit } from './commands/submit.js';
+import { registerSupervise } from './commands/supervise.js';
 import { registerTasks } from './commands/tasks.js';
 import { registerWhy } from './commands/why.js';
 import { CliContext, type CliDeps, EXIT } from './context.js';
@@ -127,6 +128,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerManualCommands(program, ctx);
   registerCancel(program, ctx);
   registerRetry(program, ctx);
+  registerSupervise(program, ctx);
   registerDemo(program, ctx);
   return program;
 }

@@ -7,6 +7,10 @@
  * queue without limit (the oldest commands are dropped), and a command nobody took for a day is
  * dropped when the next one is queued.
  *
+ * A supervised agent's (`supervisorId`) `restart`, `terminate` and `wake` are queued on its
+ * supervisor's row instead (or as well, for `wake`), naming the child (`agentId`, `agentKey`): the
+ * supervisor collects them on its own heartbeat and acknowledges them by the same id.
+ *
  * An agent that must get its commands at once — a supervisor, which carries out restarts and kills for
  * its children — also waits for them (`next`, a long-poll): a command queued through this coordinator
  * wakes it at once, one queued through another is seen within `pollMs`.
@@ -18,6 +22,29 @@ import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/store.js';
 
 export const MAX_QUEUED_COMMANDS_PER_AGENT = 100;
+
+/**
+ * Commands a supervisor carries out for its children, and where they go: `restart` and `terminate`
+ * to the supervisor only (a hung process cannot collect its own restart), `wake` to both (the SDK's
+ * `onWake` in the agent, the wake signal from the supervisor), under one id.
+ */
+const SUPERVISOR_ROUTES: Partial<Record<AgentCommand['type'], 'supervisor' | 'both'>> = {
+  restart: 'supervisor',
+  terminate: 'supervisor',
+  wake: 'both',
+};
+
+/** The agent's supervisor, if it has one that has not left or been ended, and the agent's key. */
+async function liveSupervisorOf(
+  store: Store,
+  agentId: string,
+): Promise<{ id: string; childKey: string | undefined } | null> {
+  const agent = await store.getAgent(agentId);
+  if (agent === null || agent.supervisorId === null) return null;
+  const supervisor = await store.getAgent(agent.supervisorId);
+  if (supervisor === null || supervisor.status === 'left' || supervisor.status === 'terminated') return null;
+  return { id: supervisor.id, childKey: agent.key ?? undefined };
+}
 
 /** A command with the id it is delivered with. */
 export type IdentifiedCommand = AgentCommand & { id: string };
@@ -56,15 +83,25 @@ export function createAgentCommands(deps: {
   /** Long-polls waiting here, by agent: each is woken when a command for it is queued here. */
   const waiters = new Map<string, Set<() => void>>();
   let waiting = 0;
-  const enqueue = async (agentId: string, command: AgentCommand): Promise<IdentifiedCommand> => {
-    const identified = { ...command, id: `cmd_${randomBytes(12).toString('hex')}` };
+  const queue = async (agentId: string, command: AgentCommand): Promise<void> => {
     await store.queueAgentCommand({
       agentId,
-      command: identified,
+      command,
       keep: MAX_QUEUED_COMMANDS_PER_AGENT,
       maxAgeMs: MAX_COMMAND_AGE_MS,
     });
     for (const wake of waiters.get(agentId) ?? []) wake();
+  };
+  const enqueue = async (agentId: string, command: AgentCommand): Promise<IdentifiedCommand> => {
+    const identified = { ...command, id: `cmd_${randomBytes(12).toString('hex')}` };
+    const route = SUPERVISOR_ROUTES[command.type];
+    const supervisor = route === undefined ? null : await liveSupervisorOf(store, agentId);
+    if (supervisor === null || route === undefined) {
+      await queue(agentId, identified);
+      return identified;
+    }
+    await queue(supervisor.id, { ...identified, agentId, agentKey: supervisor.childKey });
+    if (route === 'both') await queue(agentId, identified);
     return identified;
   };
 

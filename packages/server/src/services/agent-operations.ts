@@ -23,6 +23,7 @@ import { newAgentToken, requireActsAs, requireAdmin, requireEnrollment, requireR
 import type { Caller, SentCommand } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { newId } from './ids.js';
+import { createSupervision } from './supervision.js';
 import { recordBeats } from './task-heartbeats.js';
 import { heartbeatInput } from './watchdog/heartbeat-input.js';
 
@@ -48,7 +49,12 @@ export interface AgentOperations {
    * The agent's process is gone for good (it left, or the watchdog terminated it): its tasks go back
    * to the queue, its conditions close, its commands are dropped, its interventions end.
    */
-  endAgent(agentId: string, lifecycle: 'left' | 'terminated', reason: string): Promise<void>;
+  endAgent(
+    agentId: string,
+    lifecycle: 'left' | 'terminated',
+    reason: string,
+    options?: { keepInterventions?: boolean },
+  ): Promise<void>;
 }
 
 /** What this coordinator keeps of agents outside the context (claims, tokens, timers, statuses). */
@@ -61,6 +67,7 @@ export interface AgentHooks {
 
 export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks): AgentOperations {
   const { store, clock, bus, watchdog } = ctx;
+  const supervision = createSupervision(ctx);
 
   /**
    * The agent with the name of the policy that applies to it now: the store keeps the one in force
@@ -113,6 +120,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         policy: policy.name,
         heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
         startupTimeoutMs: policy.startupTimeoutMs,
+        exclusive: req.exclusive === true,
       });
       const { agent } = reg;
       if (reg.replacedIncarnation !== null) {
@@ -173,12 +181,18 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         req.tasks !== undefined && req.tasks.length > 0
           ? await recordBeats(ctx, agentId, req.tasks)
           : { outcomes: [], held: [] };
+      // A supervisor's plain children: their entries are their heartbeats (supervision.ts).
+      const childBeats =
+        req.children !== undefined && req.children.length > 0
+          ? await supervision.childBeats(agentId, req.children)
+          : [];
       // Written with the other agents' heartbeats of this turn; takes the commands queued for it.
       const leaseMs = watchdog.agents.leaseMsFor(agentId, policy);
-      const result = await ctx.writes.agentHeartbeat(
-        heartbeatInput(agentId, incarnation, req, policy, leaseMs),
-      );
-      if (result === null) {
+      const [result, ...childResults] = await Promise.all([
+        ctx.writes.agentHeartbeat(heartbeatInput(agentId, incarnation, req, policy, leaseMs)),
+        ...childBeats.map((b) => ctx.writes.agentHeartbeat(b.input)),
+      ]);
+      if (result === null || result === undefined) {
         const agent = await store.getAgent(agentId);
         if (agent === null) throw new NotFoundError('agent', agentId);
         if (agent.incarnation !== incarnation) {
@@ -200,20 +214,34 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
       await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);
+      if (req.fatal !== undefined && req.fatal.length > 0) supervision.fatal(agentId, req.fatal);
+      // A plain child's commands are its supervisor's to carry out: delivered here, naming the child.
+      const commands = [...result.commands];
+      for (const [i, child] of childResults.entries()) {
+        if (child === null || child === undefined) continue;
+        const { agentId: childId, agentKey } = childBeats[i]!.child;
+        for (const c of child.commands) commands.push({ ...c, agentId: childId, agentKey });
+        await watchdog.agents.evaluate(child.watch, null);
+      }
       return {
         heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
         tasks: beats.outcomes,
-        commands: result.commands,
+        commands,
       };
     },
 
     async leave(caller, agentId) {
       requireActsAs(caller, agentId, 'leave');
-      await mustGetAgent(agentId);
-      await this.endAgent(agentId, 'left', 'the agent left');
+      const agent = await mustGetAgent(agentId);
+      // A supervised agent leaves when its supervisor stops or restarts it: the supervisor's
+      // acknowledgement (with the process's last output) ends what is open, not the leaving.
+      const supervisor = agent.supervisorId === null ? null : await store.getAgent(agent.supervisorId);
+      const supervised =
+        supervisor !== null && supervisor.status !== 'left' && supervisor.status !== 'terminated';
+      await this.endAgent(agentId, 'left', 'the agent left', { keepInterventions: supervised });
     },
 
-    async endAgent(agentId, lifecycle, reason) {
+    async endAgent(agentId, lifecycle, reason, options = {}) {
       // First stop its claims (waiting or between two awaits), then release what it holds.
       hooks.forget(agentId, 'left');
       ctx.waiters.releaseAgent(agentId);
@@ -223,7 +251,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       const closed = await store.endAgent({ agentId, lifecycle, reason });
       for (const c of closed) watchdog.events.condition(c);
       await ctx.commands.clear(agentId);
-      await ctx.interventions.agentEnded(agentId, reason);
+      if (!options.keepInterventions) await ctx.interventions.agentEnded(agentId, reason);
       await ctx.alerts.clear({ agentId });
       ctx.logger.info(
         { agentId, released: released.length, reason },

@@ -42,6 +42,12 @@ export interface NewAgent {
   heartbeatIntervalMs: number;
   /** Its first lease: it is lost unless it heartbeats within this long (the policy's startup timeout). */
   startupTimeoutMs: number;
+  /**
+   * With a `key`: refuse — throw `agent_key_in_use`, nothing written — while the slot's current
+   * incarnation is active and its lease has not run out (one live supervisor per name), instead of
+   * starting the next incarnation. @default false
+   */
+  exclusive?: boolean;
 }
 
 export interface Registration {
@@ -124,7 +130,8 @@ export interface AgentStore {
    * Register a new slot, or — `key` given and held by a slot of the same `agentType` — start its next
    * incarnation: `incarnation + 1`, the new token (the old one stops resolving), active again with
    * its per-incarnation state reset (reported status, progress, samples, lease from now) and its open
-   * conditions closed. The tasks the replaced incarnation held are the caller's to release.
+   * conditions closed. The tasks the replaced incarnation held are the caller's to release. With
+   * `exclusive`, a slot whose incarnation is still live is refused (`agent_key_in_use`) instead.
    */
   registerAgent(agent: NewAgent): Promise<Registration>;
   getAgent(id: string): Promise<Agent | null>;

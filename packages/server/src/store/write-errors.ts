@@ -127,3 +127,18 @@ export function effectClaimLapsed(taskId: string, key: string): RouseError {
     { taskId, key },
   );
 }
+
+/**
+ * An exclusive registration (`NewAgent.exclusive`) found the key's current incarnation still live:
+ * both backends refuse with this error.
+ */
+export function keyInUseError(
+  key: string,
+  holder: { id: string; incarnation: number; leaseExpiresAt: number | null },
+): RouseError {
+  return new RouseError(
+    'agent_key_in_use',
+    `agent key ${key} is held by agent ${holder.id} (incarnation ${holder.incarnation}), which is still live: stop it first, or wait for its lease to run out (a supervisor that was killed leaves its name held until then)`,
+    { key, agentId: holder.id, incarnation: holder.incarnation, leaseExpiresAt: holder.leaseExpiresAt },
+  );
+}

@@ -1,6 +1,6 @@
 /**
  * The policy file's schema (docs/design.md §6.3, §6.7), in the file's own words: snake_case keys,
- * durations and sizes with units (`units.ts`), strict objects (an unknown key is an error). Parsing
+ * durations and sizes with units (`@rouse/protocol`'s `units.ts`), strict objects (an unknown key is an error). Parsing
  * gives the file's values in ms and bytes, with absent fields left undefined: defaults, and values
  * derived from other fields, are filled in by `resolved-policy.ts`, `task-type-defaults.ts` and
  * `alert-settings.ts`, where they are documented.
@@ -12,14 +12,16 @@
 import {
   ALERT_SEVERITIES,
   CONDITION_KINDS,
+  formatDuration,
   INTERVENTION_ACTIONS,
+  parseDuration,
+  parseSize,
   SIGNAL_NAMES,
   type SignalName,
 } from '@rouse/protocol';
 import { z } from 'zod';
 import { resolveTiming } from '../timing.js';
 import { POLICY_DEFAULTS } from './policy-defaults.js';
-import { formatDuration, parseDuration, parseSize } from './units.js';
 
 /** Names: policies, agent types, task types, dependencies, channels (as on the wire). */
 export const NAME_PATTERN = /^[A-Za-z0-9_.:/-]+$/;

@@ -4,7 +4,7 @@
  * reads only the agent and the reason's details.
  */
 import type { Agent, AgentDiagnosisCode, Json, JsonObject } from '@rouse/protocol';
-import { formatDuration, formatSize } from '../policies/units.js';
+import { formatDuration, formatSize } from '@rouse/protocol';
 
 const iso = (ms: unknown): string =>
   typeof ms === 'number' ? new Date(ms).toISOString() : 'an unknown time';

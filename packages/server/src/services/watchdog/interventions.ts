@@ -57,8 +57,9 @@ export interface Interventions {
     evidence: JsonObject;
   }): Promise<Intervention | null>;
   /**
-   * The agent answered commands: end the manual interventions they belong to, record the answers
-   * in the ladder's. Resolves with the agents whose ladder has news.
+   * The agent — or, for commands routed to it, the agent's supervisor — answered commands: end the
+   * manual interventions they belong to, record the answers in the ladder's (with the output, the
+   * process's last log lines, a supervisor sends). Resolves with the agents whose ladder has news.
    */
   acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<string[]>;
   /**
@@ -122,27 +123,44 @@ export function createInterventions(deps: {
       const news = new Set<string>();
       for (const ack of acks) {
         const [found] = (await store.listInterventions({ commandId: ack.commandId, limit: 1 })).interventions;
-        if (found === undefined || found.agentId !== agentId) {
+        // The agent itself answers, or its supervisor (which carries out restart, terminate and signals).
+        const by =
+          found === undefined
+            ? null
+            : found.agentId === agentId
+              ? 'agent'
+              : (await store.getAgent(found.agentId))?.supervisorId === agentId
+                ? 'supervisor'
+                : null;
+        if (found === undefined || by === null) {
           logger.debug({ agentId, ack }, 'acknowledgement of a command no open intervention sent');
           continue;
         }
-        const answer = { outcome: ack.outcome, message: ack.message ?? null, at: clock.now() };
+        const answer = {
+          outcome: ack.outcome,
+          message: ack.message ?? null,
+          at: clock.now(),
+          by,
+          from: agentId,
+        };
+        // The last lines the process wrote (a supervisor's ack of a terminate or restart).
+        const output: JsonObject = ack.output !== undefined ? { output: ack.output } : {};
         if (found.condition !== 'manual') {
           const noted = await store.noteIntervention({
             id: found.id,
-            evidence: { [`${ladderCommandOf(found)}Ack`]: answer },
+            evidence: { [`${ladderCommandOf(found)}Ack`]: answer, ...output },
           });
           if (noted) {
             publish(noted);
-            news.add(agentId);
+            news.add(found.agentId);
           }
           continue;
         }
         const ended = await store.endIntervention({
           id: found.id,
           state: ACK_STATES[ack.outcome],
-          reason: ack.message ?? `the agent answered ${ack.outcome}`,
-          evidence: { ack: answer },
+          reason: ack.message ?? `the ${by} answered ${ack.outcome}`,
+          evidence: { ack: answer, ...output },
         });
         if (ended) publish(ended);
       }

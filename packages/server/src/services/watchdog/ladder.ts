@@ -162,7 +162,14 @@ export function createLadder(deps: LadderDeps): Ladder {
     const policy = deps.policyFor(agent.agentType);
     const history = (await store.listInterventions({ agentId, limit: HISTORY_LIMIT })).interventions;
     const now = clock.now();
-    const ended = agent.status === 'left' || agent.status === 'terminated';
+    // A supervised agent leaves while its supervisor restarts or stops it: not the end of its ladder.
+    const supervisor =
+      agent.status === 'left' && agent.supervisorId !== null
+        ? await store.getAgent(agent.supervisorId)
+        : null;
+    const supervised =
+      supervisor !== null && supervisor.status !== 'left' && supervisor.status !== 'terminated';
+    const ended = agent.status === 'terminated' || (agent.status === 'left' && !supervised);
     const outage = agent.conditions.some((c) => c.condition === 'dependency_down');
     const openConditions = new Map(agent.conditions.map((c) => [episodeKey(c.condition, c.taskId), c]));
 

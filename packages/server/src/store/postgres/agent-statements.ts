@@ -37,10 +37,11 @@ export const AGENT_SQL = {
    * or — its key already held by a slot of its type — that slot's next incarnation: the same id, the
    * new token and process facts, active and idle again, per-incarnation state reset, a first lease,
    * no open conditions in its list (the caller closes them in the same transaction). Locks the slot's
-   * row. Returns the row (incarnation 1: a new slot) with the tasks it holds.
+   * row. Returns the row (incarnation 1: a new slot) with the tasks it holds — or no row when $17
+   * (exclusive) is true and the slot's incarnation is still live (active, lease not run out).
    * Params: $1 now, $2 id, $3 key, $4 agentType, $5 name, $6 host, $7 pid, $8 taskTypes (jsonb),
    * $9 labels (jsonb), $10 requires (jsonb), $11 supervisorId, $12 tokenHash, $13 policy, $14 shard,
-   * $15 heartbeatIntervalMs, $16 startupTimeoutMs.
+   * $15 heartbeatIntervalMs, $16 startupTimeoutMs, $17 exclusive (boolean).
    */
   registerAgent: `
     WITH ${CLOCK_CTE}
@@ -59,7 +60,13 @@ export const AGENT_SQL = {
       lease_expires_at = EXCLUDED.lease_expires_at, heartbeat_interval_ms = EXCLUDED.heartbeat_interval_ms,
       heartbeat_timeout_ms = EXCLUDED.heartbeat_timeout_ms, metrics = NULL, metadata = NULL, progress = NULL,
       phase = NULL, progress_changed_at = NULL, samples = '[]', gaps = '[]', open_conditions = '[]'
+    WHERE NOT ($17::boolean AND a.lifecycle = 'active' AND a.lease_expires_at > EXCLUDED.started_at)
     RETURNING ${AGENT_COLUMNS}, ${CURRENT_TASK_IDS}`,
+
+  /** The slot holding a key, for the error of a refused exclusive registration. Params: $1 agentType, $2 key. */
+  selectAgentByKey: `
+    SELECT id, incarnation, lease_expires_at AS "leaseExpiresAt" FROM agents
+    WHERE agent_type = $1 AND agent_key = $2`,
 
   /** One agent by id, with the tasks it holds and its open conditions. Params: $1 id. */
   selectAgent: `SELECT ${WIRE_AGENT} FROM agents a WHERE a.id = $1`,

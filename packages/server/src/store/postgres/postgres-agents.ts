@@ -18,6 +18,7 @@ import type {
   QueueAgentCommandInput,
   Registration,
 } from '../store.js';
+import { keyInUseError } from '../write-errors.js';
 import { AGENT_SQL } from './agent-statements.js';
 import { type PgContext, rounds } from './postgres-context.js';
 import { closeAllConditions } from './postgres-watchdog.js';
@@ -53,6 +54,7 @@ export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Re
     shardOf(agent.id),
     agent.heartbeatIntervalMs,
     agent.startupTimeoutMs,
+    agent.exclusive === true && agent.key !== null,
   ];
   const registered = (row: WireAgentRow | undefined): WireAgentRow => ({ ...row!, conditions: [] });
   if (agent.key === null) {
@@ -63,6 +65,18 @@ export async function registerAgent(ctx: PgContext, agent: NewAgent): Promise<Re
   // conditions close and its commands go.
   return ctx.transaction(async (tx) => {
     const [row] = await tx.rows<WireAgentRow>('registerAgent', AGENT_SQL.registerAgent, params);
+    if (row === undefined) {
+      const [holder] = await tx.rows<{
+        id: string;
+        incarnation: number;
+        leaseExpiresAt: string | number | null;
+      }>('selectAgentByKey', AGENT_SQL.selectAgentByKey, [agent.agentType, agent.key]);
+      throw keyInUseError(agent.key!, {
+        id: holder!.id,
+        incarnation: Number(holder!.incarnation),
+        leaseExpiresAt: holder!.leaseExpiresAt === null ? null : Number(holder!.leaseExpiresAt),
+      });
+    }
     const agentRow = registered(row);
     if (agentRow.incarnation === 1) {
       return { agent: wireAgent(agentRow), replacedIncarnation: null, closed: [] };

@@ -21,7 +21,9 @@ export const AGENT_SQL = {
             @tokenHash, @policy, @shard, @now, @now, @now, @leaseExpiresAt, @heartbeatIntervalMs, @startupTimeoutMs)`,
 
   /** The slot a key names for an agent type. Params: @agentType, @key. */
-  selectAgentByKey: 'SELECT id FROM agents WHERE agent_type = @agentType AND agent_key = @key',
+  selectAgentByKey: `
+    SELECT id, incarnation, lifecycle, lease_expires_at AS leaseExpiresAt FROM agents
+    WHERE agent_type = @agentType AND agent_key = @key`,
 
   /**
    * The slot's next incarnation: new token and process facts, active and idle again, per-incarnation

@@ -16,6 +16,7 @@ import type {
   QueueAgentCommandInput,
   Registration,
 } from '../store.js';
+import { keyInUseError } from '../write-errors.js';
 import { agentRow, conditionRows } from './agent-rows.js';
 import { jsonText } from './row-mapping.js';
 import { encodeSamples } from './sample-ring.js';
@@ -50,8 +51,17 @@ export function registerAgent(ctx: SqliteContext, agent: NewAgent): Registration
     agent.key === null
       ? undefined
       : (ctx.agents.selectAgentByKey.get({ agentType: agent.agentType, key: agent.key }) as
-          | { id: string }
+          | { id: string; incarnation: number; lifecycle: string; leaseExpiresAt: number | null }
           | undefined);
+  if (
+    agent.exclusive === true &&
+    existing !== undefined &&
+    existing.lifecycle === 'active' &&
+    existing.leaseExpiresAt !== null &&
+    existing.leaseExpiresAt > now
+  ) {
+    throw keyInUseError(agent.key!, existing);
+  }
   if (existing === undefined) {
     ctx.agents.insertAgent.run({ ...params, shard: shardOf(agent.id) });
     return { agent: mustRead(ctx, agent.id), replacedIncarnation: null, closed: [] };

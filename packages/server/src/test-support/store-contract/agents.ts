@@ -63,6 +63,35 @@ export function agentsContract(h: () => Harness): void {
       expect(bare).toMatchObject({ host: null, pid: null, taskTypes: [], labels: {} });
     });
 
+    it('refuses an exclusive registration while the key is live, and takes it once it is not', async () => {
+      const { store, clock } = h();
+      const key = 'host-3';
+      await store.registerAgent(newAgent('agt_1', { key, exclusive: true }));
+      const refused = await expectCode(
+        store.registerAgent(newAgent('agt_2', { key, tokenHash: 'hash-2', exclusive: true })),
+        'agent_key_in_use',
+      );
+      expect(refused.details).toMatchObject({ key, agentId: 'agt_1', incarnation: 1 });
+      // Nothing changed: the first incarnation still holds the slot with its token.
+      expect(await store.resolveAgentToken('hash-agt_1')).toMatchObject({ agentId: 'agt_1', incarnation: 1 });
+      expect(await store.resolveAgentToken('hash-2')).toBeNull();
+      // A lease that ran out frees the key (a supervisor that was killed).
+      clock.advance(30_001);
+      const second = await store.registerAgent(
+        newAgent('agt_3', { key, tokenHash: 'hash-3', exclusive: true }),
+      );
+      expect(second.agent).toMatchObject({ id: 'agt_1', incarnation: 2 });
+      // An agent that left frees it at once.
+      await store.endAgent({ agentId: 'agt_1', lifecycle: 'left', reason: 'bye' });
+      const third = await store.registerAgent(
+        newAgent('agt_4', { key, tokenHash: 'hash-4', exclusive: true }),
+      );
+      expect(third.agent).toMatchObject({ id: 'agt_1', incarnation: 3 });
+      // Without `exclusive` a live slot is replaced as always.
+      const fourth = await store.registerAgent(newAgent('agt_5', { key, tokenHash: 'hash-5' }));
+      expect(fourth.agent).toMatchObject({ id: 'agt_1', incarnation: 4 });
+    });
+
     it('refuses a second agent with the same id or token hash', async () => {
       const { store } = h();
       await store.registerAgent(newAgent('agt_1'));

@@ -1,0 +1,21 @@
+/**
+ * `@rouse/agent-host` — the agent host side of Rouse (docs/design.md §6.6): `rouse supervise` runs an
+ * agent host's programs, restarts them with backoff inside a budget, samples their process trees,
+ * heartbeats for all of them at once and carries out the watchdog's commands for them.
+ */
+
+export { carryOutCommand } from './child-commands.js';
+export { splitChildren, takeWithin } from './heartbeat-body.js';
+export {
+  HostConfigError,
+  PROGRAM_DEFAULTS,
+  parseHostConfig,
+  type ResolvedHostConfig,
+  type ResolvedProgram,
+} from './host-config.js';
+export { OutputRing } from './output-ring.js';
+export { ProcSampler, parseProcStat, readProcTable, treeOf } from './proc-stat.js';
+export { type InstanceEvent, ProgramInstance } from './program-instance.js';
+export { type RestartDecision, type RestartPolicy, RestartRules } from './restart-rules.js';
+export { type RunSupervisorOptions, runSupervisor } from './run-supervisor.js';
+export { Supervisor, type SupervisorEvent, SupervisorNameInUseError } from './supervisor.js';

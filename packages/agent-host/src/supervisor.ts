@@ -1,0 +1,374 @@
+/**
+ * `rouse supervise` (docs/design.md §6.6): the supervisor is itself an agent (type
+ * `rouse.supervisor`, key = its name, registered `exclusive`: one live supervisor per name). It starts
+ * its programs' instances, sends one heartbeat for itself and all its children (their /proc samples,
+ * states, restarts; for plain programs this entry is their heartbeat), carries out the commands the
+ * coordinator routes to it for its children (`restart`, `terminate`, `wake` signals) and acknowledges
+ * them by id on its next heartbeat, and on `stop()` stops every child (grace, then SIGKILL) and leaves.
+ */
+import { hostname } from 'node:os';
+import {
+  type AgentCommand,
+  type CommandAck,
+  type FatalReport,
+  MAX_ACK_OUTPUT_CHARS,
+  SUPERVISOR_AGENT_TYPE,
+  type SupervisedChild,
+} from '@rouse/protocol';
+import { Client, RouseApiError } from '@rouse/sdk';
+import { carryOutCommand } from './child-commands.js';
+import { splitChildren, takeWithin } from './heartbeat-body.js';
+import type { ResolvedHostConfig } from './host-config.js';
+import { ProcSampler } from './proc-stat.js';
+import { type InstanceEvent, ProgramInstance } from './program-instance.js';
+
+/** What the supervisor reports as it works (the CLI prints these; `--json` as JSON lines). */
+export type SupervisorEvent =
+  | InstanceEvent
+  | { event: 'registered'; agentId: string; name: string; incarnation: number; heartbeatIntervalMs: number }
+  | { event: 'command'; id: string; type: string; key: string | null }
+  | { event: 'acknowledged'; id: string; outcome: CommandAck['outcome']; message: string | undefined }
+  | { event: 'heartbeat_failed'; message: string }
+  | { event: 'child_registration_failed'; key: string; message: string }
+  | { event: 'stopping'; reason: string }
+  | { event: 'left' };
+
+export interface SupervisorOptions {
+  config: ResolvedHostConfig;
+  onEvent?: (event: SupervisorEvent) => void;
+  /** Wall clock (ms). @default Date.now */
+  now?: () => number;
+  /** Called with each complete line a child writes (to echo children's output). @default none */
+  onOutput?: (key: string, line: string) => void;
+}
+
+/** A heartbeat body above this is split in several (the coordinator allows 64 KiB per heartbeat). */
+const MAX_BEAT_BYTES = 60 * 1024;
+/** Command ids remembered to drop a command delivered twice (a `wake` to a plain child comes twice). */
+const SEEN_COMMANDS = 1000;
+const BEAT_TIMEOUT_MS = 10_000;
+
+/** A refusal at start: another live supervisor holds the name. */
+export class SupervisorNameInUseError extends Error {
+  readonly code = 'agent_key_in_use';
+}
+
+export class Supervisor {
+  readonly instances: ProgramInstance[] = [];
+  private readonly enroll: Client;
+  private client: Client | null = null;
+  private agentId: string | null = null;
+  private intervalMs = 5000;
+  private timer: NodeJS.Timeout | null = null;
+  private beating: Promise<void> | null = null;
+  private stopped = false;
+  private readonly acks: CommandAck[] = [];
+  private readonly fatal: FatalReport[] = [];
+  private readonly seen: string[] = [];
+  /** Plain children to leave once the ack of their terminate got through. */
+  private readonly leaveAfterAck = new Map<string, ProgramInstance>();
+  /** Plain children whose registration is under way. */
+  private readonly registering = new Set<ProgramInstance>();
+  private readonly sampler = new ProcSampler();
+  private readonly now: () => number;
+  private lastCpu = process.cpuUsage();
+  private lastCpuAt: number;
+
+  constructor(private readonly options: SupervisorOptions) {
+    this.now = options.now ?? Date.now;
+    this.lastCpuAt = this.now();
+    const { config } = options;
+    this.enroll = new Client({ url: config.url, token: config.token });
+    for (const program of config.programs) {
+      for (let n = 1; n <= program.instances; n++) {
+        this.instances.push(
+          new ProgramInstance(program, n, config.name, {
+            env: (i) => this.childEnv(i),
+            now: this.now,
+            emit: (e) => this.onInstanceEvent(e),
+            started: (i) => this.onStarted(i),
+            ...(options.onOutput !== undefined
+              ? { line: (i: ProgramInstance, line: string) => options.onOutput?.(i.key, line) }
+              : {}),
+          }),
+        );
+      }
+    }
+  }
+
+  /** Register (refused if the name is live elsewhere), start every instance, start heartbeating. */
+  async start(): Promise<void> {
+    await this.register();
+    for (const i of this.instances) i.start();
+    this.schedule(0);
+  }
+
+  /** Register as the supervisor of this name (again, after its token stopped working). */
+  private async register(): Promise<void> {
+    const { config } = this.options;
+    let reg: Awaited<ReturnType<Client['registerAgent']>>;
+    try {
+      reg = await this.enroll.registerAgent({
+        agentType: SUPERVISOR_AGENT_TYPE,
+        key: config.name,
+        name: config.name,
+        host: hostname(),
+        pid: process.pid,
+        exclusive: true,
+        labels: { programs: String(config.programs.length) },
+      });
+    } catch (err) {
+      if (err instanceof RouseApiError && err.code === 'agent_key_in_use') {
+        throw new SupervisorNameInUseError(
+          `another supervisor named ${config.name} is running (${err.message}); stop it, or give this one another name`,
+        );
+      }
+      throw err;
+    }
+    this.agentId = reg.agent.id;
+    this.client?.close();
+    this.client = this.enroll.withToken(reg.token);
+    this.intervalMs = reg.heartbeatIntervalMs;
+    this.emit({
+      event: 'registered',
+      agentId: reg.agent.id,
+      name: config.name,
+      incarnation: reg.incarnation,
+      heartbeatIntervalMs: reg.heartbeatIntervalMs,
+    });
+  }
+
+  /** Stop every child (their stop signal, grace, SIGKILL to the group), then leave. */
+  async stop(reason = 'stopped'): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.emit({ event: 'stopping', reason });
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await Promise.all(this.instances.map((i) => i.shutdown()));
+    await this.beating?.catch(() => undefined);
+    // A last heartbeat carries the acks still owed (the children are stopped now).
+    await this.beat().catch(() => undefined);
+    await Promise.all(this.instances.map((i) => this.leaveChild(i)));
+    if (this.client !== null && this.agentId !== null) {
+      await this.client.leave(this.agentId, { timeoutMs: 5000 }).catch(() => undefined);
+    }
+    this.enroll.close();
+    this.client?.close();
+    this.emit({ event: 'left' });
+  }
+
+  private emit(event: SupervisorEvent): void {
+    try {
+      this.options.onEvent?.(event);
+    } catch {
+      // A listener's failure is not the supervisor's.
+    }
+  }
+
+  private childEnv(i: ProgramInstance): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    // A child gets the enrollment token, never the supervisor's own or an admin token.
+    delete env.ROUSE_ADMIN_TOKEN;
+    delete env.ROUSE_TOKEN;
+    return {
+      ...env,
+      ...i.program.env,
+      ROUSE_URL: this.options.config.url,
+      ROUSE_AGENT_TOKEN: this.options.config.token,
+      ROUSE_AGENT_KEY: i.key,
+      ROUSE_AGENT_TYPE: i.program.agentType,
+      ROUSE_SUPERVISOR_ID: this.agentId ?? '',
+    };
+  }
+
+  private onInstanceEvent(e: InstanceEvent): void {
+    this.emit(e);
+    if (e.event !== 'fatal') return;
+    const i = this.instances.find((x) => x.key === e.key);
+    if (i === undefined) return;
+    this.fatal.push({
+      agentKey: i.key,
+      ...(i.agent !== null ? { agentId: i.agent.id } : {}),
+      program: i.program.name,
+      instance: i.instance,
+      restarts: i.restarts,
+      at: this.now(),
+      lastExit: i.lastExit === null ? null : { code: i.lastExit.code, signal: i.lastExit.signal },
+      output: i.ring.tail(MAX_ACK_OUTPUT_CHARS),
+    });
+    if (this.fatal.length > 100) this.fatal.shift();
+  }
+
+  /** A plain program's process started: register its agent (the next incarnation of its slot). */
+  private onStarted(i: ProgramInstance): void {
+    if (i.program.sdk || this.agentId === null || this.stopped) return;
+    const pid = i.pid;
+    if (pid === null || this.registering.has(i)) return;
+    this.registering.add(i);
+    void this.enroll
+      .registerAgent({
+        agentType: i.program.agentType,
+        key: i.key,
+        name: i.key,
+        host: hostname(),
+        pid,
+        supervisorId: this.agentId,
+      })
+      .then(
+        (reg) => {
+          if (i.pid === pid)
+            i.agent = { id: reg.agent.id, incarnation: reg.incarnation, token: reg.token, pid };
+        },
+        (err: unknown) =>
+          this.emit({ event: 'child_registration_failed', key: i.key, message: (err as Error).message }),
+      )
+      .finally(() => this.registering.delete(i));
+  }
+
+  private async leaveChild(i: ProgramInstance): Promise<void> {
+    const agent = i.agent;
+    if (agent === null) return;
+    i.agent = null;
+    const c = this.enroll.withToken(agent.token);
+    await c.leave(agent.id, { timeoutMs: 5000 }).catch(() => undefined);
+    c.close();
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.beating = this.beat()
+        .catch(async (err: unknown) => {
+          this.emit({ event: 'heartbeat_failed', message: (err as Error).message });
+          // Its token stopped working (it was ended, or its slot taken over): register again. Its
+          // children keep running meanwhile; the same name is the same agent id.
+          if (err instanceof RouseApiError && err.status === 401 && !this.stopped) {
+            await this.register().catch((e: unknown) =>
+              this.emit({ event: 'heartbeat_failed', message: `registering again: ${(e as Error).message}` }),
+            );
+          }
+        })
+        .finally(() => {
+          this.beating = null;
+          // ±10 % jitter, as the SDK's heartbeats.
+          this.schedule(Math.round(this.intervalMs * (0.9 + Math.random() * 0.2)));
+        });
+    }, delayMs);
+  }
+
+  private childEntries(): SupervisedChild[] {
+    const now = this.now();
+    const running = this.instances.filter((i) => i.pid !== null).map((i) => i.pid!);
+    const samples = this.sampler.sample(running, now);
+    return this.instances.map((i) => {
+      const s = i.pid === null ? undefined : samples.get(i.pid);
+      // The registered agent is this process's only if it registered for this pid.
+      const agent = i.agent !== null && i.agent.pid === i.pid ? i.agent : null;
+      return {
+        agentKey: i.key,
+        ...(agent !== null ? { agentId: agent.id, incarnation: agent.incarnation } : {}),
+        program: i.program.name,
+        instance: i.instance,
+        plain: !i.program.sdk,
+        pid: i.pid,
+        state: i.state,
+        restarts: i.restarts,
+        ...(s !== undefined ? { rssBytes: s.rssBytes } : {}),
+        ...(s !== undefined && s.cpuPercent !== null ? { cpuPercent: s.cpuPercent } : {}),
+        outputAt: i.outputAt,
+        ...(i.progress !== undefined ? { progress: i.progress } : {}),
+        ...(i.phase !== undefined ? { phase: i.phase } : {}),
+        lastExit: i.lastExit,
+      };
+    });
+  }
+
+  /** One heartbeat (split in several requests when the children's entries are many). */
+  private async beat(): Promise<void> {
+    const client = this.client;
+    const agentId = this.agentId;
+    if (client === null || agentId === null) return;
+    const now = this.now();
+    const cpu = process.cpuUsage(this.lastCpu);
+    const cpuPercent =
+      now > this.lastCpuAt ? ((cpu.user + cpu.system) / 1000 / (now - this.lastCpuAt)) * 100 : 0;
+    this.lastCpu = process.cpuUsage();
+    this.lastCpuAt = now;
+    // A plain child whose registration failed (the coordinator was away) tries again.
+    for (const i of this.instances) {
+      if (!i.program.sdk && i.pid !== null && i.agent?.pid !== i.pid) this.onStarted(i);
+    }
+    // Acks and fatal reports carry output (up to 8 KiB each): as many as fit in half a body now,
+    // the rest with the next heartbeat.
+    const acks = takeWithin(this.acks, 100, MAX_BEAT_BYTES / 4);
+    const fatal = takeWithin(this.fatal, 100, MAX_BEAT_BYTES / 4);
+    const chunks = splitChildren(
+      this.childEntries(),
+      MAX_BEAT_BYTES - JSON.stringify({ acks, fatal }).length,
+    );
+    for (const [n, children] of chunks.entries()) {
+      const res = await client.agentHeartbeat(
+        agentId,
+        {
+          status: 'running',
+          metrics: { rssBytes: process.memoryUsage().rss, cpuPercent: Math.round(cpuPercent * 10) / 10 },
+          children,
+          ...(n === 0 && acks.length > 0 ? { acks } : {}),
+          ...(n === 0 && fatal.length > 0 ? { fatal } : {}),
+        },
+        { timeoutMs: BEAT_TIMEOUT_MS },
+      );
+      if (n === 0) {
+        this.acks.splice(0, acks.length);
+        this.fatal.splice(0, fatal.length);
+        for (const a of acks) {
+          const i = this.leaveAfterAck.get(a.commandId);
+          if (i !== undefined) {
+            this.leaveAfterAck.delete(a.commandId);
+            void this.leaveChild(i);
+          }
+        }
+      }
+      if (res.heartbeatIntervalMs > 0) this.intervalMs = res.heartbeatIntervalMs;
+      for (const c of res.commands) void this.carryOut(c);
+    }
+  }
+
+  private ack(ack: CommandAck, leaveChild?: ProgramInstance): void {
+    this.acks.push(ack);
+    if (leaveChild !== undefined) this.leaveAfterAck.set(ack.commandId, leaveChild);
+    this.emit({ event: 'acknowledged', id: ack.commandId, outcome: ack.outcome, message: ack.message });
+  }
+
+  /** Carry out a command for a child, and queue its acknowledgement for the next heartbeat. */
+  private async carryOut(c: AgentCommand): Promise<void> {
+    const id = c.id;
+    if (id === undefined || this.seen.includes(id)) return;
+    this.seen.push(id);
+    if (this.seen.length > SEEN_COMMANDS) this.seen.shift();
+    const i =
+      this.instances.find((x) => c.agentKey !== undefined && x.key === c.agentKey) ??
+      this.instances.find((x) => c.agentId !== undefined && x.agent?.id === c.agentId);
+    this.emit({ event: 'command', id, type: c.type, key: i?.key ?? null });
+    if (i !== undefined) {
+      await i.serially(async () => {
+        const ack = await carryOutCommand(i, c, id);
+        // A terminated plain child's agent leaves once the coordinator has its acknowledgement.
+        if (ack !== null) this.ack(ack, c.type === 'terminate' && !i.program.sdk ? i : undefined);
+      });
+      return;
+    }
+    // A command for the supervisor itself, or for a child it does not run.
+    this.ack({
+      commandId: id,
+      outcome: 'unsupported',
+      message:
+        c.agentId === undefined
+          ? `the supervisor does not act on ${c.type} for itself`
+          : `no child ${c.agentKey ?? c.agentId} under this supervisor`,
+    });
+  }
+}

@@ -1,0 +1,74 @@
+/** `rouse supervise`: the agent host's supervisor (`@rouse/agent-host`), its events printed. */
+import { isAbsolute, resolve } from 'node:path';
+import { type CliContext, CliError, EXIT } from '../context.js';
+
+export interface SuperviseOptions {
+  config: string;
+  json?: boolean;
+  echo?: boolean;
+}
+
+export async function supervise(ctx: CliContext, opts: SuperviseOptions): Promise<number> {
+  const { HostConfigError, runSupervisor, SupervisorNameInUseError } = await import('@rouse/agent-host');
+  const configFile = isAbsolute(opts.config) ? opts.config : resolve(ctx.deps.cwd, opts.config);
+  const interrupted = ctx.untilInterrupted();
+  try {
+    return await runSupervisor({
+      configFile,
+      env: ctx.env,
+      untilStopped: interrupted.done,
+      ...(opts.echo
+        ? {
+            onOutput: (key: string, line: string) => {
+              if (opts.json) ctx.print(JSON.stringify({ event: 'output', key, line, at: ctx.now() }));
+              else ctx.print(`[${key}] ${line}`);
+            },
+          }
+        : {}),
+      onEvent: (e) => {
+        // One JSON object per line, as it happens.
+        if (opts.json) ctx.print(JSON.stringify({ ...e, at: ctx.now() }));
+        else ctx.print(describe(e));
+      },
+    });
+  } catch (err) {
+    if (err instanceof HostConfigError) throw new CliError(err.message, EXIT.usage);
+    if (err instanceof SupervisorNameInUseError) throw new CliError(err.message, EXIT.error);
+    throw err;
+  } finally {
+    interrupted.dispose();
+  }
+}
+
+type SupervisorEvent = Parameters<
+  NonNullable<Parameters<typeof import('@rouse/agent-host').runSupervisor>[0]['onEvent']>
+>[0];
+
+function describe(e: SupervisorEvent): string {
+  switch (e.event) {
+    case 'registered':
+      return `supervisor ${e.name} registered as ${e.agentId} (incarnation ${e.incarnation}), heartbeat every ${e.heartbeatIntervalMs}ms`;
+    case 'started':
+      return `${e.key}: started, pid ${e.pid}`;
+    case 'exited':
+      return `${e.key}: pid ${e.pid} ${e.signal !== null ? `killed by ${e.signal}` : `exited with code ${e.code}`}${e.expected ? ' (stopped)' : ''}`;
+    case 'restart_scheduled':
+      return `${e.key}: restarting in ${e.delayMs}ms (${e.restartsInWindow} restarts in the window)`;
+    case 'fatal':
+      return `${e.key}: fatal — its restart budget is spent after ${e.restarts} restarts; not restarting`;
+    case 'spawn_failed':
+      return `${e.key}: could not start: ${e.message}`;
+    case 'command':
+      return `command ${e.type} (${e.id}) for ${e.key ?? 'nobody here'}`;
+    case 'acknowledged':
+      return `acknowledged ${e.id}: ${e.outcome}${e.message ? ` — ${e.message}` : ''}`;
+    case 'heartbeat_failed':
+      return `heartbeat failed: ${e.message}`;
+    case 'child_registration_failed':
+      return `${e.key}: could not register its agent: ${e.message}`;
+    case 'stopping':
+      return `stopping every child (${e.reason})`;
+    case 'left':
+      return 'stopped, left the coordinator';
+  }
+}

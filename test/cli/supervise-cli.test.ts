@@ -1,0 +1,53 @@
+/**
+ * `rouse supervise` as a user meets it before anything runs: its help, a bad config refused with the
+ * file and field of every error (exit 2), a missing config file, and an unreachable coordinator (exit 3).
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../harness/ports.js';
+import { tempDir } from '../harness/temp-dir.js';
+import { runCli } from './run-cli.js';
+
+describe('rouse supervise (CLI)', () => {
+  it('documents its config in --help', async () => {
+    const r = await runCli(['supervise', '--help'], { cwd: tempDir() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('-c, --config <file>');
+    expect(r.stdout).toContain('ROUSE_AGENT_KEY');
+    expect(r.stdout).toContain('restart: { backoff: 1s, max_backoff: 5m');
+  });
+
+  it('refuses a bad config with the file and field of every error (exit 2)', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'host.yaml');
+    writeFileSync(
+      file,
+      'name: h\nprograms:\n  - name: p\n    command: ["x"]\n    instances: 0\n    stop: { grace: soon }\n',
+    );
+    const r = await runCli(['supervise', '-c', file], {
+      cwd: dir,
+      env: { ROUSE_URL: 'http://127.0.0.1:1', ROUSE_AGENT_TOKEN: 'enroll-token' },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}: programs.0.instances: must be an integer from 1 to 10000`);
+    expect(r.stderr).toContain(`${file}: programs.0.stop.grace: expected a duration`);
+    const missing = await runCli(['supervise', '-c', join(dir, 'nope.yaml')], { cwd: dir });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('cannot read');
+  });
+
+  it('exits 3 when the coordinator cannot be reached, starting no child', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'host.yaml');
+    const marker = join(dir, 'started');
+    writeFileSync(file, `name: h\nprograms:\n  - name: p\n    command: "touch ${marker}; sleep 60"\n`);
+    const r = await runCli(['supervise', '-c', file], {
+      cwd: dir,
+      env: { ROUSE_URL: `http://127.0.0.1:${await freePort()}`, ROUSE_AGENT_TOKEN: 'enroll-token' },
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('cannot reach the coordinator');
+    expect(existsSync(marker)).toBe(false);
+  });
+});
