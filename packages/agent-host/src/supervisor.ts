@@ -3,8 +3,10 @@
  * `rouse.supervisor`, key = its name, registered `exclusive`: one live supervisor per name). It starts
  * its programs' instances, sends one heartbeat for itself and all its children (their /proc samples,
  * states, restarts; for plain programs this entry is their heartbeat), carries out the commands the
- * coordinator routes to it for its children (`restart`, `terminate`, `wake` signals) and acknowledges
- * them by id on its next heartbeat, and on `stop()` stops every child (grace, then SIGKILL) and leaves.
+ * coordinator routes to it for its children (`restart`, `terminate`, `wake` signals) — collected at
+ * once by a long-poll (`commands/next`), and on its heartbeat responses — acknowledges them by id on a
+ * heartbeat sent as soon as each is carried out, and on `stop()` stops every child (grace, then
+ * SIGKILL) and leaves.
  */
 import { hostname } from 'node:os';
 import {
@@ -47,6 +49,8 @@ const MAX_BEAT_BYTES = 60 * 1024;
 /** Command ids remembered to drop a command delivered twice (a `wake` to a plain child comes twice). */
 const SEEN_COMMANDS = 1000;
 const BEAT_TIMEOUT_MS = 10_000;
+/** How long one commands long-poll waits (then it asks again). */
+const COMMAND_POLL_MS = 25_000;
 
 /** A refusal at start: another live supervisor holds the name. */
 export class SupervisorNameInUseError extends Error {
@@ -61,7 +65,11 @@ export class Supervisor {
   private intervalMs = 5000;
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> | null = null;
+  /** An acknowledgement is waiting: beat again as soon as the beat in flight ends. */
+  private soon = false;
   private stopped = false;
+  /** Ends the commands long-poll on stop. */
+  private readonly polling = new AbortController();
   private readonly acks: CommandAck[] = [];
   private readonly fatal: FatalReport[] = [];
   private readonly seen: string[] = [];
@@ -100,6 +108,51 @@ export class Supervisor {
   async start(): Promise<void> {
     await this.register();
     for (const i of this.instances) i.start();
+    this.schedule(0);
+    void this.pollCommands();
+  }
+
+  /**
+   * Wait for commands without waiting for a heartbeat: a hung child's restart is carried out as soon
+   * as the ladder sends it. Each command is handed out once, by this or by a heartbeat response.
+   */
+  private async pollCommands(): Promise<void> {
+    while (!this.stopped) {
+      const client = this.client;
+      const agentId = this.agentId;
+      try {
+        if (client === null || agentId === null) throw new Error('not registered');
+        const res = await client.nextCommands(
+          agentId,
+          { waitMs: COMMAND_POLL_MS },
+          { signal: this.polling.signal },
+        );
+        for (const c of res.commands) void this.carryOut(c);
+      } catch {
+        // The coordinator is away, or the token changed (the heartbeat registers again): try again soon.
+        if (this.stopped) return;
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            clearTimeout(t);
+            this.polling.signal.removeEventListener('abort', done);
+            resolve();
+          };
+          const t = setTimeout(done, 1000);
+          this.polling.signal.addEventListener('abort', done, { once: true });
+        });
+      }
+    }
+  }
+
+  /** Beat now (or right after the beat in flight): an acknowledgement should not wait an interval. */
+  private beatSoon(): void {
+    if (this.stopped) return;
+    if (this.beating !== null) {
+      this.soon = true;
+      return;
+    }
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     this.schedule(0);
   }
 
@@ -142,6 +195,7 @@ export class Supervisor {
   async stop(reason = 'stopped'): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.polling.abort();
     this.emit({ event: 'stopping', reason });
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
@@ -253,8 +307,10 @@ export class Supervisor {
         })
         .finally(() => {
           this.beating = null;
+          const soon = this.soon;
+          this.soon = false;
           // ±10 % jitter, as the SDK's heartbeats.
-          this.schedule(Math.round(this.intervalMs * (0.9 + Math.random() * 0.2)));
+          this.schedule(soon ? 0 : Math.round(this.intervalMs * (0.9 + Math.random() * 0.2)));
         });
     }, delayMs);
   }
@@ -341,6 +397,7 @@ export class Supervisor {
     this.acks.push(ack);
     if (leaveChild !== undefined) this.leaveAfterAck.set(ack.commandId, leaveChild);
     this.emit({ event: 'acknowledged', id: ack.commandId, outcome: ack.outcome, message: ack.message });
+    this.beatSoon();
   }
 
   /** Carry out a command for a child, and queue its acknowledgement for the next heartbeat. */
