@@ -6,6 +6,7 @@
 import type { AgentCommand, AgentHeartbeatRequest, Intervention } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parsePolicies } from '../core/policies/load-policies.js';
+import { startHttpReceiver } from '../test-support/alert-receivers.js';
 import {
   ADMIN,
   type CoordinatorFixture,
@@ -349,5 +350,103 @@ policies:
     const [orphan] = await interventionsOf(a.agentId);
     expect(orphan).toMatchObject({ id: 'itv_orphan', state: 'pending', commandId: wakes[0]?.id });
     expect(orphan?.evidence.actedAt).toEqual(expect.any(Number));
+  });
+});
+
+describe('forty agents behind one rate-limited dependency', () => {
+  it('restarts nothing (held), sends one grouped alert instead of forty, inhibits the stall alerts, and resolves when the dependency is back', async () => {
+    const hook = await startHttpReceiver();
+    try {
+      f = await withPolicies(`
+channels:
+  ops: { type: webhook, url: "${hook.url}" }
+alerts: { group_wait: 1s, group_interval: 10s }
+policies:
+  - name: llm
+    agent_type: llm
+    heartbeat: { expected_interval: 1s, timeout_factor: 3 }
+    stall_detection: { enabled: true, stall_threshold: 3s }
+    recovery_actions:
+      - action: alert
+        on_condition: dependency_down
+        severity: high
+      - action: snapshot_and_restart
+        on_condition: stall_detected
+      - action: alert
+        on_condition: recovery_failed
+`);
+      const agents: FixtureAgent[] = [];
+      for (let i = 0; i < 40; i++) agents.push(await registerAs('llm', { requires: ['openai'] }));
+      const beatAll = async (progress: number) => {
+        const commands: AgentCommand[] = [];
+        for (const a of agents) commands.push(...(await beat(a, { status: 'running', progress })).commands);
+        return commands;
+      };
+      await beatAll(1);
+      await f.coordinator.reportDependency(ADMIN, {
+        name: 'openai',
+        state: 'rate_limited',
+        retryAfterMs: 120_000,
+      });
+      const sent: AgentCommand[] = [];
+      for (let s = 0; s < 8; s++) {
+        sent.push(...(await beatAll(1)));
+        await tick(1000, 250);
+      }
+      // No restart: every stall's restart rung is held; no checkpoint or restart went out.
+      expect(sent.filter((c) => c.type === 'checkpoint' || c.type === 'restart')).toEqual([]);
+      const all = (await f.coordinator.listInterventions(ADMIN, { limit: 1000 })).interventions;
+      const restarts = all.filter((i) => i.action === 'snapshot_and_restart');
+      expect(restarts).toHaveLength(40);
+      expect(new Set(restarts.map((i) => i.state))).toEqual(new Set(['held']));
+      // A stall alert raised for them meanwhile (another rung, a person) is inhibited by the outage's.
+      for (const a of agents) {
+        await f.coordinator.alerts.raise({
+          agentId: a.agentId,
+          agentType: 'llm',
+          condition: 'progress_stalled',
+          severity: 'medium',
+          summary: 'stalled',
+          source: 'alert_rung',
+        });
+      }
+      for (let s = 0; s < 3; s++) {
+        sent.push(...(await beatAll(1)));
+        await tick(1000, 250);
+      }
+      // One grouped alert for the outage, delivered once; the stalls are not alerted on their own.
+      const firing = (await f.coordinator.listAlerts(ADMIN, { states: ['firing'] })).alerts;
+      const outage = firing.find((a) => a.group.condition === 'dependency_down');
+      expect(outage?.agentIds).toHaveLength(40);
+      const stalls = firing.find((a) => a.group.condition === 'progress_stalled');
+      expect(stalls?.agentIds).toHaveLength(40);
+      expect(stalls?.notifications).toEqual([]);
+      expect(hook.requests).toHaveLength(1);
+      expect(JSON.parse(hook.requests[0]!.body)).toMatchObject({
+        kind: 'firing',
+        alert: { group: { condition: 'dependency_down' } },
+      });
+
+      // The dependency is back and the agents move again: the held restarts are skipped, the alert resolves.
+      await f.coordinator.reportDependency(ADMIN, { name: 'openai', state: 'up' });
+      for (let s = 0; s < 4; s++) {
+        sent.push(...(await beatAll(2 + s)));
+        await tick(1000, 250);
+      }
+      expect(sent.filter((c) => c.type === 'checkpoint' || c.type === 'restart')).toEqual([]);
+      const after = (await f.coordinator.listInterventions(ADMIN, { limit: 1000 })).interventions;
+      expect(new Set(after.filter((i) => i.action === 'snapshot_and_restart').map((i) => i.state))).toEqual(
+        new Set(['skipped']),
+      );
+      expect((await f.coordinator.listAlerts(ADMIN, { states: ['firing'] })).alerts).toEqual([]);
+      const kinds = hook.requests.map((r) => {
+        const body = JSON.parse(r.body) as { kind: string; alert: { group: { condition: string } } };
+        return `${body.alert.group.condition}:${body.kind}`;
+      });
+      // The outage's alert resolves; the stall group, never notified, resolves without a word.
+      expect(kinds).toEqual(['dependency_down:firing', 'dependency_down:resolved']);
+    } finally {
+      await hook.close();
+    }
   });
 });

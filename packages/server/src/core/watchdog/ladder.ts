@@ -6,7 +6,8 @@
  * An open condition (once it has held for the policy's `for`) starts the first rung that listens for
  * it and whose budget — `max_attempts` within `window`, or since the condition opened — is not spent.
  * An attempt that fails or is skipped leaves the way open to the next choice by the same rule: the same
- * rung while it has attempts left, then the next one. When none is left the condition's ladder is
+ * rung while it has attempts left, then the next one; one that succeeds settles the condition (an
+ * alert delivered while an outage lasts: nothing more to do until it closes and opens again). When none is left the condition's ladder is
  * exhausted: `recovery_failed` starts the rungs that listen for it, the same way, once; then the agent
  * waits for a person. While a dependency the agent needs is down, rungs that cannot cure an outage
  * (restart, reassign, terminate) are held instead of spending their budget.
@@ -35,6 +36,8 @@ export type NextStep =
   /** Nothing before `at` (the condition has not held for `for` yet). */
   | { kind: 'wait'; at: number }
   | { kind: 'start'; rung: number; attempt: number; action: RecoveryAction; held: boolean }
+  /** An attempt of this episode succeeded (an alert was delivered while the condition lasts): done. */
+  | { kind: 'settled' }
   /** No rung listens or every budget is spent. */
   | { kind: 'exhausted' };
 
@@ -62,6 +65,14 @@ export function nextStep(input: NextStepInput): NextStep {
   if (episode.trigger !== 'recovery_failed' && now < episode.since + input.forMs) {
     return { kind: 'wait', at: episode.since + input.forMs };
   }
+  const succeeded = input.history.some(
+    (i) =>
+      i.state === 'succeeded' &&
+      i.condition === episode.trigger &&
+      i.taskId === episode.taskId &&
+      i.startedAt >= episode.since,
+  );
+  if (succeeded) return { kind: 'settled' };
   for (const [index, rung] of input.rungs.entries()) {
     if (!rungMatches(rung, episode.trigger)) continue;
     if (rung.action === 'reassign' && !input.holdsTask) continue;

@@ -43,6 +43,15 @@ export function ladderCommandOf(i: Intervention): AgentCommand['type'] {
   }
 }
 
+/**
+ * Where an answer to a ladder's command is recorded: `<command>Ack` — except a supervisor's answer to
+ * a `wake` (it sent the signal; the agent answers the wake itself), which is `signalAck`.
+ */
+function ackKey(i: Intervention, by: 'agent' | 'supervisor'): string {
+  const command = ladderCommandOf(i);
+  return by === 'supervisor' && command === 'wake' ? 'signalAck' : `${command}Ack`;
+}
+
 export interface Interventions {
   /** Publish a change (an `intervention` event) made by whoever wrote it. */
   publish(intervention: Intervention): void;
@@ -148,7 +157,7 @@ export function createInterventions(deps: {
         if (found.condition !== 'manual') {
           const noted = await store.noteIntervention({
             id: found.id,
-            evidence: { [`${ladderCommandOf(found)}Ack`]: answer, ...output },
+            evidence: { [ackKey(found, by)]: answer, ...output },
           });
           if (noted) {
             publish(noted);

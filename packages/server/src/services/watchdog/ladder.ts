@@ -255,7 +255,12 @@ export function createLadder(deps: LadderDeps): Ladder {
         await open(agent, episode, next.rung, next.attempt, next.action, next.held, c.evidence);
         continue;
       }
-      if (next.kind === 'wait') continue;
+      if (next.kind === 'wait' || next.kind === 'settled') continue;
+      // No rung answers it at all: nothing failed, there is just no recovery for it (the diagnosis says so).
+      const tried = latest
+        .filter((i) => i.condition === c.condition && i.taskId === c.taskId && i.startedAt >= c.since)
+        .reverse();
+      if (tried.length === 0) continue;
       // Exhausted: recovery_failed, once per episode; then the agent waits for a person.
       const rfKey = episodeKey('recovery_failed', c.taskId);
       if (busy.has(rfKey)) continue;
@@ -270,9 +275,6 @@ export function createLadder(deps: LadderDeps): Ladder {
         holdsTask,
       });
       if (rfNext.kind === 'start') {
-        const tried = latest
-          .filter((i) => i.condition === c.condition && i.taskId === c.taskId && i.startedAt >= c.since)
-          .reverse();
         await open(agent, rf, rfNext.rung, rfNext.attempt, rfNext.action, rfNext.held, c.evidence, {
           failedCondition: c.condition,
           attempts: tried.map((i) => ({
