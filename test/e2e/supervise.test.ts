@@ -279,6 +279,18 @@ programs:
       },
     });
     expect(report.type === 'agent.fatal' && report.report.output).toContain('crashing now');
+    // A person is alerted, once: one critical `fatal` alert for the program's slot.
+    const fatalAlerts = await waitFor(
+      async () => {
+        const { alerts } = await admin.listAlerts({ states: ['firing'] });
+        const found = alerts.filter((a) => a.group.condition === 'fatal');
+        return found.length > 0 ? found : null;
+      },
+      { what: 'the fatal alert' },
+    );
+    expect(fatalAlerts).toHaveLength(1);
+    expect(fatalAlerts[0]).toMatchObject({ severity: 'critical', agentIds: [expect.any(String)] });
+    expect(fatalAlerts[0]?.summary).toContain('host-c/crasher-1');
 
     sup.kill('SIGTERM');
     expect((await sup.exited).code).toBe(0);
@@ -291,5 +303,6 @@ programs:
     // --echo: each line the children wrote, as an output event.
     expect(mine.filter((e) => e.event === 'output' && e.line === 'crashing now')).toHaveLength(4);
     expect(seen.filter((e) => e.type === 'agent.fatal')).toHaveLength(1);
+    expect((await admin.listAlerts({})).alerts.filter((a) => a.group.condition === 'fatal')).toHaveLength(1);
   });
 });
