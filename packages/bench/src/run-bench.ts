@@ -5,7 +5,7 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover,supervisor]
+ *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover,supervisor,recovery]
  *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
  *     [--cpu-prof]
  *
@@ -15,7 +15,9 @@
  * and a non-progressing process's agents stalled (`fleet.ts`).
  *
  * `supervisor` is one `rouse supervise` with 200 plain children (quick: 50): the supervisor's CPU and
- * the coordinator's per supervisor heartbeat (`supervisor.ts`).
+ * the coordinator's per supervisor heartbeat (`supervisor.ts`). `recovery` is the watchdog acting: plain
+ * programs under a supervisor stall now and then; from each condition opening to the supervisor's
+ * acknowledgement of the signal the ladder sent (`recovery.ts`).
  *
  * `--store postgres` runs on PostgreSQL (DATABASE_URL, or an embedded one started for the run);
  * `postgres-2` puts two coordinators on it behind a round-robin balancer. `failover` runs only there.
@@ -30,6 +32,7 @@ import { fleet } from './fleet.js';
 import { heartbeats } from './heartbeats.js';
 import { latency } from './latency.js';
 import { startNoiseMeter } from './proc.js';
+import { recovery } from './recovery.js';
 import { type BenchReport, environment, formatTable, withVerdicts, writeReport } from './report.js';
 import { STORES } from './stores.js';
 import { supervisor } from './supervisor.js';
@@ -46,6 +49,7 @@ const WORKLOADS: Record<string, Workload> = {
   fleet,
   failover,
   supervisor,
+  recovery,
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -60,6 +64,8 @@ Options:
                     detection (100 agents whose progress stops), each as the excess over its due time
                     supervisor: one rouse supervise with 200 plain children (quick: 50) beating once a
                     second; its CPU, and the coordinator's CPU per supervisor heartbeat
+                    recovery: 20 plain programs under a supervisor stall now and then (quick: 5);
+                    condition opened → the supervisor's acknowledgement of the ladder's signal
   --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
                     waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table
