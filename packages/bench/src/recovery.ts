@@ -6,20 +6,18 @@
  * `since`, the coordinator's clock) to the supervisor's acknowledgement that it sent the signal
  * (`signalAck.at`, the coordinator's clock when it recorded it): the time a hung agent waits for help.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Intervention, InterventionsResponse } from '@rouse/protocol';
 import { startCoordinator } from './coordinator-process.js';
 import { HttpClient } from './http-client.js';
 import { monotonicUs, type ProfileWindow } from './profile-summary.js';
 import { round, roundSummary, summarize } from './stats.js';
+import { type SuperviseProcess, startSupervise } from './supervise-process.js';
 import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult } from './workload.js';
 
 const W = 'recovery';
-const ROUSE_BIN = fileURLToPath(new URL('../bin/rouse.js', import.meta.resolve('@rouse/server')));
 const STALL_THRESHOLD_MS = 2000;
 const POLICY = `
 policies:
@@ -60,7 +58,7 @@ export async function recovery(ctx: WorkloadContext): Promise<WorkloadResult> {
   });
   const admin = new HttpClient({ url: coord.url, token: coord.adminToken, maxSockets: 2 });
   const dir = mkdtempSync(join(tmpdir(), 'rouse-bench-recovery-'));
-  let sup: ChildProcess | null = null;
+  let sup: SuperviseProcess | null = null;
   try {
     const program = join(dir, 'stalling.mjs');
     writeFileSync(program, PROGRAM);
@@ -70,18 +68,11 @@ export async function recovery(ctx: WorkloadContext): Promise<WorkloadResult> {
       `name: bench-recovery\nprograms:\n  - name: staller\n    command: ["${process.execPath}", "${program}"]\n    instances: ${children}\n    agent_type: bench-stall\n    sdk: false\n    stop: { grace: 1s }\n    wake_signal: SIGUSR1\n`,
     );
     ctx.log(`${W}: one supervisor, ${children} plain programs that stall now and then; ${windowMs / 1000} s`);
-    sup = spawn(process.execPath, [ROUSE_BIN, 'supervise', '-c', config, '--json'], {
-      env: { ...process.env, ROUSE_URL: coord.url, ROUSE_AGENT_TOKEN: coord.agentToken },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    sup.stderr?.on('data', (c: Buffer) => {
-      stderr = (stderr + c.toString()).slice(-4000);
-    });
+    sup = startSupervise(coord, config);
     const fromUs = monotonicUs();
     const startedAt = Date.now();
     await new Promise((r) => setTimeout(r, windowMs));
-    if (sup.exitCode !== null) throw new Error(`rouse supervise exited: ${stderr}`);
+    if (sup.child.exitCode !== null) throw new Error(`rouse supervise exited: ${sup.stderr()}`);
     windows.window = { fromUs, toUs: monotonicUs() };
 
     const all: Intervention[] = [];
@@ -108,7 +99,7 @@ export async function recovery(ctx: WorkloadContext): Promise<WorkloadResult> {
     details.interventions = { total: signals.length, byState: states, acknowledged: ackMs.length };
     details.elapsedMs = Date.now() - startedAt;
     if (ackMs.length === 0)
-      throw new Error(`no acknowledged signal in ${signals.length} interventions: ${stderr}`);
+      throw new Error(`no acknowledged signal in ${signals.length} interventions: ${sup.stderr()}`);
     const s = summarize(ackMs);
     details.conditionToAckMs = roundSummary(s);
     details.rungStartToAckMs = roundSummary(summarize(wakeToAckMs));
@@ -135,13 +126,7 @@ export async function recovery(ctx: WorkloadContext): Promise<WorkloadResult> {
     });
     return result;
   } finally {
-    if (sup !== null && sup.exitCode === null) {
-      const exited = new Promise((r) => sup!.once('exit', r));
-      sup.kill('SIGTERM');
-      const timer = setTimeout(() => sup?.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await sup?.stop();
     admin.close();
     const { cpuProfile } = await coord.stop();
     attachProfile(ctx, details, cpuProfile, windows);

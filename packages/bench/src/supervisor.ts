@@ -6,11 +6,9 @@
  * supervisor heartbeat and per child it renews (above what it spends idle, measured first), and that
  * every child stays `running`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ListAgentsResponse } from '@rouse/protocol';
 import { diffCounts, requestCounts } from './coordinator-metrics.js';
 import { startCoordinator } from './coordinator-process.js';
@@ -18,9 +16,9 @@ import { HttpClient } from './http-client.js';
 import { cpuTimeMs } from './proc.js';
 import { monotonicUs, type ProfileWindow } from './profile-summary.js';
 import { round } from './stats.js';
+import { type SuperviseProcess, startSupervise } from './supervise-process.js';
 import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult } from './workload.js';
 
-const ROUSE_BIN = fileURLToPath(new URL('../bin/rouse.js', import.meta.resolve('@rouse/server')));
 const HEARTBEAT_ROUTE = 'POST /v1/agents/:agentId/heartbeat';
 const POLICY = `
 policies:
@@ -43,7 +41,7 @@ export async function supervisor(ctx: WorkloadContext): Promise<WorkloadResult> 
   });
   const admin = new HttpClient({ url: coord.url, token: coord.adminToken, maxSockets: 2 });
   const dir = mkdtempSync(join(tmpdir(), 'rouse-bench-host-'));
-  let sup: ChildProcess | null = null;
+  let sup: SuperviseProcess | null = null;
   try {
     const config = join(dir, 'host.yaml');
     writeFileSync(
@@ -57,26 +55,19 @@ export async function supervisor(ctx: WorkloadContext): Promise<WorkloadResult> 
     const idleAfter = cpuTimeMs(coord.pid);
     const idleCpuPerMs = idleBefore !== null && idleAfter !== null ? (idleAfter - idleBefore) / idleMs : null;
     ctx.log(`supervisor: one supervisor, ${children} plain children`);
-    sup = spawn(process.execPath, [ROUSE_BIN, 'supervise', '-c', config, '--json'], {
-      env: { ...process.env, ROUSE_URL: coord.url, ROUSE_AGENT_TOKEN: coord.agentToken },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    sup.stderr?.on('data', (c: Buffer) => {
-      stderr = (stderr + c.toString()).slice(-4000);
-    });
+    sup = startSupervise(coord, config);
     const running = async () =>
       (await admin.get<ListAgentsResponse>('/v1/agents?agentType=sleeper')).agents.filter(
         (a) => a.status === 'running' && a.lastHeartbeatAt !== null,
       ).length;
     const deadline = Date.now() + 60_000;
     while ((await running()) < children) {
-      if (sup.exitCode !== null) throw new Error(`rouse supervise exited: ${stderr}`);
-      if (Date.now() > deadline) throw new Error(`not every child was running after 60 s: ${stderr}`);
+      if (sup.child.exitCode !== null) throw new Error(`rouse supervise exited: ${sup.stderr()}`);
+      if (Date.now() > deadline) throw new Error(`not every child was running after 60 s: ${sup.stderr()}`);
       await new Promise((r) => setTimeout(r, 250));
     }
 
-    const supBefore = cpuTimeMs(sup.pid!);
+    const supBefore = cpuTimeMs(sup.child.pid!);
     const coordBefore = cpuTimeMs(coord.pid);
     const countsBefore = await requestCounts(admin);
     const fromUs = monotonicUs();
@@ -84,7 +75,7 @@ export async function supervisor(ctx: WorkloadContext): Promise<WorkloadResult> 
     await new Promise((r) => setTimeout(r, windowMs));
     const elapsedMs = performance.now() - t;
     windows.steady = { fromUs, toUs: monotonicUs() };
-    const supAfter = cpuTimeMs(sup.pid!);
+    const supAfter = cpuTimeMs(sup.child.pid!);
     const coordAfter = cpuTimeMs(coord.pid);
     const beats = diffCounts(countsBefore, await requestCounts(admin))?.[HEARTBEAT_ROUTE] ?? null;
     const stillRunning = await running();
@@ -130,13 +121,7 @@ export async function supervisor(ctx: WorkloadContext): Promise<WorkloadResult> 
     });
     return result;
   } finally {
-    if (sup !== null && sup.exitCode === null) {
-      const exited = new Promise((r) => sup!.once('exit', r));
-      sup.kill('SIGTERM');
-      const timer = setTimeout(() => sup?.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await sup?.stop();
     admin.close();
     const { cpuProfile } = await coord.stop();
     attachProfile(ctx, details, cpuProfile, windows);

@@ -5,41 +5,25 @@
  */
 import type { AgentCommand, AgentHeartbeatRequest, Intervention } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parsePolicies } from '../core/policies/load-policies.js';
 import { startHttpReceiver } from '../test-support/alert-receivers.js';
 import {
   ADMIN,
   type CoordinatorFixture,
-  createFixture,
-  ENROLLMENT,
+  createFixtureWithPolicies,
   type FixtureAgent,
 } from '../test-support/coordinator-fixture.js';
-import { fixedPolicies } from './policy-registry.js';
 
 let f: CoordinatorFixture;
 afterEach(async () => {
   await f.close();
 });
 
-async function withPolicies(yaml: string): Promise<CoordinatorFixture> {
-  const parsed = parsePolicies(yaml, 'test.yaml');
-  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}: ${e.path}: ${e.message}`).join('\n'));
-  return createFixture({ policies: fixedPolicies(parsed.set), ladderSweepMs: 200 });
-}
+const withPolicies = (yaml: string) => createFixtureWithPolicies(yaml, { ladderSweepMs: 200 });
 
-async function tick(ms: number, step = 100): Promise<void> {
-  for (let done = 0; done < ms; done += step) await f.advance(Math.min(step, ms - done));
-}
+const tick = (ms: number, step = 100) => f.tick(ms, step);
 
-async function registerAs(agentType: string, extra: { key?: string; requires?: string[] } = {}) {
-  const r = await f.coordinator.registerAgent(ENROLLMENT, { agentType, taskTypes: ['t'], ...extra });
-  const agent: FixtureAgent = {
-    agentId: r.agent.id,
-    token: r.token,
-    caller: { kind: 'agent', agentId: r.agent.id, incarnation: r.incarnation, agentType },
-  };
-  return agent;
-}
+const registerAs = async (agentType: string, extra: { key?: string; requires?: string[] } = {}) =>
+  (await f.registerAs(agentType, extra)).agent;
 
 const beat = (a: FixtureAgent, req: AgentHeartbeatRequest = {}) =>
   f.coordinator.agentHeartbeat(a.caller, a.agentId, req);

@@ -9,38 +9,21 @@ import { parsePolicies } from '../core/policies/load-policies.js';
 import {
   ADMIN,
   type CoordinatorFixture,
-  createFixture,
-  ENROLLMENT,
+  createFixtureWithPolicies,
   type FixtureAgent,
 } from '../test-support/coordinator-fixture.js';
 import { fixedPolicies } from './policy-registry.js';
 
 let f: CoordinatorFixture;
+const withPolicies = (yaml: string) => createFixtureWithPolicies(yaml);
 afterEach(async () => {
   await f.close();
 });
 
-/** A coordinator whose policies come from this YAML. */
-async function withPolicies(yaml: string): Promise<CoordinatorFixture> {
-  const parsed = parsePolicies(yaml, 'test.yaml');
-  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}: ${e.path}: ${e.message}`).join('\n'));
-  return createFixture({ policies: fixedPolicies(parsed.set) });
-}
+const tick = (ms: number, step = 100) => f.tick(ms, step);
 
-/** Move the clock forward in steps, as real time would pass (each step lets timers' work finish). */
-async function tick(ms: number, step = 100): Promise<void> {
-  for (let done = 0; done < ms; done += step) await f.advance(Math.min(step, ms - done));
-}
-
-async function registerAs(agentType: string, extra: { key?: string; requires?: string[] } = {}) {
-  const r = await f.coordinator.registerAgent(ENROLLMENT, { agentType, taskTypes: ['t'], ...extra });
-  const agent: FixtureAgent = {
-    agentId: r.agent.id,
-    token: r.token,
-    caller: { kind: 'agent', agentId: r.agent.id, incarnation: r.incarnation, agentType },
-  };
-  return { agent, registration: r };
-}
+const registerAs = (agentType: string, extra: { key?: string; requires?: string[] } = {}) =>
+  f.registerAs(agentType, extra);
 
 const beat = (a: FixtureAgent, req: AgentHeartbeatRequest = {}) =>
   f.coordinator.agentHeartbeat(a.caller, a.agentId, req);

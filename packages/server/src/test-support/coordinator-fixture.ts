@@ -6,12 +6,21 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ClaimRequest, CreateTaskRequest, StreamEvent, Task } from '@rouse/protocol';
+import type {
+  ClaimRequest,
+  CreateTaskRequest,
+  RegisterAgentRequest,
+  RegisterAgentResponse,
+  StreamEvent,
+  Task,
+} from '@rouse/protocol';
 import { pino } from 'pino';
 import { ManualClock } from '../core/clock.js';
+import { parsePolicies } from '../core/policies/load-policies.js';
 import type { Caller } from '../services/coordinator.js';
 import type { CoordinatorOptions } from '../services/coordinator-options.js';
 import { type CoordinatorService, createCoordinator } from '../services/create-coordinator.js';
+import { fixedPolicies } from '../services/policy-registry.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 
@@ -41,7 +50,14 @@ export interface CoordinatorFixture {
   blobDir: string;
   /** Move time forward and wait for what the timers started (expiries, wake-ups, claims). */
   advance(ms: number): Promise<void>;
+  /** Move the clock forward in steps, as real time would pass (each step lets timers' work finish). */
+  tick(ms: number, step?: number): Promise<void>;
   register(types?: string[]): Promise<FixtureAgent>;
+  /** Register an agent of this type (task type `t`), with its registration's answer. */
+  registerAs(
+    agentType: string,
+    extra?: Partial<RegisterAgentRequest>,
+  ): Promise<{ agent: FixtureAgent; registration: RegisterAgentResponse }>;
   create(req?: Partial<CreateTaskRequest>): Promise<Task>;
   /** One claim that must return exactly one task. */
   claimOne(agent: FixtureAgent, req?: Partial<ClaimRequest>): Promise<Task>;
@@ -91,6 +107,18 @@ export async function createFixture(options: Partial<CoordinatorOptions> = {}): 
       }
       await settle();
     },
+    async tick(ms, step = 100) {
+      for (let done = 0; done < ms; done += step) await f.advance(Math.min(step, ms - done));
+    },
+    async registerAs(agentType, extra = {}) {
+      const r = await coordinator.registerAgent(ENROLLMENT, { agentType, taskTypes: ['t'], ...extra });
+      const agent: FixtureAgent = {
+        agentId: r.agent.id,
+        token: r.token,
+        caller: { kind: 'agent', agentId: r.agent.id, incarnation: r.incarnation, agentType },
+      };
+      return { agent, registration: r };
+    },
     async register(types = ['t']) {
       const r = await coordinator.registerAgent(ENROLLMENT, { agentType: 'test', taskTypes: types });
       return {
@@ -132,4 +160,14 @@ export async function createFixture(options: Partial<CoordinatorOptions> = {}): 
     },
   };
   return f;
+}
+
+/** A fixture whose coordinator applies the policies of this YAML (errors named by line and field). */
+export async function createFixtureWithPolicies(
+  yaml: string,
+  options: Partial<CoordinatorOptions> = {},
+): Promise<CoordinatorFixture> {
+  const parsed = parsePolicies(yaml, 'test.yaml');
+  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}: ${e.path}: ${e.message}`).join('\n'));
+  return createFixture({ policies: fixedPolicies(parsed.set), ...options });
 }
