@@ -87,13 +87,39 @@ export async function recovery(ctx: WorkloadContext): Promise<WorkloadResult> {
     const signals = all.filter((i) => i.action === 'send_signal');
     const ackMs: number[] = [];
     const wakeToAckMs: number[] = [];
+    const slowest: {
+      ms: number;
+      startedAt: number;
+      actedAt: unknown;
+      conditionSince: number;
+      signalAck: unknown;
+    }[] = [];
     for (const i of signals) {
       const since = i.evidence.conditionSince;
       const ack = i.evidence.signalAck as { at?: unknown } | undefined;
       if (typeof since !== 'number' || typeof ack?.at !== 'number') continue;
       ackMs.push(ack.at - since);
       wakeToAckMs.push(ack.at - i.startedAt);
+      slowest.push({
+        ms: ack.at - since,
+        startedAt: i.startedAt,
+        actedAt: i.evidence.actedAt ?? null,
+        conditionSince: since,
+        signalAck: i.evidence.signalAck ?? null,
+      });
     }
+    // The slowest few, with their steps (condition, rung started, command sent, acknowledged).
+    details.slowest = slowest.sort((a, b) => b.ms - a.ms).slice(0, 5);
+    // And attempts that failed (no acknowledgement within the rung's timeout): when, for whom.
+    details.failedAttempts = signals
+      .filter((i) => i.state === 'failed')
+      .slice(0, 10)
+      .map((i) => ({
+        agentId: i.agentId,
+        afterStartMs: i.startedAt - startedAt,
+        reason: i.reason,
+        acks: Object.keys(i.evidence).filter((k) => k.endsWith('Ack')),
+      }));
     const states: Record<string, number> = {};
     for (const i of signals) states[i.state] = (states[i.state] ?? 0) + 1;
     details.interventions = { total: signals.length, byState: states, acknowledged: ackMs.length };

@@ -46,13 +46,24 @@ async function liveSupervisorOf(
   return { id: supervisor.id, childKey: agent.key ?? undefined };
 }
 
+/**
+ * A new command id. Whoever records what a command is for (an intervention) does so under this id
+ * before queueing it: its acknowledgement can come back within milliseconds (a supervisor's long-poll).
+ */
+export function newCommandId(): string {
+  return `cmd_${randomBytes(12).toString('hex')}`;
+}
+
 /** A command with the id it is delivered with. */
 export type IdentifiedCommand = AgentCommand & { id: string };
 /** A command nobody took for this long is dropped (its agent is gone). */
 export const MAX_COMMAND_AGE_MS = 24 * 60 * 60 * 1000;
 
 export interface AgentCommands {
-  /** Queue a command; resolves with it as delivered (its `id` is what the agent's acknowledgement names). */
+  /**
+   * Queue a command (under its `id` if it has one, else a new one); resolves with it as delivered (its
+   * `id` is what the agent's acknowledgement names).
+   */
   enqueue(agentId: string, command: AgentCommand): Promise<IdentifiedCommand>;
   /**
    * Queue without waiting (from code that cannot await, such as a transition's side effects); a
@@ -93,7 +104,7 @@ export function createAgentCommands(deps: {
     for (const wake of waiters.get(agentId) ?? []) wake();
   };
   const enqueue = async (agentId: string, command: AgentCommand): Promise<IdentifiedCommand> => {
-    const identified = { ...command, id: `cmd_${randomBytes(12).toString('hex')}` };
+    const identified = { ...command, id: command.id ?? newCommandId() };
     const route = SUPERVISOR_ROUTES[command.type];
     const supervisor = route === undefined ? null : await liveSupervisorOf(store, agentId);
     if (supervisor === null || route === undefined) {

@@ -19,6 +19,7 @@ import type {
 import { NotFoundError, RouseError } from '../core/errors.js';
 import { diagnoseAgent } from '../core/watchdog/agent-diagnosis.js';
 import type { AgentQuery } from '../store/store.js';
+import { newCommandId } from './agent-commands.js';
 import { newAgentToken, requireActsAs, requireAdmin, requireEnrollment, requireRead } from './auth.js';
 import type { Caller, SentCommand } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
@@ -223,11 +224,12 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         for (const c of child.commands) commands.push({ ...c, agentId: childId, agentKey });
         await watchdog.agents.evaluate(child.watch, null);
       }
-      return {
-        heartbeatIntervalMs: policy.heartbeat.expectedIntervalMs,
-        tasks: beats.outcomes,
-        commands,
-      };
+      // A supervisor's heartbeat stands for its plain children's: it must come as often as theirs must.
+      const intervalMs = Math.min(
+        policy.heartbeat.expectedIntervalMs,
+        ...childBeats.map((b) => b.input.heartbeatIntervalMs),
+      );
+      return { heartbeatIntervalMs: intervalMs, tasks: beats.outcomes, commands };
     },
 
     async leave(caller, agentId) {
@@ -292,7 +294,8 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
     async sendCommand(caller, agentId, command) {
       requireAdmin(caller, 'send commands to agents');
       const agent = await mustGetAgent(agentId);
-      const sent = await ctx.commands.enqueue(agentId, command);
+      // Recorded before it is queued: its answer may come back at once (a supervisor's long-poll).
+      const sent = { ...command, id: newCommandId() };
       const intervention = await ctx.interventions.recordManual({
         agentId,
         incarnation: agent.incarnation,
@@ -308,6 +311,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
           lastHeartbeatAt: agent.lastHeartbeatAt,
         },
       });
+      await ctx.commands.enqueue(agentId, sent);
       ctx.logger.info(
         {
           agentId,

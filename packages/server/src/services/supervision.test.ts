@@ -11,6 +11,7 @@ import {
   ADMIN,
   type CoordinatorFixture,
   createFixture,
+  createFixtureWithPolicies,
   ENROLLMENT,
   type FixtureAgent,
 } from '../test-support/coordinator-fixture.js';
@@ -190,5 +191,21 @@ describe('supervision in the coordinator', () => {
     expect(f.events.filter((e) => e.type === 'agent.fatal')).toEqual([
       { type: 'agent.fatal', at: f.clock.now(), supervisorId: sup.agentId, report },
     ]);
+  });
+});
+
+describe('supervisor heartbeat interval', () => {
+  it("is asked to beat as often as its plain children's policies need (its beat is theirs)", async () => {
+    f = await createFixtureWithPolicies(`
+policies:
+  - name: quick
+    agent_type: quick
+    heartbeat: { expected_interval: 1s, timeout_factor: 3 }
+`);
+    const sup = await supervisor();
+    expect((await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, {})).heartbeatIntervalMs).toBe(5000);
+    const plain = await register({ agentType: 'quick', key: 'host-1/p-1', supervisorId: sup.agentId });
+    const res = await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, { children: [entry(plain)] });
+    expect(res.heartbeatIntervalMs).toBe(1000);
   });
 });

@@ -22,7 +22,7 @@ import {
 } from '../../core/watchdog/ladder.js';
 import { shardOf } from '../../store/lease-shards.js';
 import type { Store, Transitioned } from '../../store/store.js';
-import type { AgentCommands } from '../agent-commands.js';
+import { type AgentCommands, newCommandId } from '../agent-commands.js';
 import type { AlertSource, Alerts } from '../alerts/alerts.js';
 import { newId } from '../ids.js';
 import { every } from '../periodic.js';
@@ -366,33 +366,25 @@ export function createLadder(deps: LadderDeps): Ladder {
     switch (rung.action) {
       case 'wake':
       case 'send_signal': {
-        const command: AgentCommand = { type: 'wake', reason, ...task };
+        const command: AgentCommand & { id: string } = { type: 'wake', reason, ...task, id: newCommandId() };
         if (rung.action === 'send_signal') command.signal = rung.signal;
-        const sent = await deps.commands.enqueue(i.agentId, command);
-        await note(i, { actedAt: now }, sent.id);
+        await sendNoted(i, command, { actedAt: now });
         return;
       }
       case 'snapshot_and_restart': {
-        const sent = await deps.commands.enqueue(i.agentId, {
-          type: 'checkpoint',
-          reason,
-          ttlMs: rung.snapshotTtlMs,
-          ...task,
-        });
-        await note(
+        await sendNoted(
           i,
+          { type: 'checkpoint', reason, ttlMs: rung.snapshotTtlMs, ...task, id: newCommandId() },
           { actedAt: now, phase: 'checkpoint', checkpointAt: now, snapshotTtlMs: rung.snapshotTtlMs },
-          sent.id,
         );
         return;
       }
       case 'terminate': {
-        const sent = await deps.commands.enqueue(i.agentId, {
-          type: 'terminate',
-          reason,
-          graceMs: rung.graceMs,
-        });
-        await note(i, { actedAt: now }, sent.id);
+        await sendNoted(
+          i,
+          { type: 'terminate', reason, graceMs: rung.graceMs, id: newCommandId() },
+          { actedAt: now },
+        );
         return;
       }
       case 'reassign': {
@@ -466,12 +458,25 @@ export function createLadder(deps: LadderDeps): Ladder {
   }
 
   async function sendRestart(i: Intervention): Promise<void> {
-    const sent = await deps.commands.enqueue(i.agentId, {
-      type: 'restart',
-      reason: `recovery ladder: ${i.reason}`,
-      ...(i.taskId === null ? {} : { taskId: i.taskId }),
-    });
-    await note(i, { phase: 'restart', restartAt: clock.now() }, sent.id);
+    await sendNoted(
+      i,
+      {
+        type: 'restart',
+        reason: `recovery ladder: ${i.reason}`,
+        ...(i.taskId === null ? {} : { taskId: i.taskId }),
+        id: newCommandId(),
+      },
+      { phase: 'restart', restartAt: clock.now() },
+    );
+  }
+
+  /**
+   * Record the command on the intervention, then queue it: its answer may come back within
+   * milliseconds (a supervisor's long-poll), and must find the intervention that sent it.
+   */
+  async function sendNoted(i: Intervention, command: AgentCommand & { id: string }, evidence: JsonObject) {
+    await note(i, evidence, command.id);
+    await deps.commands.enqueue(i.agentId, command);
   }
 
   async function reassignedTasks(i: Intervention): Promise<NonNullable<AttemptFacts['tasks']>> {
