@@ -165,6 +165,7 @@ export async function watchdogDemo(ctx: CliContext, opts: WatchdogDemoOptions): 
         );
         if ((held && outageAlert()) || now - outageFrom > MAX_OUTAGE_MS) {
           await sleep(1500, run.signal).catch(() => {});
+          if (run.signal.aborted) break;
           outageOver = true;
           rx.rateLimited = false;
           book.say(s.green('☀'), 'llm-api answers again');
