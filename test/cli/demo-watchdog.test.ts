@@ -53,11 +53,10 @@ it('rouse demo --act watchdog recovers a stalled, a frozen, a leaking and a rate
   const of = (agent: string) => out.interventions.filter((i) => i.agent === agent).map((i) => i.intervention);
 
   // staller: stalled, sent SIGUSR1 (a wake) by its supervisor, and moved again.
-  const staller = of('staller-1');
-  expect(staller.find((i) => i.action === 'send_signal')).toMatchObject({
-    condition: 'progress_stalled',
-    state: 'succeeded',
-  });
+  // (Its first signal cures it; on a loaded machine the second may be the one.)
+  const signals = of('staller-1').filter((i) => i.action === 'send_signal');
+  expect(signals.map((i) => i.condition)).toContain('progress_stalled');
+  expect(signals.at(-1)?.state).toBe('succeeded');
   expect(out.agentEvents.some((e) => e.agent === 'staller-1' && e.event === 'sigusr1')).toBe(true);
   expect(out.agentEvents.some((e) => e.agent === 'staller-1' && e.event === 'woken')).toBe(true);
 
@@ -69,6 +68,7 @@ it('rouse demo --act watchdog recovers a stalled, a frozen, a leaking and a rate
   });
   const froze = out.agentEvents.find((e) => e.agent === 'hanger-1' && e.event === 'freezing');
   const resumed = out.agentEvents.find((e) => e.agent === 'hanger-1' && e.event === 'resumed');
+  expect(froze).toBeDefined();
   expect(resumed?.incarnation).toBe(2);
   expect(resumed?.step).toBe(froze?.step);
 

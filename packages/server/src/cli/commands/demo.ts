@@ -17,7 +17,7 @@ export function registerDemo(program: Command, ctx: CliContext): void {
   program
     .command('demo')
     .description(
-      'watch Rouse handle crashing, hanging, failing and forgetful agents, live (~30 s); --act watchdog: stalled, frozen, leaking and rate-limited agents recovered under rouse supervise',
+      'watch Rouse recover failing tasks, or with --act watchdog failing agents under rouse supervise, live (~30 s)',
     )
     .addOption(
       new Option('--act <act>', 'which act: tasks (failing tasks) or watchdog (failing agents)')
@@ -55,14 +55,14 @@ What you will see in the tasks act (timings are short so it all happens in secon
   flaky-1   hits a flaky upstream                             → retries with backoff 1s, 2s…; one non-retryable
   healthy-N do the rest (progress, logs, checkpoints); one task is cancelled mid-run
 
-What you will see in the watchdog act (~30-45 s): a policy file with a recovery ladder per agent
+What you will see in the watchdog act (~20-40 s): a policy file with a recovery ladder per agent
 type, alerts to a webhook the demo serves on 127.0.0.1, and rouse supervise running four SDK monitors:
-  staller-1  its progress stops          → stalled → send_signal SIGUSR1 (a wake) → it moves again
-  hanger-1   freezes itself (SIGSTOP)     → heartbeat timeout → snapshot_and_restart through its
-                                           supervisor → the new incarnation resumes from its snapshot
-  leaker-1   its RSS climbs past 192 MiB  → resource runaway → restarted; leaks again → terminated
-  api-user-1 llm-api answers 429          → dependency_down: one alert delivered, its restart held
-                                           (a restart would not help); llm-api comes back, it moves on
+  staller-1   its progress stops          → stalled → send_signal SIGUSR1 (a wake) → it moves again
+  hanger-1    freezes itself (SIGSTOP)    → heartbeat timeout → snapshot_and_restart through its
+                                            supervisor → the new incarnation resumes from its snapshot
+  leaker-1    its RSS passes 192 MiB      → resource runaway → restarted; leaks again → terminated
+  api-user-1  llm-api answers 429         → dependency_down: one alert delivered, its restart held
+                                            (a restart would not help); llm-api comes back, it moves on
 Then the interventions (rouse interventions) and alerts (rouse alerts), and everything stops.
 
 Examples:
