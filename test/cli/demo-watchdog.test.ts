@@ -61,16 +61,15 @@ it('rouse demo --act watchdog recovers a stalled, a frozen, a leaking and a rate
   expect(out.agentEvents.some((e) => e.agent === 'staller-1' && e.event === 'woken')).toBe(true);
 
   // hanger: frozen → lost → snapshot_and_restart through its supervisor; incarnation 2 resumed from its snapshot.
-  expect(of('hanger-1').find((i) => i.action === 'snapshot_and_restart')).toMatchObject({
-    condition: 'heartbeat_timeout',
-    state: 'succeeded',
-    incarnation: 1,
-  });
-  const froze = out.agentEvents.find((e) => e.agent === 'hanger-1' && e.event === 'freezing');
-  const resumed = out.agentEvents.find((e) => e.agent === 'hanger-1' && e.event === 'resumed');
-  expect(froze).toBeDefined();
-  expect(resumed?.incarnation).toBe(2);
-  expect(resumed?.step).toBe(froze?.step);
+  expect(of('hanger-1').filter((i) => i.action === 'snapshot_and_restart')).toContainEqual(
+    expect.objectContaining({ condition: 'heartbeat_timeout', state: 'succeeded' }),
+  );
+  const hanger = out.agentEvents.filter((e) => e.agent === 'hanger-1');
+  const froze = hanger.findIndex((e) => e.event === 'freezing');
+  expect(froze).toBeGreaterThanOrEqual(0);
+  const resumed = hanger.slice(froze).find((e) => e.event === 'resumed');
+  expect(resumed?.incarnation).toBeGreaterThanOrEqual(2);
+  expect(resumed?.step).toBe(hanger[froze]?.step);
 
   // leaker: over its rss_limit → restarted from its snapshot; over it again → terminated.
   const leaker = of('leaker-1');

@@ -143,6 +143,12 @@ export async function watchdogDemo(ctx: CliContext, opts: WatchdogDemoOptions): 
       interventions.some((i) => book.agent(i.agentId) === agent && pred(i));
     const told = (agent: string, event: string) =>
       agentEvents.some((e) => e.agent === agent && e.event === event);
+    /** The agent said `second` after it said `first`. */
+    const toldAfter = (agent: string, first: string, second: string) => {
+      const own = agentEvents.filter((e) => e.agent === agent);
+      const i = own.findIndex((e) => e.event === first);
+      return i >= 0 && own.slice(i).some((e) => e.event === second);
+    };
     const outageAlert = () =>
       rx.deliveries.some((d) => d.kind === 'firing' && d.alert.group.condition === 'dependency_down');
     let finished = false;
@@ -175,7 +181,7 @@ export async function watchdogDemo(ctx: CliContext, opts: WatchdogDemoOptions): 
       const done =
         has('staller-1', (i) => i.action === 'send_signal' && i.state === 'succeeded') &&
         has('hanger-1', (i) => i.action === 'snapshot_and_restart' && i.state === 'succeeded') &&
-        told('hanger-1', 'resumed') &&
+        toldAfter('hanger-1', 'freezing', 'resumed') &&
         has('leaker-1', (i) => i.action === 'terminate' && ended(i)) &&
         outageOver &&
         told('api-user-1', 'recovered') &&
