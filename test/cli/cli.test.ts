@@ -382,7 +382,7 @@ describe.concurrent('--help', () => {
     agents: ['--json'],
     cancel: ['--reason', '--json'],
     retry: ['<id>', '--json'],
-    demo: ['--duration', '--data-dir'],
+    demo: ['--act', 'watchdog', '--duration', '--data-dir'],
   };
   it.each(Object.entries(expectations))('rouse %s --help', async (cmd, options) => {
     const r = await rouse(cmd, '--help');

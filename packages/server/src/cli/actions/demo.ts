@@ -21,7 +21,10 @@ import { formatDuration } from '../format/time.js';
 import { sleep } from '../sleep.js';
 
 export interface DemoOptions {
-  duration: number;
+  /** `tasks` (the default) or `watchdog`. */
+  act: 'tasks' | 'watchdog';
+  /** Stop after this long at most. @default 60 s for tasks, 90 s for the watchdog */
+  duration?: number;
   dataDir?: string;
   healthy: number;
   heartbeatInterval: number;
@@ -32,6 +35,19 @@ export interface DemoOptions {
 const writeBackGraceFor = (heartbeatIntervalMs: number) => Math.max(3000, heartbeatIntervalMs * 6);
 
 export async function demo(ctx: CliContext, opts: DemoOptions): Promise<number> {
+  if (opts.act === 'watchdog') {
+    const { watchdogDemo } = await import('./demo-watchdog.js');
+    return watchdogDemo(ctx, {
+      duration: opts.duration ?? 90_000,
+      ...(opts.dataDir !== undefined ? { dataDir: opts.dataDir } : {}),
+      ...(opts.json ? { json: true } : {}),
+    });
+  }
+  return tasksDemo(ctx, { ...opts, duration: opts.duration ?? 60_000 });
+}
+
+/** The `tasks` act: tasks failing every way a task can, and recovering. */
+async function tasksDemo(ctx: CliContext, opts: DemoOptions & { duration: number }): Promise<number> {
   const ownDir = opts.dataDir === undefined;
   const dataDir = ownDir
     ? await mkdtemp(join(tmpdir(), 'rouse-demo-'))

@@ -1,0 +1,449 @@
+/**
+ * `rouse demo --act watchdog`: an in-process coordinator with a policy file (a recovery ladder per
+ * agent type, alerts to a webhook the demo serves itself), `rouse supervise` as a child process
+ * running four agent programs that stall, hang, leak and hit a rate-limited API, and a live narrative
+ * of the watchdog recovering them — then the interventions and alerts, and a clean stop. Exits 0 by itself.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Alert, Intervention, JsonObject } from '@rouse/protocol';
+import { Client } from '@rouse/sdk';
+import { pino } from 'pino';
+import { startRouseServer } from '../../server.js';
+import { type CliContext, EXIT } from '../context.js';
+import { DemoBook } from '../demo/book.js';
+import { WatchdogNarrator } from '../demo/watchdog-narrator.js';
+import { type AlertDelivery, type DemoReceiver, startDemoReceiver } from '../demo/watchdog-receiver.js';
+import {
+  rouseBin,
+  WATCHDOG_AGENTS,
+  WATCHDOG_TIMING,
+  watchdogHostConfig,
+  watchdogPolicies,
+} from '../demo/watchdog-scenario.js';
+import { renderTable } from '../format/table.js';
+import { formatDuration } from '../format/time.js';
+import { sleep } from '../sleep.js';
+
+export interface WatchdogDemoOptions {
+  duration: number;
+  dataDir?: string;
+  json?: boolean;
+}
+
+/** One line an agent program appended to the events file. */
+interface AgentEvent extends JsonObject {
+  event: string;
+  agent: string;
+  pid: number;
+}
+
+/** The longest the outage of llm-api lasts if the act does not see the held restart and the alert first. */
+const MAX_OUTAGE_MS = 20_000;
+
+export async function watchdogDemo(ctx: CliContext, opts: WatchdogDemoOptions): Promise<number> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = ownDir
+    ? await mkdtemp(join(tmpdir(), 'rouse-demo-'))
+    : resolve(ctx.deps.cwd, opts.dataDir as string);
+  const book = new DemoBook(ctx, Boolean(opts.json));
+  const s = book.style;
+  const run = new AbortController();
+  const stream = new AbortController();
+  const interrupt = ctx.untilInterrupted();
+  let interrupted = false;
+  void interrupt.done.then(() => {
+    interrupted = true;
+    run.abort();
+  });
+  const deadline = setTimeout(() => run.abort(), opts.duration);
+
+  const policiesFile = join(dataDir, 'policies.yaml');
+  const hostFile = join(dataDir, 'host.yaml');
+  const eventsFile = join(dataDir, 'agent-events.jsonl');
+  let server: Awaited<ReturnType<typeof startRouseServer>> | undefined;
+  let supervisor: ChildProcess | undefined;
+  let supervisorExited: Promise<void> = Promise.resolve();
+  let narrator: WatchdogNarrator | undefined;
+  const agentEvents: AgentEvent[] = [];
+  let stopTail = (): void => {};
+  let receiver: DemoReceiver | undefined;
+  let exitCode: number = EXIT.ok;
+  try {
+    receiver = await startDemoReceiver((d) => tellDelivery(book, d));
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(policiesFile, watchdogPolicies(receiver.webhookUrl));
+    await writeFile(eventsFile, '');
+    await writeFile(
+      hostFile,
+      watchdogHostConfig({ node: process.execPath, eventsFile, llmApiUrl: receiver.llmApiUrl }),
+    );
+    const rx = receiver;
+    server = await startRouseServer({
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      logger: pino({ level: 'silent' }),
+      policiesFile,
+    });
+    const admin = new Client({ url: server.url, token: server.adminToken });
+    const t = WATCHDOG_TIMING;
+    book.print(`${s.bold('Rouse demo — the watchdog')}: coordinator on ${server.url} (data in ${dataDir})`);
+    book.print(
+      s.dim(
+        `policies: ${policiesFile}; heartbeat every ${formatDuration(t.heartbeatMs)} (lost after ×${t.timeoutFactor}), stalled after ${formatDuration(t.stallThresholdMs)}; alerts go to ${rx.webhookUrl}; Ctrl-C stops`,
+      ),
+    );
+    book.print(s.dim(`rouse supervise -c ${hostFile} runs four agents:`));
+    for (const a of WATCHDOG_AGENTS) book.print(s.dim(`  ${`${a.program}-1`.padEnd(11)} ${a.story}`));
+    book.print('');
+
+    narrator = new WatchdogNarrator(book, admin);
+    narrator.start(stream.signal);
+    await sleep(300, run.signal);
+
+    stopTail = tailAgentEvents(eventsFile, (e) => {
+      agentEvents.push(e);
+      tellAgentEvent(book, e);
+    });
+    const sup = spawn(process.execPath, [rouseBin(), 'supervise', '-c', hostFile, '--json'], {
+      cwd: dataDir,
+      env: {
+        ...withoutRouse(ctx.env),
+        ROUSE_URL: server.url,
+        ROUSE_AGENT_TOKEN: server.agentToken,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    supervisor = sup;
+    supervisorExited = new Promise((done) => sup.once('exit', () => done()));
+    const supErr: string[] = [];
+    sup.stderr?.on('data', (d: Buffer) => supErr.push(d.toString('utf8')));
+    if (sup.stdout) {
+      createInterface({ input: sup.stdout }).on('line', (line) => tellSupervisorLine(book, line));
+    }
+    let stopping = false;
+    void supervisorExited.then(() => {
+      if (!stopping && !run.signal.aborted) {
+        book.say(s.red('!'), `the supervisor exited early: ${supErr.join('').trim() || 'no message'}`);
+        run.abort();
+      }
+    });
+    book.say(s.cyan('▸'), `started ${s.bold('rouse supervise')} (pid ${sup.pid})`);
+
+    // The act: llm-api starts answering 429 once api-user is under way, and is back once the
+    // watchdog has held api-user's restart and delivered the outage's alert.
+    let outageFrom: number | null = null;
+    let outageOver = false;
+    let interventions: Intervention[] = [];
+    const has = (agent: string, pred: (i: Intervention) => boolean) =>
+      interventions.some((i) => book.agent(i.agentId) === agent && pred(i));
+    const told = (agent: string, event: string) =>
+      agentEvents.some((e) => e.agent === agent && e.event === event);
+    /** The agent said `second` after it said `first`. */
+    const toldAfter = (agent: string, first: string, second: string) => {
+      const own = agentEvents.filter((e) => e.agent === agent);
+      const i = own.findIndex((e) => e.event === first);
+      return i >= 0 && own.slice(i).some((e) => e.event === second);
+    };
+    const outageAlert = () =>
+      rx.deliveries.some((d) => d.kind === 'firing' && d.alert.group.condition === 'dependency_down');
+    let finished = false;
+    while (!run.signal.aborted) {
+      interventions = (await admin.listInterventions({ limit: 200 })).interventions;
+      const now = ctx.now();
+      if (outageFrom === null && agentEvents.some((e) => e.agent === 'api-user-1' && e.event === 'started')) {
+        if (told('staller-1', 'stuck') || told('hanger-1', 'freezing')) {
+          outageFrom = now;
+          rx.rateLimited = true;
+          book.say(
+            s.yellow('⚡'),
+            `llm-api starts answering ${s.bold('429 Too Many Requests')} (Retry-After: 2)`,
+          );
+        }
+      } else if (outageFrom !== null && !outageOver) {
+        const held = has(
+          'api-user-1',
+          (i) => i.action === 'snapshot_and_restart' && i.evidence.heldFor !== undefined,
+        );
+        if ((held && outageAlert()) || now - outageFrom > MAX_OUTAGE_MS) {
+          await sleep(1500, run.signal).catch(() => {});
+          if (run.signal.aborted) break;
+          outageOver = true;
+          rx.rateLimited = false;
+          book.say(s.green('☀'), 'llm-api answers again');
+        }
+      }
+      const ended = (i: Intervention) => i.state !== 'pending' && i.state !== 'held';
+      const done =
+        has('staller-1', (i) => i.action === 'send_signal' && i.state === 'succeeded') &&
+        has('hanger-1', (i) => i.action === 'snapshot_and_restart' && i.state === 'succeeded') &&
+        toldAfter('hanger-1', 'freezing', 'resumed') &&
+        has('leaker-1', (i) => i.action === 'terminate' && ended(i)) &&
+        outageOver &&
+        told('api-user-1', 'recovered') &&
+        !has('api-user-1', (i) => !ended(i));
+      if (done) {
+        finished = true;
+        break;
+      }
+      await sleep(500, run.signal).catch(() => {});
+    }
+    if (finished) {
+      // Give the outage's "resolved" notification a moment to arrive.
+      for (let n = 0; n < 10; n++) {
+        if (rx.deliveries.some((d) => d.kind === 'resolved')) break;
+        await sleep(300).catch(() => {});
+      }
+      await sleep(300);
+    }
+    const timedOut = !finished && !interrupted;
+    if (timedOut) book.say(s.yellow('⌛'), `--duration ${formatDuration(opts.duration)} reached; stopping`);
+    if (interrupted) book.say(s.yellow('⏹'), 'interrupted; stopping');
+
+    interventions = (await admin.listInterventions({ limit: 200 })).interventions.slice().reverse();
+    const alerts: Alert[] = (await admin.listAlerts({ limit: 100 })).alerts.slice().reverse();
+    stream.abort();
+    await narrator.stopped();
+    stopping = true;
+    book.say(s.dim('⏹'), 'stopping the supervisor (SIGTERM) and its agents');
+    await stopSupervisor(sup, supervisorExited);
+
+    printInterventions(book, interventions);
+    printAlerts(book, alerts, rx.deliveries);
+    if (opts.json) {
+      ctx.printJson({
+        agents: [...book.agentNames.entries()].map(([id, name]) => ({ name, id })),
+        interventions: interventions.map((i) => ({ agent: book.agent(i.agentId), intervention: i })),
+        alerts,
+        deliveries: rx.deliveries.map((d) => ({
+          kind: d.kind,
+          condition: d.alert.group.condition,
+          agentType: d.alert.group.agentType,
+          severity: d.alert.severity,
+          title: d.title,
+        })),
+        agentEvents,
+        finished,
+      });
+    }
+    if (!ownDir)
+      book.print(
+        s.dim(`\n  the data is kept in ${dataDir}: rouse serve --data-dir ${opts.dataDir} to explore it`),
+      );
+  } catch (err) {
+    exitCode = EXIT.error;
+    throw err;
+  } finally {
+    clearTimeout(deadline);
+    run.abort();
+    interrupt.dispose();
+    stream.abort();
+    await narrator?.stopped();
+    if (supervisor) await stopSupervisor(supervisor, supervisorExited);
+    stopTail();
+    // A frozen agent the supervisor could not reach (it was killed): nothing of ours may linger.
+    for (const pid of new Set(agentEvents.map((e) => e.pid))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    await server?.close();
+    await receiver?.close();
+    if (ownDir) await rm(dataDir, { recursive: true, force: true });
+  }
+  return exitCode;
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within 15 s. */
+async function stopSupervisor(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const killed = await Promise.race([exited.then(() => false), sleep(15_000).then(() => true)]);
+  if (killed) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+function withoutRouse(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(env)) if (!k.startsWith('ROUSE_')) out[k] = v;
+  return out;
+}
+
+/** Read the lines appended to `file`, every 200 ms, until the returned function is called. */
+function tailAgentEvents(file: string, onEvent: (e: AgentEvent) => void): () => void {
+  let offset = 0;
+  let rest = '';
+  let busy = false;
+  const read = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const fh = await open(file, 'r');
+      try {
+        const buf = Buffer.alloc(64 * 1024);
+        for (;;) {
+          const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
+          if (bytesRead === 0) break;
+          offset += bytesRead;
+          rest += buf.subarray(0, bytesRead).toString('utf8');
+        }
+      } finally {
+        await fh.close();
+      }
+      const lines = rest.split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) {
+        try {
+          onEvent(JSON.parse(line) as AgentEvent);
+        } catch {
+          // not one of ours
+        }
+      }
+    } catch {
+      // read again next time
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void read(), 200);
+  return () => {
+    clearInterval(timer);
+    void read();
+  };
+}
+
+function tellAgentEvent(book: DemoBook, e: AgentEvent): void {
+  const s = book.style;
+  const who = s.bold(e.agent);
+  switch (e.event) {
+    case 'stuck':
+      book.say(s.dim('…'), `${who} is stuck at step ${e.step}, waiting for something that never comes`);
+      return;
+    case 'sigusr1':
+      book.detail(`${e.agent} got SIGUSR1 from its supervisor`);
+      return;
+    case 'woken':
+      book.say(s.dim('…'), `${who} woke at its safe point and goes on from step ${e.step}`);
+      return;
+    case 'freezing':
+      book.say(s.dim('…'), `${who} freezes at step ${e.step} (SIGSTOP): no heartbeat, no answer`);
+      return;
+    case 'resumed':
+      book.say(
+        s.green('⟳'),
+        `${who} restarted from its snapshot (step ${e.step}), incarnation ${e.incarnation}`,
+      );
+      return;
+    case 'leaking':
+      book.say(s.dim('…'), `${who} starts keeping every response it fetches (8 MiB a step, never freed)`);
+      return;
+    case 'rate_limited':
+      book.say(s.dim('…'), `${who} gets 429 from llm-api (Retry-After ${e.retryAfter} s) and waits`);
+      return;
+    case 'recovered':
+      book.say(s.dim('…'), `${who}: llm-api answers again; it goes on from step ${e.step}`);
+      return;
+    default:
+      return;
+  }
+}
+
+/** The supervisor's JSON events worth a line: commands it carries out, exits and restarts of its children. */
+function tellSupervisorLine(book: DemoBook, line: string): void {
+  let e: {
+    event?: string;
+    key?: string;
+    type?: string;
+    pid?: number;
+    signal?: string | null;
+    code?: number | null;
+    expected?: boolean;
+    outcome?: string;
+  };
+  try {
+    e = JSON.parse(line) as typeof e;
+  } catch {
+    return;
+  }
+  const who = (e.key ?? '').split('/').pop();
+  switch (e.event) {
+    case 'command':
+      if (e.type !== 'wake') book.detail(`supervisor: ${e.type} for ${who}`);
+      return;
+    case 'exited':
+      book.detail(
+        `supervisor: ${who} (pid ${e.pid}) ${e.signal ? `killed by ${e.signal}` : `exited with code ${e.code}`}`,
+      );
+      return;
+    default:
+      return;
+  }
+}
+
+function tellDelivery(book: DemoBook, d: AlertDelivery): void {
+  const s = book.style;
+  const tag = d.kind === 'resolved' ? 'RESOLVED' : d.alert.severity.toUpperCase();
+  const agents = d.alert.agentIds.map((id) => book.agent(id)).join(', ');
+  book.say(
+    s.cyan('✉'),
+    `alert delivered: [${tag}] ${d.alert.group.condition} on ${d.alert.group.agentType} (${agents}) — ${d.kind}, to the demo's webhook`,
+  );
+}
+
+function printInterventions(book: DemoBook, list: Intervention[]): void {
+  book.heading('Interventions — rouse interventions');
+  if (list.length === 0) {
+    book.print('  none');
+    return;
+  }
+  const lines = renderTable(list, [
+    { header: 'AGENT', value: (i) => book.agent(i.agentId) },
+    { header: 'INC', value: (i) => String(i.incarnation), right: true },
+    { header: 'CONDITION', value: (i) => i.condition },
+    { header: 'ACTION', value: (i) => i.action },
+    { header: 'RUNG', value: (i) => (i.rung === null ? '-' : `${i.rung + 1}#${i.attempt}`) },
+    { header: 'STATE', value: (i) => book.style.status(stateText(i)) },
+    { header: 'WHY', value: (i) => i.reason, maxWidth: 70 },
+  ]);
+  for (const line of lines) book.print(`  ${line}`);
+}
+
+function stateText(i: Intervention): string {
+  return i.evidence.heldFor !== undefined && i.state !== 'held' ? `${i.state} (was held)` : i.state;
+}
+
+function printAlerts(book: DemoBook, alerts: Alert[], deliveries: AlertDelivery[]): void {
+  book.heading('Alerts — rouse alerts');
+  if (alerts.length === 0) {
+    book.print('  none');
+    return;
+  }
+  const lines = renderTable(alerts, [
+    { header: 'CONDITION', value: (a) => a.group.condition },
+    { header: 'AGENT TYPE', value: (a) => a.group.agentType },
+    { header: 'SEVERITY', value: (a) => a.severity },
+    { header: 'STATE', value: (a) => a.state },
+    { header: 'AGENTS', value: (a) => a.agentIds.map((id) => book.agent(id)).join(', ') },
+    {
+      header: 'DELIVERED',
+      value: (a) =>
+        deliveries
+          .filter((d) => d.alert.id === a.id)
+          .map((d) => d.kind)
+          .join(', ') || '-',
+    },
+  ]);
+  for (const line of lines) book.print(`  ${line}`);
+  book.print('');
+  book.print(
+    `  ${deliveries.length} notification(s) reached the demo's webhook. Every step above is in the store: rouse interventions, rouse alerts.`,
+  );
+}
