@@ -63,6 +63,7 @@ describe('the Grafana dashboard', () => {
       'rouse_intervention_ack_seconds_bucket',
       'rouse_task_timeouts_total',
       'rouse_task_duration_seconds_bucket',
+      'rouse_alert_notifications_total',
     ]) {
       expect(used.has(name), name).toBe(true);
     }

@@ -208,6 +208,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     store,
     clock,
     bus,
+    eventRelay,
     logger: part('alerts'),
     policies: o.policies,
     options: o.alertDelivery,

@@ -2,7 +2,7 @@
  * The live event stream across coordinators (docs/design.md §7: the dashboard is live through SSE; §8:
  * coordinators are stateless replicas behind any load balancer). A client of `GET /v1/events` on one
  * coordinator sees what every coordinator of the store does — task creations and transitions, task
- * progress, agent registrations, status changes, conditions and interventions:
+ * progress, agent registrations, status changes, conditions, interventions and alerts:
  *
  * - Each coordinator announces with its presence (every shard renewal) whether it has such clients.
  *   While another one has, it publishes what it does — named only (task and history seq, task, agent),
@@ -19,6 +19,7 @@
 import type { StreamEvent, TaskEvent } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
+import { toAlert } from '../store/alert-row.js';
 import type { Store, StreamNotice, StreamRef, TransitionRef } from '../store/store.js';
 import type { EventBus } from './event-bus.js';
 import { createNoticeBatcher } from './notice-batcher.js';
@@ -38,6 +39,8 @@ export interface EventRelay {
   relayCondition(seq: number): void;
   /** An intervention was opened or changed here. */
   relayIntervention(id: string): void;
+  /** An alert was opened or changed here. */
+  relayAlert(id: string): void;
   start(): void;
   stop(): void;
   /** Notices published and received (for stats). */
@@ -75,20 +78,24 @@ export function createEventRelay(deps: {
     const agentIds = new Set<string>();
     const conditionSeqs: number[] = [];
     const interventionIds = new Set<string>();
+    const alertIds = new Set<string>();
     for (const r of refs) {
       if (r.kind === 'transition') entries.push({ taskId: r.taskId, seq: r.seq });
       else if (r.kind === 'progress') taskIds.add(r.taskId);
       else if (r.kind === 'condition') conditionSeqs.push(r.seq);
       else if (r.kind === 'intervention') interventionIds.add(r.id);
+      else if (r.kind === 'alert') alertIds.add(r.id);
       else agentIds.add(r.agentId);
     }
-    const [transitions, tasks, agents, conditions, interventions] = await Promise.all([
+    const [transitions, tasks, agents, conditions, interventions, alerts] = await Promise.all([
       store.readTransitions(entries),
       Promise.all([...taskIds].map((id) => store.getTask(id))),
       Promise.all([...agentIds].map((id) => store.getAgent(id))),
       conditionSeqs.length === 0 ? Promise.resolve([]) : store.readConditions(conditionSeqs),
       Promise.all([...interventionIds].map((id) => store.getIntervention(id))),
+      Promise.all([...alertIds].map((id) => store.getAlert(id))),
     ]);
+    const alertById = new Map(alerts.flatMap((a) => (a === null ? [] : [[a.id, a] as const])));
     const interventionById = new Map(interventions.flatMap((i) => (i === null ? [] : [[i.id, i] as const])));
     const conditionBySeq = new Map(conditions.map((c) => [c.seq, c]));
     const entryAt = new Map(transitions.map((t) => [`${t.task.id}\u0000${t.event.seq}`, t]));
@@ -118,6 +125,11 @@ export function createEventRelay(deps: {
         if (intervention === undefined) continue;
         interventionById.delete(r.id);
         out.push({ type: 'intervention', at: intervention.endedAt ?? clock.now(), intervention });
+      } else if (r.kind === 'alert') {
+        const alert = alertById.get(r.id);
+        if (alert === undefined) continue;
+        alertById.delete(r.id);
+        out.push({ type: 'alert', at: clock.now(), alert: toAlert(alert) });
       } else {
         const agent = agentById.get(r.agentId);
         if (agent === undefined) continue;
@@ -169,6 +181,9 @@ export function createEventRelay(deps: {
     },
     relayIntervention(id) {
       if (relaying()) add({ kind: 'intervention', id });
+    },
+    relayAlert(id) {
+      if (relaying()) add({ kind: 'alert', id });
     },
     start() {
       stopped = false;

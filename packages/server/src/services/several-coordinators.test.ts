@@ -361,6 +361,10 @@ describe('several coordinators on one store', () => {
         else if (e.type === 'task.progress') others.push(`progress:${e.taskId}:${e.progress}:${e.phase}`);
         else if (e.type === 'agent.registered') others.push(`${e.type}:${e.agent.id}`);
         else if (e.type === 'agent.status') others.push(`${e.type}:${e.agent.id}:${e.agent.status}`);
+        else if (e.type === 'intervention')
+          others.push(`${e.type}:${e.intervention.action}:${e.intervention.state}`);
+        else if (e.type === 'alert')
+          others.push(`${e.type}:${e.alert.group.condition}:${e.alert.agentIds.length}`);
       },
       { everyCoordinator: true },
     );
@@ -375,11 +379,24 @@ describe('several coordinators on one store', () => {
     await b.agentHeartbeat(second.caller, second.agentId, { status: 'running' });
     await advance(0);
     await new Promise((r) => setImmediate(r));
+    await b.sendCommand(ADMIN, second.agentId, { type: 'wake' });
+    await b.alerts.raise({
+      agentId: second.agentId,
+      agentType: 'test',
+      condition: 'progress_stalled',
+      severity: 'low',
+      summary: 'stalled',
+      source: 'manual',
+    });
+    await advance(0);
+    await new Promise((r) => setImmediate(r));
     await advance(0);
     expect(others).toEqual([
       `progress:${t.id}:0.5:halfway`,
       `agent.registered:${second.agentId}`,
       `agent.status:${second.agentId}:running`,
+      'intervention:wake:pending',
+      'alert:progress_stalled:1',
     ]);
     // Each with the task as it was read when its notice arrived.
     expect(created).toEqual([t.id]);

@@ -50,7 +50,8 @@ export type StreamRef =
   | { kind: 'progress'; taskId: string }
   | { kind: 'agent'; agentId: string; event: 'registered' | 'status' }
   | { kind: 'condition'; seq: number }
-  | { kind: 'intervention'; id: string };
+  | { kind: 'intervention'; id: string }
+  | { kind: 'alert'; id: string };
 
 export interface StreamNotice {
   origin: string;

@@ -31,6 +31,7 @@ import type { Clock, TimerHandle } from '../../core/clock.js';
 import { toAlert } from '../../store/alert-row.js';
 import type { AlertQuery, AlertRecord, Store } from '../../store/store.js';
 import type { EventBus } from '../event-bus.js';
+import type { EventRelay } from '../event-relay.js';
 import { newId } from '../ids.js';
 import type { PolicyProvider } from '../policy-registry.js';
 import { type AlertMessage, sendThrough } from './channels.js';
@@ -120,6 +121,8 @@ export function createAlerts(deps: {
   store: Store;
   clock: Clock;
   bus: EventBus;
+  /** Relays this coordinator's alert changes to the others' live streams. */
+  eventRelay?: Pick<EventRelay, 'relayAlert'>;
   logger: Logger;
   policies: PolicyProvider;
   options?: AlertDeliveryOptions;
@@ -137,6 +140,7 @@ export function createAlerts(deps: {
   const counts = new Map<string, { channel: string; outcome: DeliveryOutcome; count: number }>();
 
   const publish = (alert: AlertRecord): void => {
+    deps.eventRelay?.relayAlert(alert.id);
     if (bus.active) bus.publish({ type: 'alert', at: clock.now(), alert: toAlert(alert) });
   };
   const track = (p: Promise<void>): void => {

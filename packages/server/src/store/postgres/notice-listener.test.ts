@@ -4,7 +4,7 @@ import type { StreamNotice } from '../store.js';
 import { parseStreamNotice, streamNoticePayloads } from './notice-listener.js';
 
 describe('stream notice payloads', () => {
-  it('carry transition, progress, agent, condition and intervention refs, and refuse a malformed ref', () => {
+  it('carry transition, progress, agent, condition, intervention and alert refs, and refuse a malformed ref', () => {
     const notice: StreamNotice = {
       origin: 'coord-1',
       refs: [
@@ -13,6 +13,7 @@ describe('stream notice payloads', () => {
         { kind: 'agent', agentId: 'agt_c', event: 'status' },
         { kind: 'condition', seq: 41 },
         { kind: 'intervention', id: 'itv_d' },
+        { kind: 'alert', id: 'alr_e' },
       ],
     };
     const payloads = streamNoticePayloads(notice);

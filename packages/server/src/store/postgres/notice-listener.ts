@@ -80,6 +80,8 @@ function encodeStreamRef(ref: StreamRef): (string | number)[] {
       return ['c', ref.seq];
     case 'intervention':
       return ['i', ref.id];
+    case 'alert':
+      return ['l', ref.id];
   }
 }
 
@@ -91,6 +93,7 @@ function parseStreamRef(item: unknown): StreamRef | null {
     return { kind: 'transition', taskId: item[1], seq: item[2] };
   if (item[0] === 'p') return { kind: 'progress', taskId: item[1] };
   if (item[0] === 'i') return { kind: 'intervention', id: item[1] };
+  if (item[0] === 'l') return { kind: 'alert', id: item[1] };
   if (item[0] === 'a' && (item[2] === 'registered' || item[2] === 'status'))
     return { kind: 'agent', agentId: item[1], event: item[2] };
   return null;
