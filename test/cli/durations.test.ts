@@ -105,8 +105,10 @@ describe('duration flags', () => {
   it('rouse demo --help shows its defaults as durations', async () => {
     const r = await runCli(['demo', '--help'], { cwd: dir });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/--duration <duration>\s+stop after this long at most \(default: 1m\)/);
-    expect(r.stdout).toMatch(/heartbeat interval of the demo tasks\s+\(default:\s+500ms\)/);
+    expect(r.stdout).toMatch(
+      /--duration <duration>\s+stop after this long at most \(default: 60s;\s+90s for --act watchdog\)/,
+    );
+    expect(r.stdout).toMatch(/heartbeat interval of the demo tasks\s+\(tasks\s+act\)\s+\(default:\s+500ms\)/);
     expect(r.stdout).not.toMatch(/default: \d{3,}\)/); // no raw milliseconds
   });
 });
