@@ -51,7 +51,7 @@ import { createStoreHealth, monitorStore } from './store-health.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
 import { createInterventions } from './watchdog/interventions.js';
-import { ladderAlertsOf } from './watchdog/ladder.js';
+import { ladderAlertsOf } from './watchdog/ladder-alerts.js';
 import { createWatchdog } from './watchdog/watchdog.js';
 import { createWriteBatcher } from './write-batcher.js';
 

@@ -9,10 +9,10 @@
  * and on a sweep (`ladderSweepMs`) that finds everything else: conditions opened elsewhere,
  * timeouts, the end of a `for` or of an outage. The rules are pure, in `core/watchdog/ladder.ts`.
  */
-import type { Agent, AgentCommand, AlertCondition, Intervention, JsonObject } from '@rouse/protocol';
+import type { Agent, JsonObject } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
-import type { RecoveryAction, ResolvedPolicy, Severity } from '../../core/policies/resolved-policy.js';
+import type { RecoveryAction, ResolvedPolicy } from '../../core/policies/resolved-policy.js';
 import {
   type AttemptFacts,
   type Episode,
@@ -22,63 +22,14 @@ import {
 } from '../../core/watchdog/ladder.js';
 import { shardOf } from '../../store/lease-shards.js';
 import type { Store, Transitioned } from '../../store/store.js';
-import { type AgentCommands, newCommandId } from '../agent-commands.js';
-import type { AlertSource, Alerts } from '../alerts/alerts.js';
+import type { AgentCommands } from '../agent-commands.js';
 import { newId } from '../ids.js';
 import { every } from '../periodic.js';
 import type { ShardSet } from '../shard-manager.js';
 import type { Interventions } from './interventions.js';
-
-/** What the ladder asks of the alerting (an `alert` rung, a reassignment, `recovery_failed`). */
-export interface LadderAlerts {
-  /** Raise an alert; resolves with it (its id and how many channels it goes to), or null if it could not be. */
-  raise(input: LadderAlert): Promise<{ id: string; channels: number } | null>;
-  /** How the alert's delivery went. */
-  delivery(alertId: string): Promise<'delivered' | 'failed' | 'pending'>;
-  /** The agent is out of `condition` (without one: out of everything). */
-  clear(agentId: string, condition?: AlertCondition): Promise<void>;
-}
-
-export interface LadderAlert {
-  agentId: string;
-  agentType: string;
-  /** The group's condition: the one answered, or `recovery_failed`. */
-  condition: AlertCondition;
-  severity: Severity;
-  /** Channel names; empty = every channel the policy file defines. */
-  channels: string[];
-  summary: string;
-  evidence: JsonObject;
-  source: AlertSource;
-}
-
-/**
- * The alert service as the ladder uses it. An alert counts as delivered once any notification of it
- * got through (grouping may send it with others), as failed once every channel gave up.
- */
-export function ladderAlertsOf(alerts: Alerts, maxAttempts: number): LadderAlerts {
-  return {
-    async raise(a) {
-      const alert = await alerts.raise({
-        ...a,
-        ...(a.channels.length === 0 ? {} : { channels: a.channels }),
-      });
-      return alert === null ? null : { id: alert.id, channels: alert.channels.length };
-    },
-    async delivery(alertId) {
-      const alert = await alerts.get(alertId);
-      if (alert === null) return 'failed';
-      if (alert.notifications.some((n) => n.ok)) return 'delivered';
-      const gaveUp = new Set(
-        alert.notifications.filter((n) => !n.ok && n.attempt >= maxAttempts).map((n) => n.channel),
-      );
-      return alert.channels.length > 0 && alert.channels.every((c) => gaveUp.has(c)) ? 'failed' : 'pending';
-    },
-    async clear(agentId, condition) {
-      await alerts.clear({ agentId, ...(condition === undefined ? {} : { condition }) });
-    },
-  };
-}
+import { createLadderActions } from './ladder-actions.js';
+import type { LadderAlerts } from './ladder-alerts.js';
+import { createLadderSteps } from './ladder-steps.js';
 
 export interface LadderDeps {
   store: Store;
@@ -125,6 +76,9 @@ export function createLadder(deps: LadderDeps): Ladder {
   const leftForAPerson = new Set<string>();
   const stats = { steps: 0, seconds: 0 };
   let started = false;
+  const steps = createLadderSteps(deps);
+  const { hold, end } = steps;
+  const { act, sendRestart, reassignedTasks } = createLadderActions({ ...deps, steps, actor });
 
   const owns = (agentId: string): boolean => {
     const held = deps.shards();
@@ -356,163 +310,6 @@ export function createLadder(deps: LadderDeps): Ladder {
       held ? 'recovery rung held: a dependency it needs is down' : 'recovery rung started',
     );
     if (!held) await act(opened, action, agent);
-  }
-
-  /** Carry out an intervention's action (it was opened, released from hold, or left unacted by its coordinator). */
-  async function act(i: Intervention, rung: RecoveryAction, agent: Agent): Promise<void> {
-    const now = clock.now();
-    const reason = `recovery ladder: ${i.reason}`;
-    const task = i.taskId === null ? {} : { taskId: i.taskId };
-    switch (rung.action) {
-      case 'wake':
-      case 'send_signal': {
-        const command: AgentCommand & { id: string } = { type: 'wake', reason, ...task, id: newCommandId() };
-        if (rung.action === 'send_signal') command.signal = rung.signal;
-        await sendNoted(i, command, { actedAt: now });
-        return;
-      }
-      case 'snapshot_and_restart': {
-        await sendNoted(
-          i,
-          { type: 'checkpoint', reason, ttlMs: rung.snapshotTtlMs, ...task, id: newCommandId() },
-          { actedAt: now, phase: 'checkpoint', checkpointAt: now, snapshotTtlMs: rung.snapshotTtlMs },
-        );
-        return;
-      }
-      case 'terminate': {
-        await sendNoted(
-          i,
-          { type: 'terminate', reason, graceMs: rung.graceMs, id: newCommandId() },
-          { actedAt: now },
-        );
-        return;
-      }
-      case 'reassign': {
-        const ids = i.taskId === null ? agent.currentTaskIds : [i.taskId];
-        const moved: string[] = [];
-        for (const id of ids) {
-          const t = await store.getTask(id);
-          if (t === null || t.agentId !== i.agentId || t.leaseExpiresAt === null) continue;
-          const released = await store.releaseAgentTasks({
-            agentId: i.agentId,
-            reason: 'agent_reassigned',
-            task: { id, version: t.version },
-            actor,
-          });
-          for (const r of released) {
-            deps.applyTransition(r);
-            moved.push(r.task.id);
-          }
-        }
-        const alert = await raise(agent, rung, {
-          condition:
-            i.condition === 'recovery_failed' || i.condition === 'manual' ? 'recovery_failed' : i.condition,
-          severity: 'high',
-          channels: [],
-          summary: `${moved.length} task(s) of agent ${agent.name} reassigned: ${i.reason}`,
-          evidence: { tasks: moved },
-          source: 'reassign',
-        });
-        await note(i, { actedAt: now, reassignedTaskIds: moved, alertId: alert?.id ?? null });
-        return;
-      }
-      case 'alert': {
-        const failed =
-          i.condition === 'recovery_failed'
-            ? ` (recovery failed for ${String(i.evidence.failedCondition)})`
-            : '';
-        const rf = i.condition === 'recovery_failed';
-        const alert = await raise(agent, rung, {
-          condition: rf || i.condition === 'manual' ? 'recovery_failed' : i.condition,
-          severity: rung.severity,
-          channels: rung.channels,
-          summary: `agent ${agent.name} (${agent.agentType}): ${i.condition}${failed}`,
-          evidence: i.evidence,
-          source: rf ? 'recovery_failed' : 'alert_rung',
-        });
-        await note(i, { actedAt: now, alertId: alert?.id ?? null });
-        if (alert === null) await end(i, 'failed', 'the alert could not be raised');
-        else if (alert.channels === 0) {
-          await end(
-            i,
-            'skipped',
-            `alert ${alert.id} is recorded, but the policy file defines no channel to deliver it through`,
-          );
-        }
-        return;
-      }
-    }
-  }
-
-  async function raise(
-    agent: Agent,
-    rung: RecoveryAction,
-    alert: Omit<LadderAlert, 'agentId' | 'agentType'>,
-  ): Promise<{ id: string; channels: number } | null> {
-    try {
-      return await deps.alerts.raise({ agentId: agent.id, agentType: agent.agentType, ...alert });
-    } catch (err) {
-      logger.warn({ err, agentId: agent.id, action: rung.action }, 'could not raise an alert');
-      return null;
-    }
-  }
-
-  async function sendRestart(i: Intervention): Promise<void> {
-    await sendNoted(
-      i,
-      {
-        type: 'restart',
-        reason: `recovery ladder: ${i.reason}`,
-        ...(i.taskId === null ? {} : { taskId: i.taskId }),
-        id: newCommandId(),
-      },
-      { phase: 'restart', restartAt: clock.now() },
-    );
-  }
-
-  /**
-   * Record the command on the intervention, then queue it: its answer may come back within
-   * milliseconds (a supervisor's long-poll), and must find the intervention that sent it.
-   */
-  async function sendNoted(i: Intervention, command: AgentCommand & { id: string }, evidence: JsonObject) {
-    await note(i, evidence, command.id);
-    await deps.commands.enqueue(i.agentId, command);
-  }
-
-  async function reassignedTasks(i: Intervention): Promise<NonNullable<AttemptFacts['tasks']>> {
-    const ids = Array.isArray(i.evidence.reassignedTaskIds) ? i.evidence.reassignedTaskIds.map(String) : [];
-    const tasks = await Promise.all(ids.map((id) => store.getTask(id)));
-    return tasks.flatMap((t) =>
-      t === null ? [] : [{ agentId: t.agentId, status: t.status, final: t.final }],
-    );
-  }
-
-  async function note(i: Intervention, evidence: JsonObject, commandId?: string): Promise<void> {
-    const noted = await store.noteIntervention({
-      id: i.id,
-      evidence,
-      ...(commandId === undefined ? {} : { commandId }),
-    });
-    if (noted) deps.interventions.publish(noted);
-  }
-
-  async function hold(i: Intervention, held: boolean): Promise<void> {
-    const changed = await store.holdIntervention({ id: i.id, held });
-    if (changed) deps.interventions.publish(changed);
-  }
-
-  async function end(
-    i: Intervention,
-    state: 'succeeded' | 'failed' | 'skipped',
-    reason: string,
-  ): Promise<void> {
-    const ended = await store.endIntervention({ id: i.id, state, reason });
-    if (ended === null) return;
-    deps.interventions.publish(ended);
-    logger.info(
-      { agentId: i.agentId, intervention: i.id, action: i.action, state, reason },
-      'recovery rung ended',
-    );
   }
 
   async function sweep(): Promise<void> {

@@ -19,7 +19,8 @@ import { type AgentLeases, createAgentLeases } from './agent-leases.js';
 import { type AgentWatchdog, createAgentWatchdog } from './agent-watchdog.js';
 import { type Baselines, createBaselines } from './baselines.js';
 import type { Interventions } from './interventions.js';
-import { createLadder, type Ladder, type LadderAlerts } from './ladder.js';
+import { createLadder, type Ladder } from './ladder.js';
+import type { LadderAlerts } from './ladder-alerts.js';
 
 export interface Watchdog {
   readonly agents: AgentWatchdog;
