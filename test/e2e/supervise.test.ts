@@ -306,3 +306,45 @@ programs:
     expect((await admin.listAlerts({})).alerts.filter((a) => a.group.condition === 'fatal')).toHaveLength(1);
   });
 });
+
+describe('rouse supervise started by another process', () => {
+  it('with ROUSE_EXIT_WITH_PARENT=1, stops its children and exits when its starter is SIGKILLed', async () => {
+    const { coord } = await coordinator();
+    const file = join(tempDir('rouse-host-'), 'host.yaml');
+    writeFileSync(
+      file,
+      `name: host-orphan\nprograms:\n  - name: napper\n    command: ["sleep", "1000"]\n    sdk: false\n    stop: { grace: 500ms }\n`,
+    );
+    // The starter: spawns the supervisor and prints its pid, then waits to be killed.
+    const starter = spawnNode(
+      [
+        '-e',
+        `const { spawn } = require('node:child_process');
+         const s = spawn(process.execPath, [${JSON.stringify(ROUSE_BIN)}, 'supervise', '-c', ${JSON.stringify(file)}, '--json'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, npm_command: '', ROUSE_EXIT_WITH_PARENT: '1' } });
+         s.stdout.pipe(process.stdout);
+         console.log(JSON.stringify({ event: 'supervisor', pid: s.pid }));
+         setInterval(() => {}, 1000);`,
+      ],
+      { ROUSE_URL: coord.url, ROUSE_AGENT_TOKEN: coord.agentToken },
+    );
+    const sup = await starter.waitForLine<Line>((e) => e.event === 'supervisor');
+    const child = await starter.waitForLine<Line>(
+      (e) => e.event === 'started' && e.key === 'host-orphan/napper-1',
+    );
+    cleanups.push(async () => {
+      for (const pid of [child.pid!, sup.pid!]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    });
+    starter.kill('SIGKILL');
+    await starter.exited;
+    await waitFor(() => !alive(sup.pid!) && !alive(child.pid!), {
+      what: 'the orphaned supervisor to stop its child and exit',
+      timeoutMs: 15_000,
+    });
+  });
+});

@@ -115,6 +115,8 @@ export async function watchdogDemo(ctx: CliContext, opts: WatchdogDemoOptions): 
         ...withoutRouse(ctx.env),
         ROUSE_URL: server.url,
         ROUSE_AGENT_TOKEN: server.agentToken,
+        // If the demo is killed outright, the supervisor stops its agents and exits too.
+        ROUSE_EXIT_WITH_PARENT: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,6 +1,7 @@
 /** `rouse supervise`: the agent host's supervisor (`@rouse/agent-host`), its events printed. */
 import { isAbsolute, resolve } from 'node:path';
 import { type CliContext, CliError, EXIT } from '../context.js';
+import { watchParent } from '../parent-watch.js';
 
 export interface SuperviseOptions {
   config: string;
@@ -12,11 +13,19 @@ export async function supervise(ctx: CliContext, opts: SuperviseOptions): Promis
   const { HostConfigError, runSupervisor, SupervisorNameInUseError } = await import('@rouse/agent-host');
   const configFile = isAbsolute(opts.config) ? opts.config : resolve(ctx.deps.cwd, opts.config);
   const interrupted = ctx.untilInterrupted();
+  // Under npm (a signal to npm is not passed on), or when the starter asks (`rouse demo`): stop when
+  // the process that started this one is gone, instead of leaving its children running unwatched.
+  let stopWatching = (): void => {};
+  const parentGone = new Promise<string>((resolve) => {
+    if (ctx.env.npm_command || ctx.env.ROUSE_EXIT_WITH_PARENT === '1') {
+      stopWatching = watchParent((pid) => resolve(`the process that started it (pid ${pid}) has exited`));
+    }
+  });
   try {
     return await runSupervisor({
       configFile,
       env: ctx.env,
-      untilStopped: interrupted.done,
+      untilStopped: Promise.race([interrupted.done, parentGone]),
       ...(opts.echo
         ? {
             onOutput: (key: string, line: string) => {
@@ -36,6 +45,7 @@ export async function supervise(ctx: CliContext, opts: SuperviseOptions): Promis
     if (err instanceof SupervisorNameInUseError) throw new CliError(err.message, EXIT.error);
     throw err;
   } finally {
+    stopWatching();
     interrupted.dispose();
   }
 }
