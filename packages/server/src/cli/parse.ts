@@ -91,6 +91,15 @@ export function parsePositiveInteger(value: string): number {
   return n;
 }
 
+/** A `--limit` of a list command: a whole number from 1 to 1000 (default 50). */
+export function parseLimit(value: string | undefined): number {
+  const n = Number(value ?? 50);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) {
+    throw new CliError(`--limit: "${value}" must be a whole number from 1 to 1000`, EXIT.usage);
+  }
+  return n;
+}
+
 export function parsePort(value: string): number {
   const n = parseInteger(value);
   if (n < 0 || n > 65535)

@@ -1,12 +1,12 @@
 /** `rouse alerts`: the alerts, grouped by agent type and condition, and how their notifications went. */
 import { ALERT_STATES, type Alert, type AlertSeverity } from '@rouse/protocol';
 import { createClient } from '../connection.js';
-import { type CliContext, CliError, EXIT } from '../context.js';
+import { type CliContext, EXIT } from '../context.js';
 import { followUntilInterrupted } from '../follow.js';
 import { createStyle, type Style } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { formatRelative } from '../format/time.js';
-import { parseChoiceList } from '../parse.js';
+import { parseChoiceList, parseLimit } from '../parse.js';
 
 export interface AlertsOptions {
   state?: string;
@@ -16,14 +16,6 @@ export interface AlertsOptions {
   url?: string;
   token?: string;
   dataDir?: string;
-}
-
-function limitOf(value: string | undefined): number {
-  const n = Number(value ?? 50);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) {
-    throw new CliError(`--limit: "${value}" must be a whole number from 1 to 1000`, EXIT.usage);
-  }
-  return n;
 }
 
 function styleSeverity(severity: AlertSeverity, style: Style): string {
@@ -56,7 +48,7 @@ function changeLine(a: Alert, style: Style): string {
 export async function alerts(ctx: CliContext, opts: AlertsOptions): Promise<number> {
   const states =
     opts.state === undefined ? undefined : parseChoiceList('--state', 'a state', opts.state, ALERT_STATES);
-  const limit = limitOf(opts.limit);
+  const limit = parseLimit(opts.limit);
   const { client } = createClient(ctx, opts);
   const style = createStyle(ctx.io.color);
   const list = async (): Promise<Alert[]> =>

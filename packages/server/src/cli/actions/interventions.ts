@@ -1,12 +1,12 @@
 /** `rouse interventions` and `rouse wake|restart|terminate <agent>`. */
 import { INTERVENTION_STATES, type Intervention, type InterventionState } from '@rouse/protocol';
 import { createClient } from '../connection.js';
-import { type CliContext, CliError, EXIT } from '../context.js';
+import { type CliContext, EXIT } from '../context.js';
 import { followUntilInterrupted } from '../follow.js';
 import { createStyle, type Style } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { formatRelative } from '../format/time.js';
-import { parseChoiceList } from '../parse.js';
+import { parseChoiceList, parseLimit } from '../parse.js';
 
 export interface InterventionsOptions {
   agent?: string;
@@ -18,14 +18,6 @@ export interface InterventionsOptions {
   url?: string;
   token?: string;
   dataDir?: string;
-}
-
-function limitOf(value: string | undefined): number {
-  const n = Number(value ?? 50);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) {
-    throw new CliError(`--limit: "${value}" must be a whole number from 1 to 1000`, EXIT.usage);
-  }
-  return n;
 }
 
 function styleState(state: InterventionState, style: Style): string {
@@ -46,7 +38,7 @@ export async function interventions(ctx: CliContext, opts: InterventionsOptions)
     opts.state === undefined
       ? undefined
       : parseChoiceList('--state', 'a state', opts.state, INTERVENTION_STATES);
-  const limit = limitOf(opts.limit);
+  const limit = parseLimit(opts.limit);
   const { client } = createClient(ctx, opts);
   const style = createStyle(ctx.io.color);
   const list = async (): Promise<Intervention[]> =>

@@ -72,8 +72,8 @@ export function createLadder(deps: LadderDeps): Ladder {
   /** Per agent: the step in flight, and whether another was asked for meanwhile. */
   const running = new Map<string, Promise<void>>();
   const again = new Set<string>();
-  /** Exhausted episodes already reported (`agentId episode since`), pruned with the episode. */
-  const leftForAPerson = new Set<string>();
+  /** Exhausted episodes already reported: agent → episode key → its `since`; pruned with the episode. */
+  const leftForAPerson = new Map<string, Map<string, number>>();
   const stats = { steps: 0, seconds: 0 };
   let started = false;
   const steps = createLadderSteps(deps);
@@ -241,22 +241,21 @@ export function createLadder(deps: LadderDeps): Ladder {
         busy.add(rfKey);
         continue;
       }
-      const mark = `${agentId} ${key} ${c.since}`;
-      if (!leftForAPerson.has(mark)) {
-        leftForAPerson.add(mark);
+      const reported = leftForAPerson.get(agentId) ?? new Map<string, number>();
+      leftForAPerson.set(agentId, reported);
+      if (reported.get(key) !== c.since) {
+        reported.set(key, c.since);
         logger.warn(
           { agentId, condition: c.condition, taskId: c.taskId ?? undefined, since: c.since },
           'recovery ladder exhausted: the agent is left for a person',
         );
       }
     }
-    for (const mark of leftForAPerson) {
-      if (!mark.startsWith(`${agentId} `)) continue;
-      const [, ...rest] = mark.split(' ');
-      const since = Number(rest.pop());
-      const key = rest.join(' ');
-      if (openConditions.get(key)?.since !== since) leftForAPerson.delete(mark);
+    const reported = leftForAPerson.get(agentId);
+    for (const [key, since] of reported ?? []) {
+      if (openConditions.get(key)?.since !== since) reported?.delete(key);
     }
+    if (reported?.size === 0) leftForAPerson.delete(agentId);
   }
 
   async function open(
