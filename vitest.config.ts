@@ -8,7 +8,7 @@ export default defineConfig({
     pool: 'forks',
     setupFiles: ['test/harness/setup.ts'],
     // One PostgreSQL for the whole run (DATABASE_URL, or an embedded one): test/harness/postgres.ts.
-    globalSetup: ['test/harness/postgres-global-setup.ts'],
+    globalSetup: ['test/harness/postgres-global-setup.ts', 'test/harness/agent-clis-global-setup.ts'],
     reporters: ['default'],
   },
 });
