@@ -104,7 +104,7 @@ export interface MockContext {
    */
   effects: { key: string; result: Json; ran: boolean }[];
   /**
-   * What every `ctx.withDependency` call revealed, in order (`state` undefined: the error said nothing
+   * What every `ctx.withDependency` call revealed and every `ctx.reportDependency` said, in order (`state` undefined: the error said nothing
    * about the service). Classified as the worker does.
    */
   dependencies: { name: string; state: DependencyState | undefined; retryAfterMs?: number }[];
@@ -194,6 +194,11 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
         record(classifyError(err, systemNow()));
         throw err;
       }
+    },
+    reportDependency(_run, name, state, o) {
+      const entry: MockContext['dependencies'][number] = { name, state };
+      if (o.retryAfterMs !== undefined) entry.retryAfterMs = o.retryAfterMs;
+      mock.dependencies.push(entry);
     },
     onError(_run, err) {
       throw err;

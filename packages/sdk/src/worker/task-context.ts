@@ -6,7 +6,8 @@
  * repeated by a retry (`ctx.once`) and watches `ctx.signal`, which aborts when the work must stop
  * (lease lost, cancelled, shutdown, execution timeout).
  */
-import type { Json, ResultRef, Task } from '@rouse/protocol';
+import type { DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
+import type { DependencyReportOptions } from '../runtime/dependencies.js';
 
 /**
  * A task handler: do the work, return the result (JSON, or nothing). Throw to fail the attempt
@@ -81,6 +82,15 @@ export interface TaskContext {
    * const reply = await ctx.withDependency('openai', () => openai.chat.completions.create(req));
    */
   withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /**
+   * Report what this attempt learned about dependency `name` without a call to wrap (a child process
+   * said its API is rate-limited, say): carried by the next heartbeat like {@link withDependency}'s
+   * observations. Throws {@link InvalidOptionError} for a bad name, state or option.
+   *
+   * @example
+   * ctx.reportDependency('openai', 'rate_limited', { retryAfterMs: 20_000, message: '429 from the CLI' });
+   */
+  reportDependency(name: string, state: DependencyState, options?: DependencyReportOptions): void;
   /**
    * Tell the coordinator that execution finished and the write-back is pending, so a failed write-back
    * is given a grace period instead of being declared dead. The runtime does this itself once the

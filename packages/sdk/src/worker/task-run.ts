@@ -3,9 +3,10 @@
  * task keeps the hot path lean). Side effects go through a narrow {@link TaskRunHost}, so the same
  * class serves the worker and the test helper.
  */
-import type { Json, ResultRef, Task } from '@rouse/protocol';
+import type { DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import { InvalidOptionError } from '../errors.js';
 import { sleepMs } from '../retry.js';
+import type { DependencyReportOptions } from '../runtime/dependencies.js';
 import { checkOnceArgs } from './effects.js';
 import type { OnceOptions, TaskContext } from './task-context.js';
 
@@ -21,6 +22,13 @@ export interface TaskRunHost {
   once<T extends Json>(run: TaskRun, key: string, fn: () => Promise<T> | T, options: OnceOptions): Promise<T>;
   /** Run `fn` and record what its outcome says about dependency `name`. */
   withDependency<T>(run: TaskRun, name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Record a dependency observation made by hand (`ctx.reportDependency`). */
+  reportDependency(
+    run: TaskRun,
+    name: string,
+    state: DependencyState,
+    options: DependencyReportOptions,
+  ): void;
   /** A wake callback threw. */
   onError(run: TaskRun, err: unknown, op: string): void;
   /** The handler reached a safe point (`ctx.safePoint()`): the worker takes a requested snapshot there. */
@@ -137,6 +145,10 @@ export class TaskRun implements TaskContext {
 
   withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     return this.host.withDependency(this, name, fn);
+  }
+
+  reportDependency(name: string, state: DependencyState, options?: DependencyReportOptions): void {
+    this.host.reportDependency(this, name, state, options ?? {});
   }
 
   async once<T extends Json>(key: string, fn: () => Promise<T> | T, options?: OnceOptions): Promise<T> {
