@@ -6,7 +6,7 @@
  * repeated by a retry (`ctx.once`) and watches `ctx.signal`, which aborts when the work must stop
  * (lease lost, cancelled, shutdown, execution timeout).
  */
-import type { DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
+import type { BlobRef, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import type { DependencyReportOptions } from '../runtime/dependencies.js';
 
 /**
@@ -99,6 +99,14 @@ export interface TaskContext {
   executionDone(): void;
   /** Upload a large result as a blob now (complete with no inline result afterwards). */
   uploadResult(body: Buffer | string, contentType?: string): Promise<ResultRef>;
+  /**
+   * Store bytes for this task in the coordinator's blob store (a session transcript, a work file) and
+   * return the reference; keep it in a checkpoint's session so a later attempt — on any host — can
+   * fetch it with {@link downloadBlob}. Fenced like every write of the attempt.
+   */
+  uploadBlob(body: Buffer | string, contentType?: string): Promise<BlobRef>;
+  /** The bytes of a blob stored for this task (by this attempt or an earlier one). */
+  downloadBlob(ref: BlobRef | { id: string }): Promise<Buffer>;
   /**
    * Run a side effect that must happen once for this task however often the task is attempted
    * (sending an email, charging a card), and return what it returned.

@@ -3,7 +3,7 @@
  * task keeps the hot path lean). Side effects go through a narrow {@link TaskRunHost}, so the same
  * class serves the worker and the test helper.
  */
-import type { DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
+import type { BlobRef, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import { InvalidOptionError } from '../errors.js';
 import { sleepMs } from '../retry.js';
 import type { DependencyReportOptions } from '../runtime/dependencies.js';
@@ -15,6 +15,8 @@ export interface TaskRunHost {
   checkpoint(run: TaskRun, state: Json, session: Json | undefined): Promise<void>;
   log(run: TaskRun, text: string, stream: string): void;
   uploadResult(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<ResultRef>;
+  uploadBlob(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<BlobRef>;
+  downloadBlob(run: TaskRun, blobId: string): Promise<Buffer>;
   /**
    * `ctx.once`, its arguments already checked: run `fn` unless effect `key` of the task ran already,
    * and return the recorded result.
@@ -163,6 +165,19 @@ export class TaskRun implements TaskContext {
 
   uploadResult(body: Buffer | string, contentType?: string): Promise<ResultRef> {
     return this.host.uploadResult(this, body, contentType);
+  }
+
+  uploadBlob(body: Buffer | string, contentType?: string): Promise<BlobRef> {
+    return this.host.uploadBlob(this, body, contentType);
+  }
+
+  downloadBlob(ref: BlobRef | { id: string }): Promise<Buffer> {
+    if (typeof ref?.id !== 'string' || ref.id === '') {
+      return Promise.reject(
+        new InvalidOptionError('ctx.downloadBlob(ref)', 'needs a reference with an id', ref),
+      );
+    }
+    return this.host.downloadBlob(this, ref.id);
   }
 
   /** @internal Set the interrupt flag and run the wake callbacks (a `wake` command). */
