@@ -32,6 +32,7 @@ export function codexParser(): (line: string) => CliEvent[] {
   const inFlight = new Set<string>();
   let lastMessage: string | undefined;
   let degraded = false;
+  let verdict = false;
 
   /** The model answered (an item or the turn's end came): a dependency trouble seen before is over. */
   const recovered = (out: CliEvent[]): void => {
@@ -79,6 +80,7 @@ export function codexParser(): (line: string) => CliEvent[] {
         break;
       }
       case 'turn.completed': {
+        verdict = true;
         recovered(out);
         const usage = asRecord(msg.usage);
         if (usage) {
@@ -99,6 +101,8 @@ export function codexParser(): (line: string) => CliEvent[] {
         break;
       }
       case 'turn.failed': {
+        if (verdict) break;
+        verdict = true;
         const error = asRecord(msg.error);
         const detail =
           typeof error?.message === 'string' && error.message ? error.message : 'the turn failed';
@@ -108,7 +112,14 @@ export function codexParser(): (line: string) => CliEvent[] {
       case 'error': {
         const detail = typeof msg.message === 'string' ? msg.message : JSON.stringify(msg);
         const retry = retryNotice(detail);
-        if (retry) {
+        const refused =
+          !retry && !verdict && /^Reconnecting/.test(detail.trim()) ? authRefusal(detail) : null;
+        if (refused) {
+          // The CLI retries a refused key too (stream_max_retries times, with backoff): the verdict is
+          // known now, so the adapter can stop it after its grace instead of waiting minutes.
+          verdict = true;
+          out.push({ type: 'notice', detail }, refused);
+        } else if (retry) {
           degraded = true;
           out.push(retry);
         } else {
@@ -147,6 +158,18 @@ export function retryNotice(message: string): CliEvent | null {
     return { type: 'dependency', state: 'down', ...(status !== undefined ? { status } : {}), detail };
   }
   return null;
+}
+
+/** A retry notice for a refused key (401/403) as the run's verdict; null for any other notice. */
+function authRefusal(message: string): CliEvent | null {
+  const status = httpStatus(message);
+  if (status !== 401 && status !== 403) return null;
+  const reason = (/\((.*)\)\s*$/s.exec(message.trim())?.[1] ?? message).trim();
+  return {
+    type: 'result',
+    ok: false,
+    error: { kind: 'auth', detail: `the model API refused the key: ${reason}` },
+  };
 }
 
 /** Why a turn failed, from its message. */
