@@ -4,6 +4,8 @@
  * heartbeats for all of them at once and carries out the watchdog's commands for them.
  */
 
+export type { CliErrorKind, CliEvent, CliFlavor, CliRunPlan } from './adapters/cli-flavor.js';
+export { codexConfigToml, codexFlavor } from './adapters/codex/codex-flavor.js';
 export { carryOutCommand } from './child-commands.js';
 export { splitChildren, takeWithin } from './heartbeat-body.js';
 export {
