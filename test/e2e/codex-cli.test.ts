@@ -39,7 +39,7 @@ function plan(f: FakeOpenAI, over: Partial<CliRunPlan> = {}): CliRunPlan {
     maxTurns: null,
     maxBudgetUsd: null,
     extraArgs: [],
-    extraEnv: { OPENAI_BASE_URL: f.baseUrl, OPENAI_API_KEY: 'sk-fake' },
+    extraEnv: { OPENAI_BASE_URL: f.baseUrl, OPENAI_API_KEY: 'sk-fake', HOME: tempDir('codex-user-home-') },
     ...over,
   };
 }

@@ -49,6 +49,9 @@ export function startCodexAgent(
       `OPENAI_BASE_URL=${fake.baseUrl}`,
       '--cli-env',
       'OPENAI_API_KEY=sk-fake',
+      // Not the machine's own dotfiles: Codex runs commands in a login shell.
+      '--cli-env',
+      `HOME=${tempDir('rouse-codex-user-home-')}`,
       ...(options.extraArgs ?? []),
     ],
     { ROUSE_AGENT_TOKEN: coord.agentToken, ...options.env },
