@@ -136,6 +136,16 @@ describe('rouse agent --adapter codex (pinned Codex CLI, fake model)', () => {
     const saved = await until(w.admin, task.id, (t) => !!sessionOf(t), 'a session', 30_000);
     await waitFor(() => w.fake.hanging() > 0, { what: 'the second request to hang', timeoutMs: 30_000 });
     const sessionId = sessionOf(saved)!;
+    // The transcript travels as it was last synced (after each completed item): wait for the tool's.
+    await waitFor(
+      async () => {
+        const ref = ((await w.admin.getTask(task.id)).session as { transcript?: { id: string } | null })
+          .transcript;
+        if (!ref) return false;
+        return (await w.admin.getTaskBlob(task.id, ref.id)).toString('utf8').includes('echo one > one.txt');
+      },
+      { what: 'the carried transcript to hold the tool call', timeoutMs: 20_000, intervalMs: 200 },
+    );
     a.kill('SIGKILL');
     await a.exited;
     killProcessesIn(a.dataDir); // the host is gone: its CLI too
@@ -157,7 +167,9 @@ describe('rouse agent --adapter codex (pinned Codex CLI, fake model)', () => {
     const resumed = w.fake.requests.slice(sent);
     expect(resumed.length).toBeGreaterThan(0);
     const texts = inputTexts(resumed[0]!);
-    expect(texts).toContain('the original task, in two steps');
+    expect(texts, JSON.stringify(texts.map((t) => t.slice(0, 100)))).toContain(
+      'the original task, in two steps',
+    );
     expect(texts.some((t) => t.includes('echo one > one.txt'))).toBe(true);
   });
 
