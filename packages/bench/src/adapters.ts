@@ -1,8 +1,8 @@
 /**
  * Adapters: what `rouse agent --adapter codex` costs on top of the Codex CLI it runs. The pinned
  * `codex exec` answers a one-line prompt from a fake Responses API on loopback (`fake-openai.ts`),
- * first bare (spawned here, as the flavor plans it: the same config, the same arguments), then as
- * Rouse tasks through one `rouse agent` and a coordinator: wall time per task (submit → completed,
+ * bare (spawned here, as the flavor plans it: the same config, the same arguments) and as Rouse tasks
+ * through one `rouse agent` and a coordinator, one of each in turn (the machine's load moves both): wall time per task (submit → completed,
  * polled every 10 ms, vs spawn → exit) and CPU per task (the adapter process itself; the CLI's own,
  * bare and under the adapter). Then a hung turn: the fake hangs, the task's stall timeout runs out,
  * the ladder's `wake` interrupts the CLI and resumes the thread: from the wake to the resumed request
@@ -65,8 +65,6 @@ export async function adapters(ctx: WorkloadContext): Promise<WorkloadResult> {
   let coord: CoordinatorProcess | null = null;
   let agent: ReturnType<typeof spawn> | null = null;
   try {
-    ctx.log(`adapters: ${runs} bare codex exec runs`);
-    const bare = await bareRuns(bin, fake, scratch, runs);
     coord = await startCoordinator({ store: ctx.store, dataFiles: { 'policies.yaml': POLICY } });
     const admin = new HttpClient({ url: coord.url, token: coord.adminToken, maxSockets: 2 });
     agent = spawn(
@@ -88,19 +86,39 @@ export async function adapters(ctx: WorkloadContext): Promise<WorkloadResult> {
         `OPENAI_BASE_URL=${fake.baseUrl}`,
         '--cli-env',
         'OPENAI_API_KEY=sk-bench',
+        '--cli-env',
+        `HOME=${join(scratch, 'home')}`,
       ],
       { env: { ...process.env, ROUSE_AGENT_TOKEN: coord.agentToken }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     const agentPid = agent.pid!;
-    ctx.log(`adapters: ${runs} tasks through rouse agent`);
+    ctx.log(`adapters: ${runs} bare codex exec runs and ${runs} tasks through rouse agent, alternated`);
     await runTask(admin, { prompt: 'warm up' }); // registration, first claim, home prepared
+    await bareRun(bin, fake, scratch, -1);
     const before = cpuTimesMs(agentPid);
+    const selfBefore = cpuTimesMs('self');
+    const bareWalls: number[] = [];
     const walls: number[] = [];
-    for (let i = 0; i < runs; i++) walls.push((await runTask(admin, { prompt: `say ok ${i}` })).wallMs);
+    const claims: number[] = [];
+    const held: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      bareWalls.push(await bareRun(bin, fake, scratch, i));
+      const { task, wallMs } = await runTask(admin, { prompt: `say ok ${i}` });
+      walls.push(wallMs);
+      if (task.claimedAt !== null) claims.push(task.claimedAt - task.createdAt);
+      if (task.claimedAt !== null && task.finishedAt !== null) held.push(task.finishedAt - task.claimedAt);
+    }
+    // The bare CLIs are this process's children (waited for); the adapter's are the agent's.
+    const selfAfter = cpuTimesMs('self');
+    const bare = {
+      walls: bareWalls,
+      cpuMsPerRun: selfBefore && selfAfter ? (selfAfter.childrenMs - selfBefore.childrenMs) / runs : null,
+    };
     const after = cpuTimesMs(agentPid);
 
     ctx.log(`adapters: ${hangs} hung turns, woken and resumed`);
     const wakes: number[] = [];
+    const detections: number[] = [];
     for (let i = 0; i < hangs; i++) {
       const sent = fake.requests.length;
       fake.hangNext(1);
@@ -108,6 +126,8 @@ export async function adapters(ctx: WorkloadContext): Promise<WorkloadResult> {
       const list = await admin.get<InterventionsResponse>(`/v1/interventions?taskId=${task.id}`);
       const wake = (list.interventions as Intervention[]).find((x) => x.action === 'wake');
       const resumed = fake.requests.slice(sent).find((r) => r.texts.some((t) => /interrupted/i.test(t)));
+      const hung = fake.requests[sent];
+      if (wake && hung) detections.push(wake.startedAt - hung.at);
       if (wake && resumed) wakes.push(resumed.at - wake.startedAt);
     }
 
@@ -118,25 +138,32 @@ export async function adapters(ctx: WorkloadContext): Promise<WorkloadResult> {
     Object.assign(details, {
       bareWallMs: b,
       adapterWallMs: a,
+      createdToClaimedMs: summarize(claims),
+      claimedToFinishedMs: summarize(held),
       bareCliCpuMsPerRun: round(bare.cpuMsPerRun ?? Number.NaN, 1),
       adapterOwnCpuMsPerTask: adapterCpu === null ? null : round(adapterCpu, 1),
       cliCpuMsPerTaskUnderAdapter: cliCpu === null ? null : round(cliCpu, 1),
+      hungRequestToWakeMs: detections,
       wakeToResumedRequestMs: wakes,
     });
+    const p50 = (xs: number[]) => (xs.length ? summarize(xs).p50 : null);
     const m = (metric: string, value: number | null, unit: string): void => {
       metrics.push({ workload: 'adapters', metric, value: value === null ? null : round(value, 1), unit });
     };
     m('bare codex exec, spawn → exit (p50)', b.p50, 'ms');
     m('codex task through rouse agent, submit → completed (p50)', a.p50, 'ms');
-    m('adapter overhead per task (p50 difference)', a.p50 - b.p50, 'ms');
+    m(
+      'adapter overhead per task (p50 of the paired differences)',
+      p50(walls.map((w, i) => w - bare.walls[i]!)),
+      'ms',
+    );
+    m('  of which: created → claimed (p50)', summarize(claims).p50, 'ms');
+    m('  the agent holding it: claimed → finished (p50)', summarize(held).p50, 'ms');
     m('CLI CPU per run, bare', bare.cpuMsPerRun, 'ms');
     m('CLI CPU per task, under the adapter', cliCpu, 'ms');
     m('adapter process CPU per task', adapterCpu, 'ms');
-    m(
-      'hung turn: wake → resumed request at the model (p50)',
-      wakes.length ? summarize(wakes).p50 : null,
-      'ms',
-    );
+    m('hung turn: the request hangs → the wake is sent (stall timeout 2 s; p50)', p50(detections), 'ms');
+    m('hung turn: the wake is sent → the resumed request reaches the model (p50)', p50(wakes), 'ms');
     return result;
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);
@@ -155,34 +182,27 @@ export async function adapters(ctx: WorkloadContext): Promise<WorkloadResult> {
   }
 }
 
-/** `runs` bare runs of the CLI as the flavor plans them; wall per run, and the CLI's CPU per run. */
-async function bareRuns(bin: string, fake: BenchFakeOpenAI, scratch: string, runs: number) {
-  const walls: number[] = [];
-  const before = cpuTimesMs('self');
-  for (let i = 0; i < runs; i++) {
-    const plan = {
-      prompt: `say ok ${i}`,
-      cwd: mkdtempSync(join(scratch, 'cwd-')),
-      home: join(scratch, 'bare-home'),
-      model: null,
-      resumeSessionId: null,
-      newSessionId: null,
-      maxTurns: null,
-      maxBudgetUsd: null,
-      extraArgs: [],
-      extraEnv: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-bench' },
-    };
-    await codexFlavor.prepareHome(plan);
-    const { args, env } = codexFlavor.command(plan);
-    const t = performance.now();
-    const child = spawn(bin, args, { cwd: plan.cwd, env: { ...process.env, ...env }, stdio: 'ignore' });
-    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
-    walls.push(performance.now() - t);
-    if (code !== 0) throw new Error(`bare codex exec exited with ${code}`);
-  }
-  const after = cpuTimesMs('self');
-  const cpuMsPerRun = before && after ? (after.childrenMs - before.childrenMs) / runs : null;
-  return { walls, cpuMsPerRun };
+/** One bare run of the CLI as the flavor plans it (the same config and arguments); its wall time. */
+async function bareRun(bin: string, fake: BenchFakeOpenAI, scratch: string, i: number): Promise<number> {
+  const plan = {
+    prompt: `say ok ${i}`,
+    cwd: mkdtempSync(join(scratch, 'cwd-')),
+    home: join(scratch, 'bare-home'),
+    model: null,
+    resumeSessionId: null,
+    newSessionId: null,
+    maxTurns: null,
+    maxBudgetUsd: null,
+    extraArgs: [],
+    extraEnv: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-bench', HOME: join(scratch, 'home') },
+  };
+  await codexFlavor.prepareHome(plan);
+  const { args, env } = codexFlavor.command(plan);
+  const t = performance.now();
+  const child = spawn(bin, args, { cwd: plan.cwd, env: { ...process.env, ...env }, stdio: 'ignore' });
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  if (code !== 0) throw new Error(`bare codex exec exited with ${code}`);
+  return performance.now() - t;
 }
 
 /** Submit a codex task and poll it every 10 ms until it is final; it must complete. */
