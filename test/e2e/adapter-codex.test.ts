@@ -3,6 +3,8 @@
  * process, the pinned `codex exec` (test/harness/agent-clis.ts), and a fake Responses API on loopback
  * that each test scripts (test/harness/fake-openai.ts). Fails, never skips, when the CLI is missing.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Intervention, Task } from '@rouse/protocol';
 import { Client } from '@rouse/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -256,20 +258,22 @@ describe('rouse agent --adapter codex (pinned Codex CLI, fake model)', () => {
 
   it('6. execution timeout: the group is killed (grandchild sleep included) and the adapter fails it first; cancel kills the CLI', async () => {
     const w = await world();
-    w.fake.setFallback({ kind: 'tool', command: 'sleep 300; echo never > never.txt' });
+    w.fake.setFallback({
+      kind: 'tool',
+      command: 'echo started > started.txt; sleep 300; echo never > never.txt',
+    });
     agent(w);
     const cwd = taskDir();
     const { task } = await w.admin.createTask({
       type: 'codex',
       payload: { prompt: 'sleep a long time', cwd },
       maxAttempts: 1,
-      timing: { ...FAST, executionTimeoutMs: 4000 },
-    });
-    await waitFor(() => processesIn(cwd).some((p) => /\bsleep 300\b/.test(p.cmd)), {
-      what: 'the grandchild sleep',
-      timeoutMs: 30_000,
+      timing: { ...FAST, executionTimeoutMs: 8000 },
     });
     const failed = await until(w.admin, task.id, final, 'final');
+    // The command ran and was cut short in its sleep; below, nothing of it is left.
+    expect(existsSync(join(cwd, 'started.txt'))).toBe(true);
+    expect(existsSync(join(cwd, 'never.txt'))).toBe(false);
     expect(failed.status).toBe('failed');
     const failEvent = (await w.admin.getTaskEvents(task.id)).find((e) => e.to === 'failed')!;
     expect(failEvent.actor).not.toBe('coordinator'); // the adapter, before the attempt deadline
@@ -287,10 +291,12 @@ describe('rouse agent --adapter codex (pinned Codex CLI, fake model)', () => {
       timeoutMs: 30_000,
     });
     await w.admin.cancelTask(second.id, 'e2e');
-    await waitFor(() => noneIn(cwd2), {
-      what: 'the cancelled CLI to be gone',
-      timeoutMs: 5000,
-    });
+    try {
+      await waitFor(() => noneIn(cwd2), { what: 'the cancelled CLI to be gone', timeoutMs: 5000 });
+    } catch (err) {
+      const notes = (await w.admin.getLogs(second.id)).lines.filter((l) => l.stream !== 'stdout');
+      throw new Error(`${(err as Error).message}\n${notes.map((l) => `${l.at} ${l.stream}: ${l.text}`).join('\n')}`);
+    }
     expect((await w.admin.getTask(second.id)).status).toBe('cancelled');
   });
 

@@ -78,7 +78,8 @@ export function processesIn(dir: string): { pid: number; cmd: string }[] {
     try {
       const cwd = readlinkSync(`/proc/${name}/cwd`);
       if (cwd !== dir && !cwd.startsWith(`${dir}/`)) continue;
-      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      const ppid = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ')[1];
+      const cmd = `[ppid ${ppid}] ${readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ').trim()}`;
       found.push({ pid: Number(name), cmd });
     } catch {
       // gone, or not ours to read
