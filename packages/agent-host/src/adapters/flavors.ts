@@ -1,13 +1,18 @@
 /**
- * The CLI flavors `rouse agent --adapter <name>` can run, by name. Each flavor adds its own entry
- * (one line here); `shell` is not a flavor (shell/shell-adapter.ts). The `fake` flavor of the tests
- * is reachable only with `ROUSE_ADAPTER_TEST_FLAVORS=1` in the environment.
+ * The CLI flavors `rouse agent --adapter <name>` can run, by name: each flavor adds its import and
+ * its entry to `FLAVORS` (`codex: codexFlavor`, `claude: claudeFlavor`). `shell` is not a flavor
+ * (shell/shell-adapter.ts). The `fake` flavor of the tests is reachable only with
+ * `ROUSE_ADAPTER_TEST_FLAVORS=1` in the environment.
  */
 import type { CliFlavor } from './cli-flavor.js';
 import { codexFlavor } from './codex/codex-flavor.js';
 import { fakeFlavor } from './fake/fake-flavor.js';
 
-export const FLAVORS: Record<string, CliFlavor> = { codex: codexFlavor };
+export const FLAVORS: Record<string, CliFlavor> = {
+  codex: codexFlavor, // the Codex CLI (codex/codex-flavor.ts)
+  // (one line each, a line apart, so that adding two flavors never touches the same lines)
+  // claude: claudeFlavor — Claude Code (claude/claude-flavor.ts)
+};
 
 const TEST_FLAVORS: Record<string, CliFlavor> = { fake: fakeFlavor };
 
