@@ -295,7 +295,9 @@ describe('rouse agent --adapter codex (pinned Codex CLI, fake model)', () => {
       await waitFor(() => noneIn(cwd2), { what: 'the cancelled CLI to be gone', timeoutMs: 5000 });
     } catch (err) {
       const notes = (await w.admin.getLogs(second.id)).lines.filter((l) => l.stream !== 'stdout');
-      throw new Error(`${(err as Error).message}\n${notes.map((l) => `${l.at} ${l.stream}: ${l.text}`).join('\n')}`);
+      throw new Error(
+        `${(err as Error).message}\n${notes.map((l) => `${l.at} ${l.stream}: ${l.text}`).join('\n')}`,
+      );
     }
     expect((await w.admin.getTask(second.id)).status).toBe('cancelled');
   });
