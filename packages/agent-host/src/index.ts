@@ -21,6 +21,7 @@ export {
   defaultNudge,
   defaultResumePrompt,
 } from './adapters/cli-task.js';
+export { codexConfigToml, codexFlavor } from './adapters/codex/codex-flavor.js';
 export { FLAVORS, flavorNamed, flavorNames } from './adapters/flavors.js';
 export { type GroupExit, ProcessGroup } from './adapters/process-group.js';
 export {

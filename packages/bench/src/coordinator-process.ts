@@ -15,7 +15,7 @@ import { startBalancer } from './balancer.js';
 import type { BenchStore } from './stores.js';
 
 /** The `rouse` CLI of the installed `@rouse/server`: its `bin/rouse.js`, beside the `dist/` of its entry. */
-const ROUSE_BIN = fileURLToPath(new URL('../bin/rouse.js', import.meta.resolve('@rouse/server')));
+export const ROUSE_BIN = fileURLToPath(new URL('../bin/rouse.js', import.meta.resolve('@rouse/server')));
 
 export interface CoordinatorProcessOptions {
   store: BenchStore;

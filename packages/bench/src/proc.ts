@@ -51,6 +51,18 @@ function ticksMs(ticks: number): number | null {
   return Number.isFinite(ticks) ? (ticks * 1000) / 100 : null;
 }
 
+/**
+ * A live process's own CPU time and that of its children it has waited for (user + system, in ms),
+ * or null when it is gone.
+ */
+export function cpuTimesMs(pid: number | 'self'): { ownMs: number; childrenMs: number } | null {
+  const f = statFields(pid);
+  if (f === null) return null;
+  const own = ticksMs(f[UTIME]! + f[STIME]!);
+  const children = ticksMs(f[CUTIME]! + f[CSTIME]!);
+  return own === null || children === null ? null : { ownMs: own, childrenMs: children };
+}
+
 /** Total CPU time (user + system) a live process has used so far, in ms, or null. */
 export function cpuTimeMs(pid: number): number | null {
   const f = statFields(pid);

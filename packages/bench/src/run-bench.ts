@@ -5,7 +5,7 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover,supervisor,recovery]
+ *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover,supervisor,recovery,adapters]
  *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
  *     [--cpu-prof]
  *
@@ -25,6 +25,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { adapters } from './adapters.js';
 import { detection } from './detection.js';
 import { enqueue } from './enqueue.js';
 import { failover } from './failover.js';
@@ -50,6 +51,7 @@ const WORKLOADS: Record<string, Workload> = {
   failover,
   supervisor,
   recovery,
+  adapters,
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -66,6 +68,9 @@ Options:
                     second; its CPU, and the coordinator's CPU per supervisor heartbeat
                     recovery: 20 plain programs under a supervisor stall now and then (quick: 5);
                     condition opened → the supervisor's acknowledgement of the ladder's signal
+                    adapters: codex exec bare vs as tasks through rouse agent --adapter codex, on a
+                    fake model (wall and CPU per task), and a hung turn woken and resumed; needs the
+                    pinned Codex CLI the tests install (ROUSE_AGENT_CLI_CACHE, or ROUSE_CODEX_BIN)
   --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
                     waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table

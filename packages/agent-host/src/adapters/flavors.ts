@@ -5,10 +5,11 @@
  * `ROUSE_ADAPTER_TEST_FLAVORS=1` in the environment.
  */
 import type { CliFlavor } from './cli-flavor.js';
+import { codexFlavor } from './codex/codex-flavor.js';
 import { fakeFlavor } from './fake/fake-flavor.js';
 
 export const FLAVORS: Record<string, CliFlavor> = {
-  // codex: codexFlavor — the Codex CLI (codex/codex-flavor.ts)
+  codex: codexFlavor, // the Codex CLI (codex/codex-flavor.ts)
   // (one line each, a line apart, so that adding two flavors never touches the same lines)
   // claude: claudeFlavor — Claude Code (claude/claude-flavor.ts)
 };

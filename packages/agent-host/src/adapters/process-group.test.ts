@@ -87,6 +87,22 @@ describe('ProcessGroup', () => {
     expect(g.sent).toEqual(['SIGTERM']);
   });
 
+  it('stop also reaches a descendant that left the group for a session of its own (setsid)', async () => {
+    const { g, out } = start(`
+      const { spawn } = require('node:child_process');
+      const c = spawn('setsid', ['sleep', '300'], { stdio: 'ignore' });
+      console.log('grandchild ' + c.pid);
+      setInterval(() => {}, 1000);
+    `);
+    const pid = Number((await waitForLine(out, /^grandchild /)).split(' ')[1]);
+    for (let i = 0; i < 100 && readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(setsid)'); i++)
+      await new Promise((r) => setTimeout(r, 20)); // setsid execs sleep
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])).not.toBe(g.pid); // another group
+    await g.stop({ graceMs: 500 });
+    expect(alive(pid)).toBe(false);
+  });
+
   it('stop is signal, then grace, then SIGKILL to the group when the leader ignores the signal', async () => {
     const { g, out } = start(PARENT_WITH_SLEEP(true));
     const pid = Number((await waitForLine(out, /^grandchild /)).split(' ')[1]);

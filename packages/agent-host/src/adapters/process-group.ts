@@ -3,14 +3,16 @@
  * spawned detached (its pid is the group's id), stdin from /dev/null unless input is given, stdout and
  * stderr read line by line. Signals go to the whole group — a tool's grandchild goes with it — or to
  * the leader only (an interrupt the CLI expects). `stop()` is signal → grace → SIGKILL to the group,
- * done once the leader's exit event came and no live process is left in the group.
+ * done once the leader's exit event came and no live process is left in the group. Descendants that
+ * left the group for a session of their own (Codex runs its sandboxed commands so) are found by
+ * parent pid when the stop begins and get the same signals.
  *
  * How the leader ended comes from its `exit` event only (`exited`), never from `child.killed`, which
  * only says that `kill()` was called.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { readProcTable } from '../proc-stat.js';
+import { type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
 
 export interface GroupExit {
   code: number | null;
@@ -160,21 +162,52 @@ export class ProcessGroup {
   async stop(options: StopOptions = {}): Promise<GroupExit> {
     const graceMs = options.graceMs ?? 2000;
     if (this.pid === null) return this.exited;
+    const outside = this.exit === null || this.groupAlive() ? escapedDescendants(this.pid) : [];
     if (this.exit === null || this.groupAlive()) {
-      if (graceMs > 0) this.signal(options.signal ?? 'SIGTERM');
+      if (graceMs > 0) {
+        this.signal(options.signal ?? 'SIGTERM');
+        signalEach(outside, options.signal ?? 'SIGTERM');
+      }
       const deadline = Date.now() + graceMs;
       while (Date.now() < deadline && (this.exit === null || this.groupAlive())) await delay(POLL_MS);
       if (this.exit === null || this.groupAlive()) this.signal('SIGKILL');
     }
+    signalEach(outside, 'SIGKILL');
     const info = await this.exited;
     const killDeadline = Date.now() + KILL_WAIT_MS;
-    while (this.groupAlive() && Date.now() < killDeadline) await delay(POLL_MS);
+    while ((this.groupAlive() || stillThere(outside).length > 0) && Date.now() < killDeadline)
+      await delay(POLL_MS);
     return info;
   }
 
   /** SIGKILL whatever the leader left behind in its group (after its exit); a no-op when nothing is left. */
   killRemainder(): void {
     if (this.pid !== null && this.groupAlive()) this.signal('SIGKILL');
+  }
+}
+
+/** The live descendants of the group's processes (by parent pid) that are in another group. */
+function escapedDescendants(pgid: number): ProcStat[] {
+  return treeOf(pgid, readProcTable()).filter((p) => p.pgrp !== pgid && p.state !== 'Z');
+}
+
+/** Those of `procs` still alive as the same program (a pid reused since is left alone). */
+function stillThere(procs: readonly ProcStat[]): ProcStat[] {
+  if (procs.length === 0) return [];
+  const now = new Map(readProcTable().map((p) => [p.pid, p]));
+  return procs.filter((p) => {
+    const q = now.get(p.pid);
+    return q !== undefined && q.comm === p.comm && q.state !== 'Z';
+  });
+}
+
+function signalEach(procs: readonly ProcStat[], signal: NodeJS.Signals): void {
+  for (const p of stillThere(procs)) {
+    try {
+      process.kill(p.pid, signal);
+    } catch {
+      // gone meanwhile
+    }
   }
 }
 
