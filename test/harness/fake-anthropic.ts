@@ -317,3 +317,17 @@ function sendError(
     JSON.stringify({ type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message: msg } }),
   );
 }
+
+/**
+ * Claude Code settings (for `--settings <json>`) with a SessionEnd hook that does not return while
+ * the CLI lives: the real CLI prints its result, then waits for the hook and does not exit — the
+ * field's "printed its result and hangs". The hook touches `marker` when it starts. Claude Code runs
+ * hooks in a process group of their own, so killing the CLI's group would not reach a plain `sleep`:
+ * the hook watches its parent (the CLI) and ends with it.
+ */
+export function lingeringSettings(marker: string): string {
+  const command = `touch '${marker}'; while kill -0 $PPID 2>/dev/null; do sleep 0.2; done`;
+  return JSON.stringify({
+    hooks: { SessionEnd: [{ hooks: [{ type: 'command', command, timeout: 3600 }] }] },
+  });
+}
