@@ -57,10 +57,16 @@ describe('claude stream-json parser', () => {
     expect(ev.at(-1)).toMatchObject({ type: 'result', ok: false, error: { kind: 'api' } });
   });
 
-  it('401 is retried by the CLI but is no outage; the result is an auth failure', () => {
+  it('401 is retried by the CLI but is no outage: an auth verdict at its first retry notice, and at the end', () => {
     const ev = fixture('401');
     expect(of(ev, 'dependency')).toEqual([]);
-    expect(of(ev, 'notice')[0]?.detail).toContain('401');
+    const results = of(ev, 'result');
+    expect(results).toHaveLength(2);
+    expect(results[0]).toMatchObject({
+      ok: false,
+      error: { kind: 'auth', detail: expect.stringContaining('401') },
+    });
+    expect(ev.indexOf(results[0]!)).toBe(2); // right after the init line
     expect(ev.at(-1)).toMatchObject({ type: 'result', ok: false, error: { kind: 'auth' } });
   });
 

@@ -9,8 +9,9 @@
  *   `model: "<synthetic>"` is the CLI's own "API Error" text, not the model's.
  * - `user {message: {content: [tool_result…]}}` → tool_finished for each id.
  * - `system/api_retry {error_status, retry_delay_ms, error}` → dependency `rate_limited` (429) or
- *   `down` (529, 5xx, no status); 401/403 are retried too (`authentication_failed`) and are not an
- *   outage: a notice, the result will say `auth`. The next real answer → dependency `up`.
+ *   `down` (529, 5xx, no status). The next real answer → dependency `up`. 401/403 are retried too
+ *   (`authentication_failed`, 10 times with a growing delay) but are no outage: the verdict at once,
+ *   a failed result of kind `auth` (the CLI's own result line says the same when it comes).
  * - `result {subtype, is_error, api_error_status, terminal_reason, errors, result, total_cost_usd,
  *   usage, modelUsage}` → the usage this run had that the assistant lines did not show (output
  *   tokens, cost), then `turn_completed` and the result.
@@ -156,7 +157,10 @@ function retryEvent(msg: Record<string, unknown>): CliEvent {
   const delay = num(msg.retry_delay_ms);
   const what = str(msg.error) ?? 'error';
   const detail = `anthropic: ${what}${status ? ` (${status})` : ''}, retry ${num(msg.attempt)}/${num(msg.max_retries)} in ${Math.round(delay)} ms`;
-  if (status === 401 || status === 403) return { type: 'notice', detail };
+  if (status === 401 || status === 403) {
+    // The CLI would retry a refused key for minutes (10 times, backing off): the verdict is known now.
+    return { type: 'result', ok: false, error: { kind: 'auth', detail } };
+  }
   if (status === 429) {
     return { type: 'dependency', state: 'rate_limited', retryAfterMs: Math.round(delay), status, detail };
   }
