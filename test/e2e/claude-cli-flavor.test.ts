@@ -117,6 +117,7 @@ describe('claude -p (pinned) driven by the Claude flavor', () => {
     expect(sent).toContain('please write out.txt');
     expect(sent).toContain('tool_result');
     expect(sent).toContain('go on');
+    expect(fake.sessionIds()).toEqual([sessionId]);
   });
 
   it('a stream that hangs: SIGINT interrupts the turn, the same session resumes with a nudge', async () => {

@@ -77,6 +77,10 @@ export interface FakeAnthropic {
   release(): void;
   /** Turns still queued. */
   queued(): number;
+  /** Drop an `error` turn at the head of the queue (however many `times` it had left): the API recovers. */
+  recover(): void;
+  /** The session ids Claude Code sent (`x-claude-code-session-id`), in the order first seen. */
+  sessionIds(): string[];
   close(): Promise<void>;
 }
 
@@ -267,6 +271,16 @@ export async function startFakeAnthropic(options: { maxRecorded?: number } = {})
       for (const r of [...hung]) r();
     },
     queued: () => queue.length,
+    recover: () => {
+      if (queue[0]?.kind === 'error') queue.shift();
+    },
+    sessionIds: () => [
+      ...new Set(
+        requests
+          .map((r) => r.headers['x-claude-code-session-id'])
+          .filter((v): v is string => typeof v === 'string'),
+      ),
+    ],
     close: async () => {
       queue.length = 0;
       hung.clear();
