@@ -1,9 +1,28 @@
 /**
  * `@rouse/agent-host` — the agent host side of Rouse (docs/design.md §6.6): `rouse supervise` runs an
  * agent host's programs, restarts them with backoff inside a budget, samples their process trees,
- * heartbeats for all of them at once and carries out the watchdog's commands for them.
+ * heartbeats for all of them at once and carries out the watchdog's commands for them; and the
+ * adapters of `rouse agent` (docs/adapters.md): coding-agent CLIs and shell commands as task workers.
  */
 
+export type { BudgetLimits } from './adapters/budget.js';
+export type {
+  CliErrorKind,
+  CliEvent,
+  CliFlavor,
+  CliRunPlan,
+} from './adapters/cli-flavor.js';
+export type { CliTypeDefaults } from './adapters/cli-payload.js';
+export {
+  CLI_TASK_DEFAULTS,
+  type CliTaskOptions,
+  type CliTaskResult,
+  cliTaskHandler,
+  defaultNudge,
+  defaultResumePrompt,
+} from './adapters/cli-task.js';
+export { FLAVORS, flavorNamed, flavorNames } from './adapters/flavors.js';
+export { type GroupExit, ProcessGroup } from './adapters/process-group.js';
 export { carryOutCommand } from './child-commands.js';
 export { splitChildren, takeWithin } from './heartbeat-body.js';
 export {

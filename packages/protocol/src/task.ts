@@ -66,6 +66,18 @@ export interface ResultRef {
   sha256: string;
 }
 
+/**
+ * A blob stored for a task by its holder (`PUT /v1/tasks/{id}/blobs`), e.g. a coding agent's session
+ * transcript carried to the next attempt; fetched with `GET /v1/tasks/{id}/blobs/{blobId}`.
+ */
+export interface BlobRef {
+  id: string;
+  bytes: number;
+  /** Hex SHA-256 of the bytes. */
+  sha256: string;
+  contentType: string;
+}
+
 /** The task as returned everywhere. */
 export interface Task {
   id: string;

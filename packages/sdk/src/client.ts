@@ -26,6 +26,7 @@ import type {
   AlertState,
   AlertsResponse,
   AppendLogsRequest,
+  BlobRef,
   CheckPoliciesResponse,
   CheckpointRequest,
   ClaimEffectRequest,
@@ -502,6 +503,32 @@ export class Client {
       { retry: true },
     );
     return 'resultRef' in res ? res.resultRef : res;
+  }
+
+  /**
+   * `PUT /v1/tasks/{id}/blobs?version=N` — store bytes for the task (the holder only), e.g. a session
+   * transcript a later attempt restores; returns the reference to keep (in a checkpoint's session).
+   */
+  async uploadTaskBlob(
+    taskId: string,
+    version: number,
+    body: Buffer | string,
+    contentType = typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream',
+  ): Promise<BlobRef> {
+    const res = await this.http.bytes<{ blobRef: BlobRef }>(
+      'PUT',
+      `/v1/tasks/${id(taskId)}/blobs?version=${version}`,
+      body,
+      contentType,
+      { retry: true },
+    );
+    return res.blobRef;
+  }
+
+  /** `GET /v1/tasks/{id}/blobs/{blobId}` — the bytes of a blob stored for the task. */
+  async getTaskBlob(taskId: string, blobId: string): Promise<Buffer> {
+    const res = await this.http.raw(`/v1/tasks/${id(taskId)}/blobs/${id(blobId)}`, { retry: true });
+    return res.body;
   }
 
   /** `POST /v1/tasks/{id}/complete` — running → completed; idempotent per version. */

@@ -85,7 +85,8 @@ export interface CliRunPlan {
 }
 
 export interface CliFlavor {
-  readonly name: 'codex' | 'claude';
+  /** The flavor's name (`codex`, `claude`; the tests' `fake`): `--adapter` and the carried session say it. */
+  readonly name: string;
   /** The dependency its model API calls are reported as (`openai`, `anthropic`). */
   readonly dependency: string;
   /** The executable looked up on PATH without `--bin`. */

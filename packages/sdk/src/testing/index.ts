@@ -11,7 +11,7 @@ import { runHandler } from '@rouse/sdk/testing';
  * expect(run.progress.at(-1)).toEqual({ value: 1, phase: 'done' });
  */
 import { createHash } from 'node:crypto';
-import type { DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
+import type { BlobRef, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import { systemNow } from '../clock.js';
 import { TaskCancelledError } from '../errors.js';
 import { classifyError, classifyValue, type DependencyObservation } from '../runtime/classify-dependency.js';
@@ -82,6 +82,8 @@ export interface MockContextOptions {
    * const retry = await runHandler(handler, { attempt: 2 }, { effects: { 'email:welcome': { id: 'm1' } } });
    */
   effects?: Record<string, Json>;
+  /** Blobs stored by an earlier attempt, by id: `ctx.downloadBlob({id})` returns them. */
+  blobs?: Record<string, Buffer>;
 }
 
 /** A mock task environment and everything the handler did in it. */
@@ -104,7 +106,7 @@ export interface MockContext {
    */
   effects: { key: string; result: Json; ran: boolean }[];
   /**
-   * What every `ctx.withDependency` call revealed, in order (`state` undefined: the error said nothing
+   * What every `ctx.withDependency` call revealed and every `ctx.reportDependency` said, in order (`state` undefined: the error said nothing
    * about the service). Classified as the worker does.
    */
   dependencies: { name: string; state: DependencyState | undefined; retryAfterMs?: number }[];
@@ -124,6 +126,7 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
     Object.entries(options.effects ?? {}).map(([key, result]) => [key, effectResult(key, result)]),
   );
   const runningEffects = new Map<string, Promise<Json>>();
+  const blobs = new Map<string, Buffer>(Object.entries(options.blobs ?? {}));
   const mock = {
     task: fullTask,
     progress: [] as MockContext['progress'],
@@ -153,6 +156,22 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
         contentType: contentType ?? 'application/octet-stream',
         sha256: createHash('sha256').update(bytes).digest('hex'),
       };
+    },
+    async uploadBlob(_run, body, contentType): Promise<BlobRef> {
+      const bytes = Buffer.from(body);
+      const ref: BlobRef = {
+        id: `blob-${blobs.size + 1}`,
+        bytes: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        contentType: contentType ?? 'application/octet-stream',
+      };
+      blobs.set(ref.id, bytes);
+      return ref;
+    },
+    async downloadBlob(_run, blobId) {
+      const bytes = blobs.get(blobId);
+      if (bytes === undefined) throw new Error(`no blob ${blobId} in this mock context`);
+      return Buffer.from(bytes);
     },
     async once(run, key, fn) {
       for (;;) {
@@ -194,6 +213,11 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
         record(classifyError(err, systemNow()));
         throw err;
       }
+    },
+    reportDependency(_run, name, state, o) {
+      const entry: MockContext['dependencies'][number] = { name, state };
+      if (o.retryAfterMs !== undefined) entry.retryAfterMs = o.retryAfterMs;
+      mock.dependencies.push(entry);
     },
     onError(_run, err) {
       throw err;

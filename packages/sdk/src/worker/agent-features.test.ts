@@ -76,6 +76,30 @@ describe('the worker as a watched agent', () => {
     expect(fake.agentBeats().filter((b) => b.dependencies?.some((d) => d.name === 'search'))).toHaveLength(1);
   });
 
+  it('carries a report made by hand in a handler (ctx.reportDependency) on the next heartbeat', async () => {
+    const handled = deferred();
+    const { fake } = await startHarness({
+      heartbeatIntervalMs: 20,
+      handler: async (_task, ctx) => {
+        ctx.reportDependency('anthropic', 'rate_limited', { retryAfterMs: 20_000, message: 'api_retry 429' });
+        expect(() => ctx.reportDependency('bad name!', 'down')).toThrow(/dependency name/);
+        handled.resolve();
+        return null;
+      },
+    });
+    fake.addTask();
+    await handled.promise;
+    await within(
+      5000,
+      fake.waitUntil(() => fake.agentBeats().some((b) => (b.dependencies ?? []).length > 0)),
+      'a beat with the report',
+    );
+    const report = fake.agentBeats().flatMap((b) => b.dependencies ?? [])[0]!;
+    expect(report).toMatchObject({ name: 'anthropic', state: 'rate_limited', message: 'api_retry 429' });
+    expect(report.retryAfterMs).toBeGreaterThan(15_000);
+    expect(report.retryAfterMs).toBeLessThanOrEqual(20_000);
+  });
+
   it('wakes every running handler on an agent-level wake; safePoint() tells it once', async () => {
     const woken: string[] = [];
     const release = deferred();

@@ -4,12 +4,16 @@
  * aborts the run), effect keys (`ctx.once`), buffered logs, and dependency observations for the
  * agent heartbeat.
  */
-import type { ClaimEffectRequest, Json, ResultRef } from '@rouse/protocol';
+import type { BlobRef, ClaimEffectRequest, DependencyState, Json, ResultRef } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { type Now, systemNow } from '../clock.js';
 import { RouseApiError, RouseSdkError } from '../errors.js';
 import { sleepMs } from '../retry.js';
-import { type DependencyTracker, runWithDependency } from '../runtime/dependencies.js';
+import {
+  type DependencyReportOptions,
+  type DependencyTracker,
+  runWithDependency,
+} from '../runtime/dependencies.js';
 import { effectResult } from './effects.js';
 import type { LogBuffer } from './log-buffer.js';
 import type { OnceOptions } from './task-context.js';
@@ -73,6 +77,26 @@ export class RunHost implements TaskRunHost {
       this.deps.refused(run, err);
       throw err;
     }
+  }
+
+  async uploadBlob(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<BlobRef> {
+    try {
+      return await this.deps.client().uploadTaskBlob(run.task.id, run.version, body, contentType);
+    } catch (err) {
+      if (err instanceof RouseApiError && err.status === 404 && err.details?.kind === 'route') {
+        // not the task gone (the lease is fine): a coordinator from before task blobs
+        throw new RouseSdkError('ctx.uploadBlob: the coordinator does not store task blobs; upgrade it', {
+          code: 'unsupported',
+          cause: err,
+        });
+      }
+      this.deps.refused(run, err);
+      throw err;
+    }
+  }
+
+  downloadBlob(run: TaskRun, blobId: string): Promise<Buffer> {
+    return this.deps.client().getTaskBlob(run.task.id, blobId);
   }
 
   /**
@@ -160,6 +184,15 @@ export class RunHost implements TaskRunHost {
 
   withDependency<T>(_run: TaskRun, name: string, fn: () => Promise<T> | T): Promise<T> {
     return runWithDependency(this.deps.dependencies, name, fn);
+  }
+
+  reportDependency(
+    _run: TaskRun,
+    name: string,
+    state: DependencyState,
+    options: DependencyReportOptions,
+  ): void {
+    this.deps.dependencies.observe(name, state, options);
   }
 
   onError(run: TaskRun, error: unknown, op: string): void {

@@ -6,7 +6,8 @@
  * repeated by a retry (`ctx.once`) and watches `ctx.signal`, which aborts when the work must stop
  * (lease lost, cancelled, shutdown, execution timeout).
  */
-import type { Json, ResultRef, Task } from '@rouse/protocol';
+import type { BlobRef, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
+import type { DependencyReportOptions } from '../runtime/dependencies.js';
 
 /**
  * A task handler: do the work, return the result (JSON, or nothing). Throw to fail the attempt
@@ -82,6 +83,15 @@ export interface TaskContext {
    */
   withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
   /**
+   * Report what this attempt learned about dependency `name` without a call to wrap (a child process
+   * said its API is rate-limited, say): carried by the next heartbeat like {@link withDependency}'s
+   * observations. Throws {@link InvalidOptionError} for a bad name, state or option.
+   *
+   * @example
+   * ctx.reportDependency('openai', 'rate_limited', { retryAfterMs: 20_000, message: '429 from the CLI' });
+   */
+  reportDependency(name: string, state: DependencyState, options?: DependencyReportOptions): void;
+  /**
    * Tell the coordinator that execution finished and the write-back is pending, so a failed write-back
    * is given a grace period instead of being declared dead. The runtime does this itself once the
    * handler returns; call it earlier if the result is assembled slowly.
@@ -89,6 +99,14 @@ export interface TaskContext {
   executionDone(): void;
   /** Upload a large result as a blob now (complete with no inline result afterwards). */
   uploadResult(body: Buffer | string, contentType?: string): Promise<ResultRef>;
+  /**
+   * Store bytes for this task in the coordinator's blob store (a session transcript, a work file) and
+   * return the reference; keep it in a checkpoint's session so a later attempt — on any host — can
+   * fetch it with {@link downloadBlob}. Fenced like every write of the attempt.
+   */
+  uploadBlob(body: Buffer | string, contentType?: string): Promise<BlobRef>;
+  /** The bytes of a blob stored for this task (by this attempt or an earlier one). */
+  downloadBlob(ref: BlobRef | { id: string }): Promise<Buffer>;
   /**
    * Run a side effect that must happen once for this task however often the task is attempted
    * (sending an email, charging a card), and return what it returned.

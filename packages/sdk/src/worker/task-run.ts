@@ -3,9 +3,10 @@
  * task keeps the hot path lean). Side effects go through a narrow {@link TaskRunHost}, so the same
  * class serves the worker and the test helper.
  */
-import type { Json, ResultRef, Task } from '@rouse/protocol';
+import type { BlobRef, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import { InvalidOptionError } from '../errors.js';
 import { sleepMs } from '../retry.js';
+import type { DependencyReportOptions } from '../runtime/dependencies.js';
 import { checkOnceArgs } from './effects.js';
 import type { OnceOptions, TaskContext } from './task-context.js';
 
@@ -14,6 +15,8 @@ export interface TaskRunHost {
   checkpoint(run: TaskRun, state: Json, session: Json | undefined): Promise<void>;
   log(run: TaskRun, text: string, stream: string): void;
   uploadResult(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<ResultRef>;
+  uploadBlob(run: TaskRun, body: Buffer | string, contentType: string | undefined): Promise<BlobRef>;
+  downloadBlob(run: TaskRun, blobId: string): Promise<Buffer>;
   /**
    * `ctx.once`, its arguments already checked: run `fn` unless effect `key` of the task ran already,
    * and return the recorded result.
@@ -21,6 +24,13 @@ export interface TaskRunHost {
   once<T extends Json>(run: TaskRun, key: string, fn: () => Promise<T> | T, options: OnceOptions): Promise<T>;
   /** Run `fn` and record what its outcome says about dependency `name`. */
   withDependency<T>(run: TaskRun, name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Record a dependency observation made by hand (`ctx.reportDependency`). */
+  reportDependency(
+    run: TaskRun,
+    name: string,
+    state: DependencyState,
+    options: DependencyReportOptions,
+  ): void;
   /** A wake callback threw. */
   onError(run: TaskRun, err: unknown, op: string): void;
   /** The handler reached a safe point (`ctx.safePoint()`): the worker takes a requested snapshot there. */
@@ -139,6 +149,10 @@ export class TaskRun implements TaskContext {
     return this.host.withDependency(this, name, fn);
   }
 
+  reportDependency(name: string, state: DependencyState, options?: DependencyReportOptions): void {
+    this.host.reportDependency(this, name, state, options ?? {});
+  }
+
   async once<T extends Json>(key: string, fn: () => Promise<T> | T, options?: OnceOptions): Promise<T> {
     checkOnceArgs(key, fn, options);
     return this.host.once(this, key, fn, options ?? {});
@@ -151,6 +165,19 @@ export class TaskRun implements TaskContext {
 
   uploadResult(body: Buffer | string, contentType?: string): Promise<ResultRef> {
     return this.host.uploadResult(this, body, contentType);
+  }
+
+  uploadBlob(body: Buffer | string, contentType?: string): Promise<BlobRef> {
+    return this.host.uploadBlob(this, body, contentType);
+  }
+
+  downloadBlob(ref: BlobRef | { id: string }): Promise<Buffer> {
+    if (typeof ref?.id !== 'string' || ref.id === '') {
+      return Promise.reject(
+        new InvalidOptionError('ctx.downloadBlob(ref)', 'needs a reference with an id', ref),
+      );
+    }
+    return this.host.downloadBlob(this, ref.id);
   }
 
   /** @internal Set the interrupt flag and run the wake callbacks (a `wake` command). */

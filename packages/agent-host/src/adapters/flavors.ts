@@ -1,0 +1,26 @@
+/**
+ * The CLI flavors `rouse agent --adapter <name>` can run, by name. Each flavor adds its own entry
+ * (one line here); `shell` is not a flavor (shell/shell-adapter.ts). The `fake` flavor of the tests
+ * is reachable only with `ROUSE_ADAPTER_TEST_FLAVORS=1` in the environment.
+ */
+import type { CliFlavor } from './cli-flavor.js';
+import { fakeFlavor } from './fake/fake-flavor.js';
+
+export const FLAVORS: Record<string, CliFlavor> = {};
+
+const TEST_FLAVORS: Record<string, CliFlavor> = { fake: fakeFlavor };
+
+/** The flavor called `name`, or undefined. */
+export function flavorNamed(name: string, env: NodeJS.ProcessEnv = process.env): CliFlavor | undefined {
+  if (Object.hasOwn(FLAVORS, name)) return FLAVORS[name];
+  if (env.ROUSE_ADAPTER_TEST_FLAVORS === '1' && Object.hasOwn(TEST_FLAVORS, name)) return TEST_FLAVORS[name];
+  return undefined;
+}
+
+/** The names `--adapter` accepts besides `shell`. */
+export function flavorNames(env: NodeJS.ProcessEnv = process.env): string[] {
+  return [
+    ...Object.keys(FLAVORS),
+    ...(env.ROUSE_ADAPTER_TEST_FLAVORS === '1' ? Object.keys(TEST_FLAVORS) : []),
+  ];
+}

@@ -1,0 +1,225 @@
+/**
+ * One child process in a process group of its own, as the adapters run a CLI or a shell command:
+ * spawned detached (its pid is the group's id), stdin from /dev/null unless input is given, stdout and
+ * stderr read line by line. Signals go to the whole group — a tool's grandchild goes with it — or to
+ * the leader only (an interrupt the CLI expects). `stop()` is signal → grace → SIGKILL to the group,
+ * done once the leader's exit event came and no live process is left in the group.
+ *
+ * How the leader ended comes from its `exit` event only (`exited`), never from `child.killed`, which
+ * only says that `kill()` was called.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { readProcTable } from '../proc-stat.js';
+
+export interface GroupExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process could not be started at all (no such file, say); code and signal are null. */
+  spawnError?: string;
+}
+
+export interface ProcessGroupOptions {
+  /** The executable (looked up on PATH when it has no slash). */
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  /** The whole environment of the child. */
+  env: NodeJS.ProcessEnv;
+  /** Written to the child's stdin, which is then closed. @default stdin is /dev/null */
+  stdin?: string | Buffer;
+  /** Each complete line of stdout (without the newline); a last line without one comes at the end. */
+  onStdout?: (line: string) => void;
+  onStderr?: (line: string) => void;
+  /** Longer lines are cut into pieces of this many characters. @default 1 MiB */
+  maxLineLength?: number;
+}
+
+export interface StopOptions {
+  /** @default SIGTERM */
+  signal?: NodeJS.Signals;
+  /** How long the group has after `signal` before SIGKILL. @default 2000 */
+  graceMs?: number;
+}
+
+const POLL_MS = 25;
+/** How long to wait for the group to be empty after SIGKILL before giving up on it. */
+const KILL_WAIT_MS = 5000;
+const DEFAULT_MAX_LINE = 1 << 20;
+
+export class ProcessGroup {
+  /** The leader's pid (= the group id), or null when it could not be started. */
+  readonly pid: number | null;
+  /** Resolves once, with how the leader ended. */
+  readonly exited: Promise<GroupExit>;
+  /** How the leader ended, once it did. */
+  exit: GroupExit | null = null;
+  /** The signals this object sent (to the group or the leader), in order. */
+  readonly sent: NodeJS.Signals[] = [];
+
+  private constructor(child: ChildProcess | null, options: ProcessGroupOptions, spawnError?: string) {
+    if (child === null) {
+      this.pid = null;
+      this.exit = { code: null, signal: null, spawnError: spawnError ?? 'not started' };
+      this.exited = Promise.resolve(this.exit);
+      return;
+    }
+    this.pid = child.pid ?? null;
+    const max = options.maxLineLength ?? DEFAULT_MAX_LINE;
+    const out = lineReader(options.onStdout, max);
+    const err = lineReader(options.onStderr, max);
+    child.stdout?.on('data', out.push);
+    child.stderr?.on('data', err.push);
+    const closedOut = new Promise<void>((r) => (child.stdout ? child.stdout.once('close', r) : r()));
+    const closedErr = new Promise<void>((r) => (child.stderr ? child.stderr.once('close', r) : r()));
+    this.exited = new Promise<GroupExit>((resolve) => {
+      const done = (info: GroupExit) => {
+        if (this.exit !== null) return;
+        this.exit = info;
+        resolve(info);
+      };
+      child.once('error', (e) => {
+        // Spawning failed: no exit event follows.
+        if (child.pid === undefined) {
+          out.end();
+          err.end();
+          done({ code: null, signal: null, spawnError: e.message });
+        }
+      });
+      child.once('exit', (code, signal) => {
+        // The pipes may still hold output (or be held open by a grandchild): wait a little for them.
+        const info = { code, signal };
+        void Promise.race([Promise.all([closedOut, closedErr]), delay(200)]).then(() => {
+          out.end();
+          err.end();
+          done(info);
+        });
+      });
+    });
+    if (options.stdin !== undefined && child.stdin) {
+      child.stdin.on('error', () => undefined); // a child that exits without reading its input
+      child.stdin.end(options.stdin);
+    }
+  }
+
+  /** Start `options.file` in a new process group. Never throws: a failed start resolves `exited` with `spawnError`. */
+  static spawn(options: ProcessGroupOptions): ProcessGroup {
+    try {
+      const child = spawn(options.file, [...options.args], {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+      return new ProcessGroup(child, options);
+    } catch (err) {
+      // spawn throws synchronously for some bad arguments (a NUL in an argument, say)
+      return new ProcessGroup(null, options, (err as Error).message);
+    }
+  }
+
+  /** True while the leader has not exited. */
+  get running(): boolean {
+    return this.pid !== null && this.exit === null;
+  }
+
+  /** Send `signal` to every process of the group. False when there is no group (left, or never started). */
+  signal(signal: NodeJS.Signals): boolean {
+    if (this.pid === null) return false;
+    this.sent.push(signal);
+    try {
+      process.kill(-this.pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Send `signal` to the leader only (an interrupt the CLI handles itself). */
+  signalLeader(signal: NodeJS.Signals): boolean {
+    if (this.pid === null || this.exit !== null) return false;
+    this.sent.push(signal);
+    try {
+      process.kill(this.pid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** True while a live (not zombie) process is left in the group — the leader or anything it started. */
+  groupAlive(): boolean {
+    return this.pid !== null && groupAlive(this.pid);
+  }
+
+  /**
+   * `signal` to the group, up to `graceMs` for the leader to exit and the group to empty, then SIGKILL
+   * to the group. Resolves with how the leader ended, once the group is empty (or after a bounded wait
+   * for processes that SIGKILL did not end yet).
+   */
+  async stop(options: StopOptions = {}): Promise<GroupExit> {
+    const graceMs = options.graceMs ?? 2000;
+    if (this.pid === null) return this.exited;
+    if (this.exit === null || this.groupAlive()) {
+      if (graceMs > 0) this.signal(options.signal ?? 'SIGTERM');
+      const deadline = Date.now() + graceMs;
+      while (Date.now() < deadline && (this.exit === null || this.groupAlive())) await delay(POLL_MS);
+      if (this.exit === null || this.groupAlive()) this.signal('SIGKILL');
+    }
+    const info = await this.exited;
+    const killDeadline = Date.now() + KILL_WAIT_MS;
+    while (this.groupAlive() && Date.now() < killDeadline) await delay(POLL_MS);
+    return info;
+  }
+
+  /** SIGKILL whatever the leader left behind in its group (after its exit); a no-op when nothing is left. */
+  killRemainder(): void {
+    if (this.pid !== null && this.groupAlive()) this.signal('SIGKILL');
+  }
+}
+
+/** Any live (not zombie) process in group `pgid`. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  // Zombies answer kill(0) until they are reaped (by init, which may not reap in a container).
+  return readProcTable().some((p) => p.pgrp === pgid && p.state !== 'Z');
+}
+
+/** Split chunks into lines for `onLine`; `end()` flushes a last line without a newline. */
+function lineReader(
+  onLine: ((line: string) => void) | undefined,
+  max: number,
+): { push: (chunk: Buffer) => void; end: () => void } {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  const emit = (line: string) => {
+    if (!onLine) return;
+    for (let i = 0; i < line.length || i === 0; i += max) onLine(line.slice(i, i + max));
+  };
+  return {
+    push: (chunk) => {
+      rest += decoder.write(chunk);
+      let nl = rest.indexOf('\n');
+      while (nl !== -1) {
+        emit(rest.slice(0, nl).replace(/\r$/, ''));
+        rest = rest.slice(nl + 1);
+        nl = rest.indexOf('\n');
+      }
+      if (rest.length > max) {
+        emit(rest.slice(0, max));
+        rest = rest.slice(max);
+      }
+    },
+    end: () => {
+      rest += decoder.end();
+      if (rest.length > 0) emit(rest);
+      rest = '';
+    },
+  };
+}
+
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

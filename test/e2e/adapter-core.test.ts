@@ -1,0 +1,284 @@
+/**
+ * The generic coding-agent adapter (`cliTaskHandler`) through a real coordinator and a real SDK
+ * worker, with the tests' `fake` flavor: a stand-in CLI (test/fixtures/fake-agent-cli.mjs) that
+ * prints the adapter's own event shape and plays a script from its prompt. Shows completion (result,
+ * usage, changed files, session saved, events in the log), the final-result grace, the budget guard,
+ * a wake resuming the same session with a nudge, the execution timeout killing a grandchild before
+ * the deadline, a cancel killing the CLI within a second, and a foreign SIGKILL never being success.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Task } from '@rouse/protocol';
+import { Client, Worker } from '@rouse/sdk';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type CliTaskOptions, cliTaskHandler } from '../../packages/agent-host/src/adapters/cli-task.js';
+import { fakeFlavor, fakeTranscript } from '../../packages/agent-host/src/adapters/fake/fake-flavor.js';
+import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { tempDir } from '../harness/temp-dir.js';
+import { waitFor } from '../harness/wait.js';
+
+const FAKE_CLI = fileURLToPath(new URL('../fixtures/fake-agent-cli.mjs', import.meta.url));
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+let coord: CoordinatorProcess | null = null;
+afterAll(async () => {
+  await coord?.kill('SIGTERM');
+});
+async function coordinator(): Promise<CoordinatorProcess> {
+  if (coord === null) {
+    coord = await startCoordinatorProcess();
+  }
+  return coord;
+}
+
+async function setup(options: Partial<CliTaskOptions> = {}) {
+  const c = await coordinator();
+  const admin = new Client({ url: c.url, token: c.adminToken });
+  const dataDir = tempDir('rouse-adapter-');
+  const worker = new Worker({
+    url: c.url,
+    token: c.agentToken,
+    agentType: 'fake-agent',
+    handlers: {
+      fake: cliTaskHandler({ flavor: fakeFlavor, dataDir, bin: FAKE_CLI, finalGraceMs: 300, ...options }),
+    },
+    heartbeatIntervalMs: 200,
+    shutdownSignals: false,
+    waitMs: 1000,
+    spoolDir: tempDir('rouse-spool-'),
+  });
+  await worker.start();
+  cleanups.push(() => worker.stop());
+  return { admin, worker, dataDir, home: `${dataDir}/homes/fake` };
+}
+
+const script = (steps: unknown[], onResume?: unknown[]) =>
+  `do the thing FAKE_SCRIPT:${JSON.stringify(onResume ? { steps, onResume } : { steps })}`;
+
+async function final(admin: Client, id: string, timeoutMs = 20_000): Promise<Task> {
+  return waitFor(
+    async () => {
+      const t = await admin.getTask(id);
+      if (t.status === 'completed' || t.status === 'cancelled') return t;
+      const last = t.attempt >= t.maxAttempts || t.error?.retryable === false;
+      return (t.status === 'failed' || t.status === 'timeout') && last ? t : null;
+    },
+    { what: `task ${id} to end`, timeoutMs, intervalMs: 50 },
+  );
+}
+
+async function logText(admin: Client, id: string): Promise<string[]> {
+  return (await admin.getLogs(id)).lines.map((l) => `${l.stream}: ${l.text}`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+
+async function noticePid(admin: Client, id: string, re: RegExp): Promise<number> {
+  return waitFor(
+    async () => {
+      for (const l of await logText(admin, id)) {
+        const m = re.exec(l);
+        if (m) return Number(m[1]);
+      }
+      return null;
+    },
+    { what: `a line ${re} in the log of ${id}`, timeoutMs: 10_000, intervalMs: 50 },
+  );
+}
+
+describe('cliTaskHandler with the fake flavor', () => {
+  it('completes: the final message, usage, the changed file, the session saved, every line in the log', async () => {
+    const { admin } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      payload: {
+        prompt: script([
+          { emit: { type: 'turn_started' } },
+          { emit: { type: 'tool_started', id: 'c1', name: 'shell' } },
+          { write: { path: 'hello.txt', content: 'hi' } },
+          { emit: { type: 'tool_finished', id: 'c1' } },
+          { emit: { type: 'item_completed', kind: 'command_execution' } },
+          { emit: { type: 'message', text: 'I wrote hello.txt' } },
+          { emit: { type: 'usage', inputTokens: 120, outputTokens: 30, cumulative: true } },
+          { emit: { type: 'result', ok: true, costUsd: 0.01 } },
+        ]),
+      },
+    });
+    const done = await final(admin, task.id);
+    expect(done.status).toBe('completed');
+    const result = (await admin.getResult(task.id)).json as Record<string, unknown>;
+    expect(result).toMatchObject({
+      message: 'I wrote hello.txt',
+      usage: { inputTokens: 120, outputTokens: 30, cachedInputTokens: 0 },
+      costUsd: 0.01,
+      files: ['hello.txt'],
+    });
+    expect(typeof result.sessionId).toBe('string');
+    expect(done.session).toMatchObject({ flavor: 'fake', sessionId: result.sessionId });
+    expect(done.progress).toBeGreaterThan(0);
+    const logs = await logText(admin, task.id);
+    expect(logs).toContain('stdout: {"type":"message","text":"I wrote hello.txt"}');
+    expect(logs.some((l) => l.startsWith('stdout: {"type":"session"'))).toBe(true);
+  });
+
+  it('a CLI that prints its result and hangs is killed after the grace, and the task completes', async () => {
+    const { admin } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      payload: {
+        prompt: script([
+          { ignoreSigterm: true },
+          { emit: { type: 'result', ok: true, message: 'all done' } },
+          { hang: true },
+        ]),
+      },
+    });
+    const done = await final(admin, task.id);
+    expect(done.status).toBe('completed');
+    expect(((await admin.getResult(task.id)).json as { message: string }).message).toBe('all done');
+    const pid = await noticePid(admin, task.id, /"pid (\d+)"/);
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('over its token budget: stopped, failed for good with the reason as a resource runaway', async () => {
+    const { admin } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      maxAttempts: 3,
+      payload: {
+        maxTokens: 1000,
+        prompt: script([
+          { emit: { type: 'usage', inputTokens: 600, outputTokens: 100, cumulative: false } },
+          { sleep: 100 },
+          { emit: { type: 'usage', inputTokens: 600, outputTokens: 100, cumulative: false } },
+          { hang: true },
+        ]),
+      },
+    });
+    const done = await final(admin, task.id);
+    expect(done.status).toBe('failed');
+    expect(done.attempt).toBe(1);
+    expect(done.error).toMatchObject({
+      code: 'resource_runaway',
+      retryable: false,
+      message: 'budget exceeded: 1400 tokens spent, maxTokens is 1000',
+      details: { limit: 'maxTokens', max: 1000, used: 1400 },
+    });
+    const pid = await noticePid(admin, task.id, /"pid (\d+)"/);
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('a bad payload fails for good with a clear message', async () => {
+    const { admin } = await setup();
+    const { task } = await admin.createTask({ type: 'fake', payload: { cwd: 'relative' } });
+    const done = await final(admin, task.id);
+    expect(done.error).toMatchObject({
+      code: 'bad_payload',
+      retryable: false,
+      message: 'payload.prompt must be a non-empty string',
+    });
+  });
+
+  it('a wake interrupts the hung turn and resumes the same session with the nudge; the task completes', async () => {
+    const { admin, worker, home } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      payload: {
+        prompt: script(
+          [{ emit: { type: 'turn_started' } }, { hang: true }],
+          [{ emit: { type: 'message', text: 'unstuck' } }, { emit: { type: 'result', ok: true } }],
+        ),
+      },
+    });
+    const pid = await noticePid(admin, task.id, /"pid (\d+)"/);
+    await admin.sendCommand(worker.agentId!, { type: 'wake', taskId: task.id, reason: 'test' });
+    const done = await final(admin, task.id);
+    expect(done.status).toBe('completed');
+    const result = (await admin.getResult(task.id)).json as { message: string; sessionId: string };
+    expect(result.message).toBe('unstuck');
+    expect(alive(pid)).toBe(false);
+    const prompts = await fakeTranscript(home, result.sessionId);
+    expect(prompts).toHaveLength(2);
+    expect(prompts[1]).toMatch(
+      /^You were interrupted because you seemed stuck \(test\); continue the task: do the thing/,
+    );
+    const logs = await logText(admin, task.id);
+    expect(logs).toContain('stdout: {"type":"notice","detail":"resumed with 1 earlier prompts"}');
+    expect(done.phase).toMatch(/resumed 1×/);
+  });
+
+  it('execution timeout: the group is killed, grandchild included, and the adapter fails before the SDK and the deadline', async () => {
+    const { admin } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      maxAttempts: 1,
+      timing: { executionTimeoutMs: 3000 },
+      payload: { prompt: script([{ grandchild: true }, { ignoreSigterm: true }, { hang: true }]) },
+    });
+    const grandchild = await noticePid(admin, task.id, /"grandchild (\d+)"/);
+    const done = await final(admin, task.id);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'execution_timeout', retryable: true });
+    expect(done.error?.message).toMatch(/stopped before the execution timeout of 3000 ms/);
+    expect(alive(grandchild)).toBe(false);
+  });
+
+  it('cancel kills the CLI and its grandchild within a second', async () => {
+    const { admin, worker } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      payload: { prompt: script([{ grandchild: true }, { ignoreSigterm: true }, { hang: true }]) },
+    });
+    const cancelledAt = new Promise<number>((resolve) => worker.on('cancelled', () => resolve(Date.now())));
+    const grandchild = await noticePid(admin, task.id, /"grandchild (\d+)"/);
+    const pid = await noticePid(admin, task.id, /"pid (\d+)"/);
+    await admin.cancelTask(task.id, 'no longer needed');
+    const at = await cancelledAt;
+    // the CLI ignores SIGTERM: the group is SIGKILLed after the cancel grace (500 ms)
+    await waitFor(() => !alive(pid) && !alive(grandchild), {
+      what: 'the CLI to be gone',
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
+    expect(Date.now() - at).toBeLessThan(1000);
+    expect((await admin.getTask(task.id)).status).toBe('cancelled');
+  });
+
+  it('a SIGKILL the adapter did not send is never a success; the retry resumes the carried session', async () => {
+    const { admin, home } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      maxAttempts: 2,
+      timing: { heartbeatIntervalMs: 200 },
+      payload: {
+        prompt: script(
+          [{ emit: { type: 'message', text: 'half way' } }, { hang: true }],
+          [{ emit: { type: 'result', ok: true, message: 'resumed and done' } }],
+        ),
+      },
+    });
+    const pid = await noticePid(admin, task.id, /"pid (\d+)"/);
+    process.kill(pid, 'SIGKILL');
+    const done = await final(admin, task.id);
+    expect(done.status).toBe('completed');
+    expect(done.attempt).toBe(2);
+    const result = (await admin.getResult(task.id)).json as { message: string; sessionId: string };
+    expect(result.message).toBe('resumed and done');
+    const events = await admin.getTaskEvents(task.id);
+    const failed = events.find((e) => e.to === 'failed');
+    expect(JSON.stringify(failed?.details)).toMatch(/killed_by_signal/);
+    expect(await fakeTranscript(home, result.sessionId)).toHaveLength(2);
+  });
+});
