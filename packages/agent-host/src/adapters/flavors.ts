@@ -3,10 +3,11 @@
  * (one line here); `shell` is not a flavor (shell/shell-adapter.ts). The `fake` flavor of the tests
  * is reachable only with `ROUSE_ADAPTER_TEST_FLAVORS=1` in the environment.
  */
+import { claudeFlavor } from './claude/claude-flavor.js';
 import type { CliFlavor } from './cli-flavor.js';
 import { fakeFlavor } from './fake/fake-flavor.js';
 
-export const FLAVORS: Record<string, CliFlavor> = {};
+export const FLAVORS: Record<string, CliFlavor> = { claude: claudeFlavor };
 
 const TEST_FLAVORS: Record<string, CliFlavor> = { fake: fakeFlavor };
 

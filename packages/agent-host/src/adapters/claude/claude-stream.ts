@@ -2,7 +2,8 @@
  * What Claude Code's `--output-format stream-json --verbose` lines mean, as CliEvents (measured on
  * Claude Code 2.1.197; the fixtures next to the tests are lines it printed).
  *
- * - `system/init {session_id}` → session; the run starts (`turn_started`).
+ * - `system/init {session_id}` → session (the CLI accepted the new or resumed session); the run
+ *   starts (`turn_started`). A refused `--resume` prints no init line, only a failed result.
  * - `assistant {message: {id, content, usage}}`: one line per content block, all carrying the same
  *   message id and the usage of its `message_start` (input tokens final, output tokens not yet): a
  *   text block → message, a `tool_use` → tool_started; the usage is counted once per message id.
@@ -122,7 +123,8 @@ export function claudeStreamParser(): (line: string) => CliEvent[] {
         break;
       }
       case 'result': {
-        noteSession();
+        // No session event from a result alone: a resume the CLI refused ("No conversation found")
+        // prints only this line, and the adapter must see that the session did not start.
         for (const id of openTools) out.push({ type: 'tool_finished', id });
         openTools.clear();
         const cost = num(msg.total_cost_usd);
