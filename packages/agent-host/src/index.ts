@@ -23,6 +23,15 @@ export {
 } from './adapters/cli-task.js';
 export { FLAVORS, flavorNamed, flavorNames } from './adapters/flavors.js';
 export { type GroupExit, ProcessGroup } from './adapters/process-group.js';
+export {
+  AgentOptionsError,
+  adapterHandler,
+  adapterNames,
+  type RunAgentEvent,
+  type RunAgentOptions,
+  runAgent,
+} from './adapters/run-agent.js';
+export { type ShellAdapterOptions, shellTaskHandler } from './adapters/shell/shell-adapter.js';
 export { carryOutCommand } from './child-commands.js';
 export { splitChildren, takeWithin } from './heartbeat-body.js';
 export {

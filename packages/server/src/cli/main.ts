@@ -106,6 +106,8 @@ export function buildProgram(ctx: CliContext): Command {
     .showSuggestionAfterError(true)
     .allowUnknownOption(false)
     .allowExcessArguments(false)
+    // a command's options only before its subcommand (`rouse agent --adapter …` vs `rouse agent show <id> --json`)
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({
       writeOut: (s) => ctx.io.out(s),

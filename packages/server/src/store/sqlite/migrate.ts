@@ -34,6 +34,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0012_interventions',
   '0013_agent_snapshots',
   '0014_alerts',
+  '0015_agent_lease_index',
 ]);
 
 const CREATE_LEDGER = `

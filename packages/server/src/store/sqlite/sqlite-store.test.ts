@@ -5,9 +5,10 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
-import { beat } from '../../test-support/store-contract/agent-fixtures.js';
+import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
+import { WATCHDOG_SQL } from './agent-statements.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
 import { createSqliteStore, WAL_AUTOCHECKPOINT_PAGES } from './sqlite-store.js';
 import { TASK_SQL } from './task-statements.js';
@@ -79,6 +80,56 @@ describe('SQLite specifics', () => {
     }
     expect(most).toBeGreaterThanOrEqual(WAL_AUTOCHECKPOINT_PAGES);
     expect(most).toBeLessThan(WAL_AUTOCHECKPOINT_PAGES + 50);
+  });
+
+  it('writes about one WAL page per agent heartbeat: the new leases of a commit share the index page', async () => {
+    const store = createSqliteStore({ path, clock });
+    const ids = Array.from({ length: 4000 }, (_, i) => `agt_${i}`); // an index of many pages: every shard its own
+    const frames = (): number => readFileSync(`${path}-shm`).readUInt32LE(16);
+    let pages = 0;
+    let beats = 0;
+    try {
+      for (const id of ids) await store.registerAgent(newAgent(id));
+      for (let round = 0; round < 2; round++) {
+        clock.advance(5000);
+        for (let k = 0; k < 200; k++) {
+          // 20 agents far apart, as a fleet's beats arrive: their rows are on different pages.
+          const batch = Array.from({ length: 20 }, (_, j) => ids[j * 200 + k] as string);
+          clock.advance(1);
+          const before = frames();
+          await store.recordAgentHeartbeats(batch.map((id) => beat(id)));
+          const after = frames();
+          if (round === 0 || after < before) continue; // a checkpoint restarted the WAL: not counted
+          pages += after - before;
+          beats += 20;
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    // One table page per beat (rows of different agents), plus a few index pages per commit; keyed by
+    // (shard, lease) the index cost a page per beat more.
+    expect(beats).toBeGreaterThan(3000);
+    expect(pages / beats).toBeLessThan(1.5);
+  });
+
+  it('finds due agent leases through the lease index, in deadline order', async () => {
+    const store = createSqliteStore({ path, clock });
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      const plan = (
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${WATCHDOG_SQL.dueAgentLeases}`)
+          .all({ dueBy: T0, shards: '[0,1]' }) as { detail: string }[]
+      )
+        .map((r) => r.detail)
+        .join('\n');
+      expect(plan).toMatch(/USING INDEX agents_leases/);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    } finally {
+      db.close();
+    }
   });
 
   it('lists a status other than completed through the status index', async () => {

@@ -1,0 +1,159 @@
+/**
+ * Running an adapter as an agent (`rouse agent --adapter codex|claude|shell --types …`): an SDK
+ * Worker whose handler, for every type given, is the shell adapter or the generic coding-agent
+ * adapter with the flavor of that name (flavors.ts); it runs until `untilStopped` resolves (the CLI:
+ * SIGTERM or Ctrl-C), then stops gracefully — running tasks get the worker's shutdown grace, then
+ * their CLIs' process groups are stopped and the tasks handed back.
+ *
+ * The data directory (`workDir`) holds `work/<taskId>` (a task's working directory when its payload
+ * names none), `homes/<flavor>` (the CLI's home, its sessions) and `spool/` (results not delivered
+ * yet). Two agents must not share one: the default is a fresh one per process.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Task, type TaskHandler, Worker } from '@rouse/sdk';
+import { cliTaskHandler } from './cli-task.js';
+import { flavorNamed, flavorNames } from './flavors.js';
+import { shellTaskHandler } from './shell/shell-adapter.js';
+
+export interface RunAgentOptions {
+  /** `shell`, or a flavor's name (`codex`, `claude`). */
+  adapter: string;
+  /** The task types to claim. */
+  types: string[];
+  url: string;
+  /** The enrollment (or admin) token. */
+  token: string;
+  /** @default the adapter's name */
+  agentType?: string;
+  /** @default `${adapter}@${hostname}/${pid}` (the SDK's default with the adapter) */
+  name?: string;
+  /** Tasks run at once. @default 1 */
+  concurrency?: number;
+  /** The agent's data directory. @default `<tmp>/rouse-agent/<adapter>-<pid>` */
+  workDir?: string;
+  /** The CLI (or, for shell, a fixed command) to run. @default the flavor's on PATH; shell: the payload's */
+  bin?: string;
+  /** Passed to the CLI as they are. @default [] */
+  cliArgs?: string[];
+  /** Added to the CLI's environment. @default {} */
+  cliEnv?: Record<string, string>;
+  /** Shell: progress from lines matching this (after `::progress`). */
+  progressRegex?: RegExp;
+  /** Shell: exit codes that fail a task for good. */
+  nonRetryableExitCodes?: number[];
+  /** Where the CLIs' environment starts from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** What happens, as it happens. */
+  onEvent: (event: RunAgentEvent) => void;
+  /** Resolves (with why) when the agent should stop. */
+  untilStopped: Promise<string>;
+  /** How long running tasks may finish once stopping. @default 10000 */
+  shutdownGraceMs?: number;
+}
+
+export type RunAgentEvent =
+  | { event: 'registered'; agentId: string; name: string; adapter: string; types: string[]; workDir: string }
+  | { event: 'claimed'; taskId: string; type: string; attempt: number }
+  | { event: 'completed'; taskId: string }
+  | { event: 'failed'; taskId: string; code: string; message: string; retryable: boolean }
+  | { event: 'cancelled'; taskId: string }
+  | { event: 'lease_lost'; taskId: string; code: string }
+  | { event: 'error'; op: string; message: string }
+  | { event: 'stopping'; reason: string }
+  | { event: 'stopped' };
+
+/** A bad option of `runAgent` (the CLI: a usage error). */
+export class AgentOptionsError extends Error {}
+
+/** The `--adapter` names this build accepts. */
+export function adapterNames(env: NodeJS.ProcessEnv = process.env): string[] {
+  return ['shell', ...flavorNames(env)];
+}
+
+/** The handler for every type of this agent. */
+export function adapterHandler(
+  o: Omit<RunAgentOptions, 'onEvent' | 'untilStopped'> & { workDir: string },
+): TaskHandler {
+  const common = {
+    dataDir: o.workDir,
+    ...(o.bin !== undefined ? { bin: o.bin } : {}),
+    extraArgs: o.cliArgs ?? [],
+    extraEnv: o.cliEnv ?? {},
+    ...(o.env !== undefined ? { env: o.env } : {}),
+  };
+  if (o.adapter === 'shell') {
+    return shellTaskHandler({
+      ...common,
+      ...(o.progressRegex !== undefined ? { progressRegex: o.progressRegex } : {}),
+      ...(o.nonRetryableExitCodes !== undefined ? { nonRetryableExitCodes: o.nonRetryableExitCodes } : {}),
+    });
+  }
+  const flavor = flavorNamed(o.adapter, o.env);
+  if (flavor === undefined) {
+    throw new AgentOptionsError(`unknown adapter "${o.adapter}": one of ${adapterNames(o.env).join(', ')}`);
+  }
+  return cliTaskHandler({ ...common, flavor });
+}
+
+/** Register, run tasks until stopped, stop gracefully; resolves 0. Bad options throw {@link AgentOptionsError}. */
+export async function runAgent(options: RunAgentOptions): Promise<number> {
+  const { onEvent } = options;
+  if (options.types.length === 0) throw new AgentOptionsError('--types needs at least one task type');
+  const workDir = options.workDir ?? join(tmpdir(), 'rouse-agent', `${options.adapter}-${process.pid}`);
+  const handler = adapterHandler({ ...options, workDir });
+  let worker: Worker;
+  try {
+    worker = new Worker({
+      url: options.url,
+      token: options.token,
+      agentType: options.agentType ?? options.adapter,
+      ...(options.name !== undefined ? { name: options.name } : {}),
+      taskTypes: options.types,
+      handler,
+      concurrency: options.concurrency ?? 1,
+      spoolDir: join(workDir, 'spool'),
+      shutdownSignals: false,
+      shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
+    });
+  } catch (err) {
+    throw new AgentOptionsError((err as Error).message);
+  }
+  const id = (t: Task) => t.id;
+  worker.on('claimed', ({ task }) =>
+    onEvent({ event: 'claimed', taskId: id(task), type: task.type, attempt: task.attempt }),
+  );
+  worker.on('completed', ({ task }) => onEvent({ event: 'completed', taskId: id(task) }));
+  worker.on('failed', ({ task, error }) =>
+    onEvent({
+      event: 'failed',
+      taskId: id(task),
+      code: error.code,
+      message: error.message,
+      retryable: error.retryable,
+    }),
+  );
+  worker.on('cancelled', ({ task }) => onEvent({ event: 'cancelled', taskId: id(task) }));
+  worker.on('leaseLost', ({ task, code }) => onEvent({ event: 'lease_lost', taskId: id(task), code }));
+  worker.on('error', (e) =>
+    onEvent({
+      event: 'error',
+      op: e.op,
+      message: e.error instanceof Error ? e.error.message : String(e.error),
+    }),
+  );
+  await worker.start();
+  onEvent({
+    event: 'registered',
+    agentId: worker.agentId ?? '',
+    name: options.name ?? '',
+    adapter: options.adapter,
+    types: options.types,
+    workDir,
+  });
+  const why = await options.untilStopped;
+  onEvent({ event: 'stopping', reason: why });
+  await worker.stop();
+  onEvent({ event: 'stopped' });
+  return 0;
+}

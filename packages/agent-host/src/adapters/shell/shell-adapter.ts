@@ -1,0 +1,136 @@
+/**
+ * The shell adapter: any command as a task worker (`rouse agent --adapter shell`). Per attempt the
+ * payload becomes argv / env / stdin (shell-rules.ts); the command runs in a process group of its
+ * own in the payload's `cwd` or `<dataDir>/work/<taskId>`; every output line goes to the task's log;
+ * `::progress 0.4 running tests` lines (or `progressRegex` matches) become progress. Exit 0 completes
+ * with `{exitCode: 0, output: <the last stdout line>}` — or, with the payload's `resultFile`, that
+ * file's JSON; another exit fails (retryable unless its code is in `nonRetryableExitCodes`); a signal
+ * is never success. `timing.executionTimeoutMs` stops the group (grandchildren included) a margin
+ * before the SDK's own timer and fails the attempt; a cancel, a lost lease or a shutdown stops it at
+ * once (SIGTERM, `cancelGraceMs`, SIGKILL).
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import type { Json, Task } from '@rouse/protocol';
+import { NonRetryableError, type TaskContext, type TaskHandler } from '@rouse/sdk';
+import { timeoutMargin } from '../cli-task.js';
+import { ProcessGroup } from '../process-group.js';
+import {
+  classifyShellExit,
+  isProgressLine,
+  parseShellPayload,
+  progressFromLine,
+  ShellPayloadError,
+} from './shell-rules.js';
+
+export interface ShellAdapterOptions {
+  /** `work/<taskId>` lives under it. */
+  dataDir: string;
+  /** A fixed executable (then the payload gives only `args`). @default the payload's command */
+  bin?: string;
+  /** With `bin`: its first arguments (`--cli-arg`). @default [] */
+  extraArgs?: string[];
+  /** Added to every command's environment (`--cli-env`), under the payload's own `env`. @default {} */
+  extraEnv?: Record<string, string>;
+  /** The environment commands start from (its `ROUSE_*` variables are left out). @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Progress from lines this matches (after the `::progress` protocol). @default none */
+  progressRegex?: RegExp;
+  /** Exit codes that fail the task for good. @default [] */
+  nonRetryableExitCodes?: number[];
+  /** Stopping at the execution timeout: SIGTERM, at most this long, SIGKILL. @default 2000 */
+  stopGraceMs?: number;
+  /** On a cancel, a lost lease or a shutdown: the grace before SIGKILL. @default 500 */
+  cancelGraceMs?: number;
+}
+
+const MAX_LOG_LINE = 16 * 1024;
+const MAX_RESULT_LINE = 16 * 1024;
+
+export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
+  const baseEnv = Object.fromEntries(
+    Object.entries(options.env ?? process.env).filter(([k]) => !k.startsWith('ROUSE_')),
+  );
+  const stopGraceMs = options.stopGraceMs ?? 2000;
+  const cancelGraceMs = options.cancelGraceMs ?? 500;
+  return async (task: Task, ctx: TaskContext): Promise<Json> => {
+    let payload: ReturnType<typeof parseShellPayload>;
+    try {
+      payload = parseShellPayload(task.payload, { bin: options.bin, args: options.extraArgs ?? [] });
+    } catch (err) {
+      if (err instanceof ShellPayloadError) throw new NonRetryableError(err.message, { code: 'bad_payload' });
+      throw err;
+    }
+    const cwd = payload.cwd ?? join(options.dataDir, 'work', task.id);
+    await mkdir(cwd, { recursive: true });
+    let lastLine: string | null = null;
+    const [file, ...args] = payload.argv as [string, ...string[]];
+    const group = ProcessGroup.spawn({
+      file,
+      args,
+      cwd,
+      env: { ...baseEnv, ...options.extraEnv, ...payload.env },
+      ...(payload.stdin !== undefined ? { stdin: payload.stdin } : {}),
+      onStdout: (line) => {
+        ctx.log(line.slice(0, MAX_LOG_LINE), 'stdout');
+        const p = progressFromLine(line, options.progressRegex ?? null);
+        if (p !== null) ctx.progress(p.value, p.phase);
+        if (!isProgressLine(line) && line.trim() !== '') lastLine = line.slice(0, MAX_RESULT_LINE);
+      },
+      onStderr: (line) => ctx.log(line.slice(0, MAX_LOG_LINE), 'stderr'),
+    });
+    let timedOut = false;
+    const exec = task.timing.executionTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    if (exec !== null && exec > 0) {
+      const margin = timeoutMargin(exec);
+      timer = setTimeout(() => {
+        timedOut = true;
+        ctx.log(`execution timeout (${exec} ms) is near: stopping the command`, 'adapter');
+        void group.stop({ graceMs: Math.min(stopGraceMs, margin / 2) });
+      }, exec - margin);
+      timer.unref();
+    }
+    const onAbort = () => void group.stop({ graceMs: cancelGraceMs });
+    ctx.signal.addEventListener('abort', onAbort);
+    if (ctx.signal.aborted) onAbort();
+    try {
+      const exit = await group.exited;
+      await group.stop({ graceMs: 0 }); // what it left in its group goes with it
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (timedOut) {
+        throw Object.assign(new Error(`the command was stopped before the execution timeout of ${exec} ms`), {
+          code: 'execution_timeout',
+        });
+      }
+      const verdict = classifyShellExit(exit, options.nonRetryableExitCodes ?? []);
+      if (verdict.kind === 'fail') {
+        if (!verdict.retryable) throw new NonRetryableError(verdict.message, { code: verdict.code });
+        throw Object.assign(new Error(verdict.message), { code: verdict.code });
+      }
+      if (payload.resultFile !== null) return await readResultFile(cwd, payload.resultFile);
+      return { exitCode: 0, output: lastLine };
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      if (group.running) await group.stop({ graceMs: cancelGraceMs });
+    }
+  };
+}
+
+async function readResultFile(cwd: string, name: string): Promise<Json> {
+  const path = isAbsolute(name) ? name : join(cwd, name);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new NonRetryableError(`the result file ${path} cannot be read: ${(err as Error).message}`, {
+      code: 'result_file',
+    });
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    throw new NonRetryableError(`the result file ${path} is not JSON`, { code: 'result_file' });
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Issue 11, tests 8 and 6 with the shell adapter, through a real coordinator and a real
+ * `rouse agent --adapter shell` process: progress lines become progress, exit codes become outcomes
+ * (retryable or not, a result file, stdin/env/args from the payload); the execution timeout kills the
+ * group (a grandchild `sleep` included) and the adapter reports `fail` before the attempt deadline;
+ * a cancel kills the command within a second.
+ */
+import { readFileSync } from 'node:fs';
+import type { Task } from '@rouse/protocol';
+import { Client } from '@rouse/sdk';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type AgentProcess, startAgentProcess } from '../harness/agent-process.js';
+import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { waitFor } from '../harness/wait.js';
+
+let coord: CoordinatorProcess;
+let admin: Client;
+let agent: AgentProcess;
+beforeAll(async () => {
+  coord = await startCoordinatorProcess();
+  admin = new Client({ url: coord.url, token: coord.adminToken });
+  agent = await startAgentProcess(coord, [
+    '--adapter',
+    'shell',
+    '--types',
+    'sh',
+    '--concurrency',
+    '4',
+    '--non-retryable-exit',
+    '2',
+  ]);
+});
+afterAll(async () => {
+  await agent?.stop();
+  await coord?.kill('SIGTERM');
+});
+const pending: string[] = [];
+afterEach(async () => {
+  for (const id of pending.splice(0)) await admin.cancelTask(id).catch(() => undefined);
+});
+
+const FAST = { heartbeatIntervalMs: 200 };
+
+async function submit(
+  payload: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const { task } = await admin.createTask({ type: 'sh', payload: payload as never, timing: FAST, ...extra });
+  pending.push(task.id);
+  return task.id;
+}
+
+async function final(id: string, timeoutMs = 20_000): Promise<Task> {
+  return waitFor(
+    async () => {
+      const t = await admin.getTask(id);
+      if (t.status === 'completed' || t.status === 'cancelled') return t;
+      const last = t.attempt >= t.maxAttempts || t.error?.retryable === false;
+      return (t.status === 'failed' || t.status === 'timeout') && last ? t : null;
+    },
+    { what: `task ${id} to end`, timeoutMs, intervalMs: 50 },
+  );
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+
+async function pidFromLog(id: string, re: RegExp): Promise<number> {
+  return waitFor(
+    async () => {
+      for (const l of (await admin.getLogs(id)).lines) {
+        const m = re.exec(l.text);
+        if (m) return Number(m[1]);
+      }
+      return null;
+    },
+    { what: `${re} in the log of ${id}`, timeoutMs: 10_000, intervalMs: 50 },
+  );
+}
+
+describe('rouse agent --adapter shell', () => {
+  it('::progress lines become the task progress; exit 0 completes with the last stdout line', async () => {
+    const id = await submit({
+      command:
+        'echo "::progress 0.25 compiling"; while [ ! -f go ]; do sleep 0.05; done; echo "::progress 0.75 testing"; echo "all good"',
+    });
+    const seen = await waitFor(
+      async () => {
+        const t = await admin.getTask(id);
+        return t.progress === 0.25 ? t : null;
+      },
+      { what: 'progress 0.25', timeoutMs: 10_000, intervalMs: 50 },
+    );
+    expect(seen.phase).toBe('compiling');
+    // the command waits for this file in its working directory (<work-dir>/work/<taskId>)
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${agent.workDir}/work/${id}/go`, '');
+    const done = await final(id);
+    expect(done.status).toBe('completed');
+    expect(done.progress).toBe(0.75);
+    expect(done.phase).toBe('testing');
+    expect((await admin.getResult(id)).json).toEqual({ exitCode: 0, output: 'all good' });
+    const logs = (await admin.getLogs(id)).lines.map((l) => l.text);
+    expect(logs).toEqual(['::progress 0.25 compiling', '::progress 0.75 testing', 'all good']);
+  });
+
+  it('payload to argv, env and stdin; a result file as the result', async () => {
+    const id = await submit({
+      command: [
+        '/bin/sh',
+        '-c',
+        'read x; printf "{\\"got\\": \\"%s-%s-%s\\"}" "$x" "$GREETING" "$1" > out.json',
+        'sh',
+      ],
+      args: ['arg1'],
+      env: { GREETING: 'hi' },
+      stdin: 'from-stdin\n',
+      resultFile: 'out.json',
+    });
+    const done = await final(id);
+    expect(done.status).toBe('completed');
+    expect((await admin.getResult(id)).json).toEqual({ got: 'from-stdin-hi-arg1' });
+  });
+
+  it('exit codes become outcomes: retryable by default, final for --non-retryable-exit codes', async () => {
+    const retry = await submit({ command: 'echo broken >&2; exit 3' }, { maxAttempts: 2 });
+    const failed = await final(retry);
+    expect(failed.status).toBe('failed');
+    expect(failed.attempt).toBe(2);
+    expect(failed.error).toMatchObject({
+      code: 'exit_code',
+      retryable: true,
+      message: 'the command exited with code 3',
+    });
+    const finalId = await submit({ command: 'exit 2' }, { maxAttempts: 3 });
+    const final2 = await final(finalId);
+    expect(final2.attempt).toBe(1);
+    expect(final2.error).toMatchObject({ code: 'exit_code', retryable: false });
+    const bad = await final(await submit({ command: [] }));
+    expect(bad.error).toMatchObject({ code: 'bad_payload', retryable: false });
+  });
+
+  it('execution timeout: the group is killed, grandchild sleep included, and the adapter fails before the attempt deadline', async () => {
+    const id = await submit(
+      { command: 'trap \'\' TERM; sleep 300 & echo "grandchild $!"; wait' },
+      { maxAttempts: 1, timing: { ...FAST, executionTimeoutMs: 2000 } },
+    );
+    const grandchild = await pidFromLog(id, /^grandchild (\d+)$/);
+    expect(alive(grandchild)).toBe(true);
+    const done = await final(id);
+    // the adapter's own failure, not the coordinator's `timeout` at the attempt deadline
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'execution_timeout', retryable: true });
+    expect(done.error?.message).toBe('the command was stopped before the execution timeout of 2000 ms');
+    const events = await admin.getTaskEvents(id);
+    const started = events.find((e) => e.to === 'running')!;
+    const failed = events.find((e) => e.to === 'failed')!;
+    expect(failed.at - started.at).toBeLessThan(done.timing.attemptDeadlineMs!);
+    expect(alive(grandchild)).toBe(false);
+  });
+
+  it('cancel kills the command and its grandchild within a second', async () => {
+    const id = await submit({
+      command: 'trap \'\' TERM; sleep 300 & echo "grandchild $!"; echo "shell $$"; wait',
+    });
+    const grandchild = await pidFromLog(id, /^grandchild (\d+)$/);
+    const shell = await pidFromLog(id, /^shell (\d+)$/);
+    await admin.cancelTask(id, 'not needed');
+    const cancelled = await agent.child.waitForLine<{ event?: string; taskId?: string; at: number }>(
+      (m) => m?.event === 'cancelled' && m.taskId === id,
+    );
+    await waitFor(() => !alive(grandchild) && !alive(shell), {
+      what: 'the group to be gone',
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
+    expect(Date.now() - cancelled.at).toBeLessThan(1000);
+  });
+});
