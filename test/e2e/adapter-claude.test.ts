@@ -53,7 +53,9 @@ async function setup(options: { concurrency?: number; cliArgs?: string[] } = {})
 
 async function agent(options: { concurrency?: number; cliArgs?: string[] } = {}) {
   const a = await startClaudeAgent(coord, fake, { agentType: AGENT_TYPE, ...options });
-  cleanups.push(() => a.stop());
+  cleanups.push(async () => {
+    await a.stop();
+  });
   return a;
 }
 
@@ -190,7 +192,7 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
       intervalMs: 100,
     });
     const second = await agent();
-    expect(second.dataDir).not.toBe(first.dataDir);
+    expect(second.workDir).not.toBe(first.workDir);
     const done = await final(task.id);
     expect(done).toMatchObject({ status: 'completed', attempt: 2 });
     const result = (await admin.getResult(task.id)).json as ClaudeResult;
@@ -203,7 +205,7 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
     expect(resumed).toContain('tool_result');
     expect(resumed).toContain('Your previous attempt at this task was cut off');
     // …restored into the second agent's own home, under the folder of its own working directory.
-    const projects = join(second.dataDir, 'homes', 'claude', 'config', 'projects');
+    const projects = join(second.workDir, 'homes', 'claude', 'config', 'projects');
     const dirs = readdirSync(projects);
     expect(dirs.some((d) => d.includes(task.id.replace(/[^a-zA-Z0-9]/g, '-')))).toBe(true);
   });
@@ -226,7 +228,7 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
     const last = JSON.stringify(fake.messageRequests().at(-1)?.messages);
     expect(last).toContain('Think hard');
     expect(last).toContain('You were interrupted because you seemed stuck');
-    const agentId = await a.agentId();
+    const agentId = a.agentId;
     const wake = await waitFor(
       async () => {
         const list = (await admin.listInterventions({ agentId })).interventions as Intervention[];

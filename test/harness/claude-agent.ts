@@ -4,60 +4,54 @@
  * directory (and so a CLI home) of its own.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { agentCliBin } from './agent-clis.js';
+import { type AgentProcess, startAgentProcess } from './agent-process.js';
 import type { CoordinatorProcess } from './coordinator-process.js';
 import type { FakeAnthropic } from './fake-anthropic.js';
-import { type Spawned, spawnNode } from './processes.js';
-import { tempDir } from './temp-dir.js';
 import { waitFor } from './wait.js';
-
-const AGENT = fileURLToPath(new URL('../fixtures/claude-agent.mjs', import.meta.url));
 
 export interface ClaudeAgentOptions {
   agentType: string;
   concurrency?: number;
-  /** @default a fresh temp dir */
-  dataDir?: string;
-  /** Passed to `claude` as they are. */
+  /** Passed to `claude` as they are (`--cli-arg`). */
   cliArgs?: string[];
 }
 
-export interface ClaudeAgent {
-  child: Spawned;
-  dataDir: string;
-  agentId(): Promise<string>;
+export interface ClaudeAgent extends AgentProcess {
   /** The pid of the `claude` running task `taskId` (found by its session id in the command line). */
   cliPid(taskId: string, admin: { getTask(id: string): Promise<{ session: unknown }> }): Promise<number>;
   /** Resolves with the time the agent saw the cancel of `taskId`. */
   cancelSeen(taskId: string): Promise<number>;
-  /** SIGTERM (a clean stop) or SIGKILL, and wait for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/**
+ * `rouse agent --adapter claude --types claude --bin <pinned claude>` with the fake's URL and a
+ * dummy key as `--cli-env`, its own work dir (so its own CLI home).
+ */
 export async function startClaudeAgent(
   coord: Pick<CoordinatorProcess, 'url' | 'agentToken'>,
   fake: Pick<FakeAnthropic, 'url'>,
   options: ClaudeAgentOptions,
 ): Promise<ClaudeAgent> {
-  const dataDir = options.dataDir ?? tempDir('rouse-claude-agent-');
-  const child = spawnNode([AGENT], {
-    ROUSE_URL: coord.url,
-    ROUSE_AGENT_TOKEN: coord.agentToken,
-    AGENT_TYPE: options.agentType,
-    CONCURRENCY: String(options.concurrency ?? 1),
-    DATA_DIR: dataDir,
-    SPOOL_DIR: tempDir('rouse-spool-'),
-    CLAUDE_BIN: agentCliBin('claude'),
-    CLI_ARGS: JSON.stringify(options.cliArgs ?? []),
-    CLI_ENV: JSON.stringify({ ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'sk-ant-fake' }),
-  });
-  const started = child.waitForLine<{ event: string; agentId: string }>((m) => m.event === 'started', 30_000);
-  await started;
+  const agent = await startAgentProcess(coord, [
+    '--adapter',
+    'claude',
+    '--types',
+    'claude',
+    '--agent-type',
+    options.agentType,
+    '--concurrency',
+    String(options.concurrency ?? 1),
+    '--bin',
+    agentCliBin('claude'),
+    '--cli-env',
+    `ANTHROPIC_BASE_URL=${fake.url}`,
+    '--cli-env',
+    'ANTHROPIC_API_KEY=sk-ant-fake',
+    ...(options.cliArgs ?? []).flatMap((a) => ['--cli-arg', a]),
+  ]);
   return {
-    child,
-    dataDir,
-    agentId: async () => (await started).agentId,
+    ...agent,
     cliPid: async (taskId, admin) => {
       const sessionId = await waitFor(
         async () => ((await admin.getTask(taskId)).session as { sessionId?: string } | null)?.sessionId,
@@ -70,15 +64,11 @@ export async function startClaudeAgent(
       });
     },
     cancelSeen: async (taskId) => {
-      await child.waitForLine<{ event: string; taskId: string }>(
-        (m) => m.event === 'cancelled' && m.taskId === taskId,
+      await agent.child.waitForLine<{ event: string; taskId: string }>(
+        (m) => m?.event === 'cancelled' && m.taskId === taskId,
         30_000,
       );
       return Date.now();
-    },
-    stop: async (signal = 'SIGTERM') => {
-      if (child.proc.exitCode === null && child.proc.signalCode === null) child.kill(signal);
-      await child.exited;
     },
   };
 }
