@@ -11,6 +11,8 @@ const PROTOCOL_ROUTES = [
   'get /v1/tasks/{id}/logs',
   'get /v1/tasks/{id}/result',
   'put /v1/tasks/{id}/result',
+  'put /v1/tasks/{id}/blobs',
+  'get /v1/tasks/{id}/blobs/{blobId}',
   'post /v1/tasks/{id}/cancel',
   'post /v1/tasks/{id}/retry',
   'post /v1/tasks/{id}/start',

@@ -16,6 +16,7 @@ import type {
   Alert,
   AlertsResponse,
   AppendLogsRequest,
+  BlobRef,
   CheckPoliciesResponse,
   CheckpointRequest,
   ClaimEffectRequest,
@@ -165,6 +166,20 @@ export interface Coordinator {
     contentType: string,
     body: NodeJS.ReadableStream | Buffer,
   ): Promise<ResultRef>;
+  /** Store bytes for the task (its holder): `PUT /v1/tasks/{id}/blobs`. */
+  uploadTaskBlob(
+    caller: Caller,
+    id: string,
+    version: number,
+    contentType: string,
+    body: NodeJS.ReadableStream | Buffer,
+  ): Promise<BlobRef>;
+  /** A blob stored for the task, for its current holder or a reader: `GET /v1/tasks/{id}/blobs/{blobId}`. */
+  getTaskBlob(
+    caller: Caller,
+    id: string,
+    blobId: string,
+  ): Promise<{ ref: BlobRef; stream: NodeJS.ReadableStream }>;
   completeTask(caller: Caller, id: string, req: CompleteTaskRequest): Promise<Task>;
   failTask(caller: Caller, id: string, req: FailTaskRequest): Promise<Task>;
 

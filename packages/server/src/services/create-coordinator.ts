@@ -48,6 +48,7 @@ import { createShardManager, type ShardSet } from './shard-manager.js';
 import { createSharedDependencies } from './shared-dependencies.js';
 import { createStoreClock } from './store-clock.js';
 import { createStoreHealth, monitorStore } from './store-health.js';
+import * as taskBlobs from './task-blobs.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
 import { createInterventions } from './watchdog/interventions.js';
@@ -176,7 +177,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
   });
   const writes = createWriteBatcher(store);
   // Shared stores keep blobs themselves (any coordinator reads any upload); else files here. A blob is
-  // a task's result or an agent snapshot's base, named `<owner id>/...`.
+  // a task's result, a task blob or an agent snapshot's base, named `<owner id>/...`.
   const blobs =
     store.createBlobStore?.({ maxBytes: o.maxResultBytes }) ??
     createFileBlobStore({
@@ -187,7 +188,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
           const owner = ownerOfBlobKey(key);
           return (
             (await store.getTask(owner))?.resultRef?.key === key ||
-            (await store.getSnapshot(owner))?.baseRef?.key === key
+            (await store.getSnapshot(owner))?.baseRef?.key === key ||
+            (await store.isTaskBlobKey(key))
           );
         },
         now: () => o.clock.now(),
@@ -413,6 +415,9 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     appendLogs: (caller, id, req) => holder.appendLogs(ctx, caller, id, req),
     uploadResult: (caller, id, version, contentType, body) =>
       holder.uploadResult(ctx, caller, id, version, contentType, body),
+    uploadTaskBlob: (caller, id, version, contentType, body) =>
+      taskBlobs.uploadTaskBlob(ctx, caller, id, version, contentType, body),
+    getTaskBlob: (caller, id, blobId) => taskBlobs.getTaskBlob(ctx, caller, id, blobId),
     completeTask: (caller, id, req) => holder.completeTask(ctx, caller, id, req),
     failTask: (caller, id, req) => holder.failTask(ctx, caller, id, req),
 

@@ -22,6 +22,7 @@ import type { CoordinationStore } from './coordination.js';
 import type { EffectStore } from './effect-store.js';
 import type { InterventionStore } from './intervention-store.js';
 import type { SnapshotStore } from './snapshot-store.js';
+import type { TaskBlobStore } from './task-blob-store.js';
 import type { TaskStore } from './task-store.js';
 import type { WatchdogStore } from './watchdog-store.js';
 
@@ -31,6 +32,7 @@ export type * from './coordination.js';
 export type * from './effect-store.js';
 export type * from './intervention-store.js';
 export type * from './snapshot-store.js';
+export type * from './task-blob-store.js';
 export type * from './task-store.js';
 export type * from './watchdog-store.js';
 
@@ -51,6 +53,7 @@ export interface Store
     CoordinationStore,
     WatchdogStore,
     EffectStore,
+    TaskBlobStore,
     InterventionStore,
     SnapshotStore,
     AlertStore {}

@@ -1,7 +1,8 @@
 /**
  * Results: `GET /v1/tasks/{id}/result` (inline JSON, or the stored blob streamed with its content
  * type) and `PUT /v1/tasks/{id}/result?version=N` (any content type, streamed to the blob store and
- * cut off at the upload limit).
+ * cut off at the upload limit). Task blobs, the same way: `PUT /v1/tasks/{id}/blobs?version=N` (the
+ * holder stores bytes for the task, e.g. a session transcript) and `GET /v1/tasks/{id}/blobs/{blobId}`.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import * as schemas from '@rouse/protocol/schemas';
@@ -36,6 +37,31 @@ export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext
       }
       if (stored.inline === undefined) throw new NotFoundError('result', id);
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(stored.inline));
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
+      method: 'GET',
+      url: '/v1/tasks/:id/blobs/:blobId',
+      access: 'read',
+      summary:
+        "A blob stored for the task (its own content type); the task's current holder, admin or read-only",
+      produces: ['*/*'],
+    },
+    async (request, reply) => {
+      const { ref, stream } = await coordinator.getTaskBlob(
+        callerOf(request),
+        param(request, 'id'),
+        param(request, 'blobId'),
+      );
+      return reply
+        .type(ref.contentType)
+        .header('content-length', ref.bytes)
+        .header('x-rouse-blob-sha256', ref.sha256)
+        .send(stream);
     },
   );
 
@@ -86,6 +112,35 @@ export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext
           body,
         );
         return { resultRef };
+      },
+    );
+
+    addRoute(
+      scope,
+      ctx,
+      {
+        method: 'PUT',
+        url: '/v1/tasks/:id/blobs',
+        access: 'holder',
+        summary:
+          'Store bytes for the task (any content type), e.g. a session transcript for the next attempt',
+        query: schemas.versionQuery,
+        queryName: 'VersionQuery',
+        consumes: ['*/*'],
+        bodyLimit: limitBytes,
+      },
+      async (request: FastifyRequest) => {
+        const { version } = parseInput(schemas.versionQuery, request.query ?? {}, 'query');
+        const contentType = request.headers['content-type'] ?? 'application/octet-stream';
+        const body = (request.body as ByteLimit | undefined) ?? Buffer.alloc(0);
+        const blobRef = await coordinator.uploadTaskBlob(
+          callerOf(request),
+          param(request, 'id'),
+          version,
+          contentType,
+          body,
+        );
+        return { blobRef };
       },
     );
   });

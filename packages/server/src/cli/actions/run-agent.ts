@@ -87,7 +87,7 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
     }
   });
   const workDir = abs(opts.workDir);
-  const bin = opts.bin !== undefined && opts.bin.includes('/') ? abs(opts.bin) : opts.bin;
+  const bin = opts.bin?.includes('/') ? abs(opts.bin) : opts.bin;
   try {
     return await runAgent({
       adapter: opts.adapter,

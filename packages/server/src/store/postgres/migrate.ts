@@ -38,6 +38,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0011_interventions',
   '0012_agent_snapshots',
   '0013_alerts',
+  '0014_task_blobs',
 ]);
 
 export interface PostgresMigrationStatus {

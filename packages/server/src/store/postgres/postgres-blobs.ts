@@ -62,6 +62,7 @@ const BLOB_SQL = {
                         WHERE t.id = split_part(b.key, '/', 1) AND t.result_ref->>'key' = b.key)
         AND NOT EXISTS (SELECT 1 FROM agent_snapshots s
                         WHERE s.agent_id = split_part(b.key, '/', 1) AND s.base_ref->>'key' = b.key)
+        AND NOT EXISTS (SELECT 1 FROM task_blobs tb WHERE tb.blob_key = b.key)
       RETURNING b.upload_id
     ),
     chunks AS (DELETE FROM result_blob_chunks c USING gone WHERE c.upload_id = gone.upload_id)

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL backend of the Store contract (node-postgres), for several coordinators sharing one
- * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, interventions, effect keys, agent snapshots, alerts). Nearly
+ * database (docs/design.md §8), composed of its parts (tasks, agents, coordination, watchdog, interventions, effect keys, task blobs, agent snapshots, alerts). Nearly
  * every operation is one statement on a pooled connection — its conditional write, history entries
  * and returned rows together — so it is atomic and costs one round trip; batches (heartbeats,
  * completions, creates) are one statement for the whole batch. The few writes that must lock an
@@ -24,6 +24,7 @@ import type {
   InterventionStore,
   SnapshotStore,
   Store,
+  TaskBlobStore,
   TaskStore,
   WatchdogStore,
 } from '../store.js';
@@ -53,6 +54,7 @@ import {
 import * as shards from './postgres-shards.js';
 import * as snapshots from './postgres-snapshots.js';
 import * as admin from './postgres-task-admin.js';
+import * as taskBlobs from './postgres-task-blobs.js';
 import * as reads from './postgres-task-reads.js';
 import * as writes from './postgres-task-writes.js';
 import * as watchdog from './postgres-watchdog.js';
@@ -181,6 +183,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     saveDependency: op(watchdog.saveDependency),
     listDependencies: op(watchdog.listDependencies),
   };
+  const taskBlobStore: TaskBlobStore = {
+    recordTaskBlob: op(taskBlobs.recordTaskBlob),
+    getTaskBlob: op(taskBlobs.getTaskBlob),
+    isTaskBlobKey: op(taskBlobs.isTaskBlobKey),
+  };
   const effectStore: EffectStore = {
     claimEffect: op(effects.claimEffect),
     recordEffect: op(effects.recordEffect),
@@ -235,6 +242,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...coordination,
     ...watchdogStore,
     ...effectStore,
+    ...taskBlobStore,
     ...interventionStore,
     ...snapshotStore,
     ...alertStore,

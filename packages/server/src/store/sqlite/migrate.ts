@@ -35,6 +35,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0013_agent_snapshots',
   '0014_alerts',
   '0015_agent_lease_index',
+  '0016_task_blobs',
 ]);
 
 const CREATE_LEDGER = `

@@ -14,6 +14,7 @@ import { INTERVENTION_SQL } from './intervention-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { SHARD_SQL } from './shard-statements.js';
 import { SNAPSHOT_SQL } from './snapshot-statements.js';
+import { TASK_BLOB_SQL } from './task-blob-statements.js';
 import { TASK_SQL } from './task-statements.js';
 
 type Prepared<T extends Record<string, string>> = { readonly [K in keyof T]: Database.Statement };
@@ -49,6 +50,7 @@ export class SqliteContext {
   readonly watchdog: Prepared<typeof WATCHDOG_SQL>;
   readonly shards: Prepared<typeof SHARD_SQL>;
   readonly effects: Prepared<typeof EFFECT_SQL>;
+  readonly taskBlobs: Prepared<typeof TASK_BLOB_SQL>;
   readonly interventions: Prepared<typeof INTERVENTION_SQL>;
   readonly snapshots: Prepared<typeof SNAPSHOT_SQL>;
   readonly alerts: Prepared<typeof ALERT_SQL>;
@@ -62,6 +64,7 @@ export class SqliteContext {
     this.watchdog = prepareAll(db, WATCHDOG_SQL);
     this.shards = prepareAll(db, SHARD_SQL);
     this.effects = prepareAll(db, EFFECT_SQL);
+    this.taskBlobs = prepareAll(db, TASK_BLOB_SQL);
     this.interventions = prepareAll(db, INTERVENTION_SQL);
     this.snapshots = prepareAll(db, SNAPSHOT_SQL);
     this.alerts = prepareAll(db, ALERT_SQL);

@@ -1,6 +1,6 @@
 /**
  * The embedded SQLite backend of the Store contract (better-sqlite3), composed of its parts (tasks,
- * agents, coordination, watchdog, interventions, effect keys, agent snapshots, alerts). One connection, statements
+ * agents, coordination, watchdog, interventions, effect keys, task blobs, agent snapshots, alerts). One connection, statements
  * prepared once, every write in one `BEGIN IMMEDIATE` transaction (so several processes sharing a
  * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
  * resolved promises: the contract is async for PostgreSQL.
@@ -20,6 +20,7 @@ import type {
   SnapshotStore,
   Store,
   StreamNotice,
+  TaskBlobStore,
   TaskStore,
   WatchdogStore,
 } from '../store.js';
@@ -32,6 +33,7 @@ import * as interventions from './sqlite-interventions.js';
 import * as shards from './sqlite-shards.js';
 import * as snapshots from './sqlite-snapshots.js';
 import * as admin from './sqlite-task-admin.js';
+import * as taskBlobs from './sqlite-task-blobs.js';
 import * as reads from './sqlite-task-reads.js';
 import * as writes from './sqlite-task-writes.js';
 import * as watchdog from './sqlite-watchdog.js';
@@ -219,6 +221,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     releaseEffect: write(effects.releaseEffect),
     deleteExpiredEffects: write(effects.deleteExpiredEffects),
   };
+  const taskBlobStore: TaskBlobStore = {
+    recordTaskBlob: write(taskBlobs.recordTaskBlob),
+    getTaskBlob: read(taskBlobs.getTaskBlob),
+    isTaskBlobKey: read(taskBlobs.isTaskBlobKey),
+  };
   const interventionStore: InterventionStore = {
     openIntervention: write(interventions.openIntervention),
     endIntervention: write(interventions.endIntervention),
@@ -257,6 +264,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...coordination,
     ...watchdogStore,
     ...effectStore,
+    ...taskBlobStore,
     ...interventionStore,
     ...snapshotStore,
     ...alertStore,

@@ -1,6 +1,6 @@
 /**
  * The Store contract suites, one per concern of the Store (tasks, agents, coordination, watchdog,
- * interventions, effect keys, agent snapshots, alerts): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
+ * interventions, effect keys, task blobs, agent snapshots, alerts): every backend runs them all and must pass them unchanged. They define vitest `describe`/`it`
  * blocks, so call them from a test file:
  *
  * ```ts
@@ -23,6 +23,7 @@ import { effectsContract } from './effects.js';
 import { type MakeStore, useHarness } from './harness.js';
 import { interventionsContract } from './interventions.js';
 import { snapshotsContract } from './snapshots.js';
+import { taskBlobsContract } from './task-blobs.js';
 import { runTaskStoreContract } from './tasks.js';
 import { watchdogContract } from './watchdog.js';
 
@@ -48,6 +49,10 @@ export function runEffectStoreContract(name: string, makeStore: MakeStore): void
   describe(`Effect store contract: ${name}`, () => effectsContract(useHarness(makeStore)));
 }
 
+export function runTaskBlobStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Task blob store contract: ${name}`, () => taskBlobsContract(useHarness(makeStore)));
+}
+
 export function runInterventionStoreContract(name: string, makeStore: MakeStore): void {
   describe(`Intervention store contract: ${name}`, () => interventionsContract(useHarness(makeStore)));
 }
@@ -69,6 +74,7 @@ export function runStoreContract(name: string, makeStore: MakeStore): void {
   runCoordinationStoreContract(name, makeStore);
   runWatchdogStoreContract(name, makeStore);
   runEffectStoreContract(name, makeStore);
+  runTaskBlobStoreContract(name, makeStore);
   runInterventionStoreContract(name, makeStore);
   runSnapshotStoreContract(name, makeStore);
   runAlertStoreContract(name, makeStore);
