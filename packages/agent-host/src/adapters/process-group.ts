@@ -5,12 +5,18 @@
  * the leader only (an interrupt the CLI expects). `stop()` is signal → grace → SIGKILL to the group,
  * done once the leader's exit event came and no live process is left in the group.
  *
+ * A descendant may leave the group: Claude Code starts every Bash command with `setsid`, in a session
+ * and group of its own, so a signal to the group would miss it and it would outlive the CLI. Such
+ * strays are noted while the leader lives (at every signal, and every `treeScanMs` — found by parent
+ * pid, so they must be seen before the leader dies and they are reparented) and signalled with the
+ * group, each through its own group.
+ *
  * How the leader ended comes from its `exit` event only (`exited`), never from `child.killed`, which
  * only says that `kill()` was called.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { readProcTable } from '../proc-stat.js';
+import { type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
 
 export interface GroupExit {
   code: number | null;
@@ -33,6 +39,8 @@ export interface ProcessGroupOptions {
   onStderr?: (line: string) => void;
   /** Longer lines are cut into pieces of this many characters. @default 1 MiB */
   maxLineLength?: number;
+  /** How often to look for descendants that left the group while the leader runs. @default 1000 */
+  treeScanMs?: number;
 }
 
 export interface StopOptions {
@@ -43,6 +51,12 @@ export interface StopOptions {
 }
 
 const POLL_MS = 25;
+let ownPgrp: number | undefined;
+/** This process's own group: a stray in it is signalled alone, never through the group. */
+function ownGroup(): number {
+  ownPgrp ??= readProcTable().find((p) => p.pid === process.pid)?.pgrp ?? process.pid;
+  return ownPgrp;
+}
 /** How long to wait for the group to be empty after SIGKILL before giving up on it. */
 const KILL_WAIT_MS = 5000;
 const DEFAULT_MAX_LINE = 1 << 20;
@@ -56,6 +70,8 @@ export class ProcessGroup {
   exit: GroupExit | null = null;
   /** The signals this object sent (to the group or the leader), in order. */
   readonly sent: NodeJS.Signals[] = [];
+  /** Descendants seen outside the group: pid → the group it was in. */
+  private readonly strays = new Map<number, number>();
 
   private constructor(child: ChildProcess | null, options: ProcessGroupOptions, spawnError?: string) {
     if (child === null) {
@@ -65,6 +81,8 @@ export class ProcessGroup {
       return;
     }
     this.pid = child.pid ?? null;
+    const scan = setInterval(() => this.noteStrays(readProcTable()), options.treeScanMs ?? 1000);
+    scan.unref();
     const max = options.maxLineLength ?? DEFAULT_MAX_LINE;
     const out = lineReader(options.onStdout, max);
     const err = lineReader(options.onStderr, max);
@@ -74,6 +92,7 @@ export class ProcessGroup {
     const closedErr = new Promise<void>((r) => (child.stderr ? child.stderr.once('close', r) : r()));
     this.exited = new Promise<GroupExit>((resolve) => {
       const done = (info: GroupExit) => {
+        clearInterval(scan);
         if (this.exit !== null) return;
         this.exit = info;
         resolve(info);
@@ -123,16 +142,31 @@ export class ProcessGroup {
     return this.pid !== null && this.exit === null;
   }
 
-  /** Send `signal` to every process of the group. False when there is no group (left, or never started). */
+  /**
+   * Send `signal` to every process of the group, and to the descendants that left it. False when there
+   * is nothing to signal (left, or never started).
+   */
   signal(signal: NodeJS.Signals): boolean {
     if (this.pid === null) return false;
     this.sent.push(signal);
+    const table = readProcTable();
+    this.noteStrays(table);
+    let sent = false;
     try {
       process.kill(-this.pid, signal);
-      return true;
+      sent = true;
     } catch {
-      return false;
+      // the group is empty
     }
+    for (const p of this.liveStrays(table)) {
+      try {
+        process.kill(p.pgrp === ownGroup() ? p.pid : -p.pgrp, signal);
+        sent = true;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return sent;
   }
 
   /** Send `signal` to the leader only (an interrupt the CLI handles itself). */
@@ -147,9 +181,27 @@ export class ProcessGroup {
     }
   }
 
-  /** True while a live (not zombie) process is left in the group — the leader or anything it started. */
+  /**
+   * True while a live (not zombie) process is left in the group — the leader or anything it started —
+   * or one of the descendants that left it.
+   */
   groupAlive(): boolean {
-    return this.pid !== null && groupAlive(this.pid);
+    if (this.pid === null) return false;
+    return groupAlive(this.pid) || this.liveStrays(readProcTable()).length > 0;
+  }
+
+  /** Note the leader's descendants outside its group (found by parent pid, so while it lives). */
+  private noteStrays(table: readonly ProcStat[]): void {
+    if (this.pid === null) return;
+    for (const p of treeOf(this.pid, table)) {
+      if (p.pgrp !== this.pid && p.state !== 'Z') this.strays.set(p.pid, p.pgrp);
+    }
+  }
+
+  /** The strays still alive: the same pid in the same group (not a reused pid), not a zombie. */
+  private liveStrays(table: readonly ProcStat[]): ProcStat[] {
+    if (this.strays.size === 0) return [];
+    return table.filter((p) => this.strays.get(p.pid) === p.pgrp && p.state !== 'Z');
   }
 
   /**
