@@ -216,7 +216,9 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
     const task = await submit({
       type: 'claude',
       payload: { prompt: 'Think hard' },
-      timing: { stallTimeoutMs: 2000 },
+      // Longer than Claude Code takes to start on a busy machine (up to ~3.5 s seen): while the resumed
+      // CLI starts, nothing moves, and a shorter threshold would wake it again before its first line.
+      timing: { stallTimeoutMs: 5000 },
     });
     const done = await final(task.id);
     expect(done.status).toBe('completed');
