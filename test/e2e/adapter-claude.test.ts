@@ -168,7 +168,7 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
     const task = await submit({
       type: 'claude',
       maxAttempts: 3,
-      timing: { heartbeatIntervalMs: 300 },
+      timing: { heartbeatIntervalMs: 1000 }, // the lease of a dead agent runs out 3 s after its last beat
       payload: { prompt: 'Do it in two steps' },
     });
     // Mid-turn: the tool ran, its transcript travelled with the session, the model is streaming.
@@ -245,7 +245,7 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
   it('4. 429 with Retry-After: anthropic is rate_limited, tasks that require it wait, no attempt is burnt; when it recovers, both complete', async () => {
     await setup({ concurrency: 2 });
     fake.script(
-      { kind: 'error', status: 429, retryAfterS: 1, times: 1000 },
+      { kind: 'error', status: 429, retryAfterS: 3, times: 1000 },
       { kind: 'answer', text: 'First, after the rate limit.' },
     );
     const first = await submit({
@@ -308,7 +308,7 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
     const task = await submit({
       type: 'claude',
       maxAttempts: 1,
-      timing: { executionTimeoutMs: 6000 },
+      timing: { executionTimeoutMs: 9000 },
       payload: { prompt: 'Sleep', cwd },
     });
     const sleepPid = Number(await fileWritten(join(cwd, 'sleep.pid')));
@@ -316,7 +316,7 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
     const done = await final(task.id);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'execution_timeout', retryable: true });
-    expect(done.error?.message).toMatch(/stopped before the execution timeout of 6000 ms/);
+    expect(done.error?.message).toMatch(/stopped before the execution timeout of 9000 ms/);
     expect(alive(sleepPid)).toBe(false);
   });
 
