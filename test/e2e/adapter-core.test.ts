@@ -4,7 +4,9 @@
  * prints the adapter's own event shape and plays a script from its prompt. Shows completion (result,
  * usage, changed files, session saved, events in the log), the final-result grace, the budget guard,
  * a wake resuming the same session with a nudge, the execution timeout killing a grandchild before
- * the deadline, a cancel killing the CLI within a second, and a foreign SIGKILL never being success.
+ * the deadline, a cancel killing the CLI within a second, a foreign SIGKILL never being success, a
+ * retry on another agent (another home) resuming from the transcript carried as a task blob, and the
+ * same adapter run by a real `rouse agent` process.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +15,7 @@ import { Client, Worker } from '@rouse/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type CliTaskOptions, cliTaskHandler } from '../../packages/agent-host/src/adapters/cli-task.js';
 import { fakeFlavor, fakeTranscript } from '../../packages/agent-host/src/adapters/fake/fake-flavor.js';
+import { startAgentProcess } from '../harness/agent-process.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { waitFor } from '../harness/wait.js';
@@ -48,6 +51,7 @@ async function setup(options: Partial<CliTaskOptions> = {}) {
     },
     heartbeatIntervalMs: 200,
     shutdownSignals: false,
+    shutdownGraceMs: 300,
     waitMs: 1000,
     spoolDir: tempDir('rouse-spool-'),
   });
@@ -280,5 +284,75 @@ describe('cliTaskHandler with the fake flavor', () => {
     const failed = events.find((e) => e.to === 'failed');
     expect(JSON.stringify(failed?.details)).toMatch(/killed_by_signal/);
     expect(await fakeTranscript(home, result.sessionId)).toHaveLength(2);
+  });
+
+  it('a retry on another agent with another home restores the carried transcript and resumes the session', async () => {
+    const first = await setup();
+    const { admin } = first;
+    const { task } = await admin.createTask({
+      type: 'fake',
+      maxAttempts: 2,
+      payload: {
+        prompt: script(
+          [{ emit: { type: 'item_completed', kind: 'agent_message' } }, { hang: true }],
+          [{ emit: { type: 'result', ok: true, message: 'resumed elsewhere' } }],
+        ),
+      },
+    });
+    const carried = await waitFor(
+      async () => {
+        const s = (await admin.getTask(task.id)).session as {
+          sessionId?: string;
+          transcript?: { id: string } | null;
+        } | null;
+        return s?.transcript ? s : null;
+      },
+      { what: 'the transcript to be carried', timeoutMs: 10_000, intervalMs: 50 },
+    );
+    await first.worker.stop(); // the first agent goes away: its attempt is handed back
+    const second = await setup();
+    expect(second.home).not.toBe(first.home);
+    const done = await final(admin, task.id);
+    expect(done.status).toBe('completed');
+    expect(done.attempt).toBe(2);
+    const result = (await admin.getResult(task.id)).json as { message: string; sessionId: string };
+    expect(result).toMatchObject({ message: 'resumed elsewhere', sessionId: carried.sessionId });
+    // the second home got the first attempt's transcript, then its own resume
+    const prompts = await fakeTranscript(second.home, carried.sessionId!);
+    expect(prompts).toHaveLength(2);
+    expect(prompts[1]).toMatch(/^Your previous attempt at this task was cut off/);
+    const logs = await logText(admin, task.id);
+    expect(logs).toContain('stdout: {"type":"notice","detail":"resumed with 1 earlier prompts"}');
+  });
+
+  it('runs through a real `rouse agent --adapter fake` process (the flavor registry), files and usage in the result', async () => {
+    const c = await coordinator();
+    const admin = new Client({ url: c.url, token: c.adminToken });
+    const agent = await startAgentProcess(
+      c,
+      ['--adapter', 'fake', '--types', 'fake-cli', '--bin', FAKE_CLI],
+      {
+        ROUSE_ADAPTER_TEST_FLAVORS: '1',
+      },
+    );
+    cleanups.push(async () => void (await agent.stop()));
+    const { task } = await admin.createTask({
+      type: 'fake-cli',
+      payload: {
+        prompt: script([
+          { write: { path: 'a.txt', content: 'a' } },
+          { emit: { type: 'usage', inputTokens: 7, outputTokens: 3, cumulative: false } },
+          { emit: { type: 'result', ok: true, message: 'via rouse agent' } },
+        ]),
+      },
+    });
+    expect((await final(admin, task.id)).status).toBe('completed');
+    expect((await admin.getResult(task.id)).json).toMatchObject({
+      message: 'via rouse agent',
+      files: ['a.txt'],
+      usage: { inputTokens: 7, outputTokens: 3 },
+    });
+    await agent.child.waitForLine<{ event?: string }>((m) => m?.event === 'completed');
+    expect(await agent.stop()).toEqual({ code: 0, signal: null }); // SIGTERM: a clean stop
   });
 });

@@ -50,6 +50,8 @@ export interface CliAttemptDeps {
   nudge(prompt: string, reason: string | undefined): string;
   resumePrompt(prompt: string): string;
   logger: Logger;
+  /** The clock (wall-clock budget, progress ticks). */
+  now(): number;
 }
 
 export type CliAttemptOutcome = { kind: 'complete'; result: CliTaskResult } | { kind: 'fail'; error: Error };
@@ -59,7 +61,8 @@ const MAX_LOG_LINE = 16 * 1024;
 
 export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcome> {
   const { ctx, flavor } = d;
-  const started = Date.now();
+  const now = () => d.now();
+  const started = now();
   const note = (text: string) => ctx.log(text, 'adapter');
   let usage: UsageTally = { ...EMPTY_USAGE };
   let numTurns: number | undefined;
@@ -74,6 +77,7 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
     cwd: d.cwd,
     carryTranscript: d.carryTranscript,
     syncMs: d.sessionSyncMs,
+    now,
     state: () => ({ adapter: flavor.name, usage: usageJson(usage) }),
     onError: (err, op) => {
       d.logger.warn({ err, taskId: ctx.task.id }, `${op} failed`);
@@ -81,19 +85,18 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
     },
   });
   const report = () => {
-    const { value, phase } = tally.progress(Date.now());
+    const { value, phase } = tally.progress(now());
     ctx.progress(value, phase);
   };
   const checkBudget = () => {
     if (breach !== null) return;
-    breach = overBudget(usage, Date.now() - started, d.limits);
+    breach = overBudget(usage, now() - started, d.limits);
     if (breach === null) return;
     note(`${breach.reason}: stopping the CLI`);
     void run?.stop(d.stopGraceMs);
   };
   const onEvent = (e: CliEvent) => {
-    const now = Date.now();
-    if (tally.apply(e, now)) {
+    if (tally.apply(e, now())) {
       report();
       if (e.type !== 'tool_started') keeper.progressed();
     }
@@ -146,7 +149,7 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
   }
   if (d.limits.maxWallClockMs) timers.push(setTimeout(checkBudget, d.limits.maxWallClockMs + 1));
   const tick = setInterval(() => {
-    if (tally.toolTicking(Date.now())) report();
+    if (tally.toolTicking(now())) report();
   }, d.toolTickMs);
   timers.push(tick);
   for (const t of timers) t.unref();

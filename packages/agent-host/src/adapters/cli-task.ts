@@ -83,6 +83,8 @@ export interface CliTaskOptions {
   resumePrompt?: (prompt: string) => string;
   /** @default silent */
   logger?: Logger;
+  /** The clock of the budget's wall-clock limit and the progress ticks. @default the system clock */
+  now?: () => number;
 }
 
 /** A completed task's result. */
@@ -96,6 +98,8 @@ export interface CliTaskResult {
   files: string[];
   sessionId: string | null;
 }
+
+const systemNow = (): number => Date.now();
 
 export const CLI_TASK_DEFAULTS = Object.freeze({
   finalGraceMs: 5000,
@@ -127,7 +131,7 @@ export function cliTaskHandler(options: CliTaskOptions): TaskHandler {
   const o = {
     ...CLI_TASK_DEFAULTS,
     ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
-  } as Required<Omit<CliTaskOptions, 'typeDefaults' | 'timeoutMarginMs'>> &
+  } as Required<Omit<CliTaskOptions, 'typeDefaults' | 'timeoutMarginMs' | 'now'>> &
     Pick<CliTaskOptions, 'typeDefaults' | 'timeoutMarginMs'>;
   const baseEnv = Object.fromEntries(
     Object.entries(options.env ?? process.env).filter(([k]) => !k.startsWith('ROUSE_')),
@@ -175,6 +179,7 @@ export function cliTaskHandler(options: CliTaskOptions): TaskHandler {
       nudge: options.nudge ?? defaultNudge,
       resumePrompt: options.resumePrompt ?? defaultResumePrompt,
       logger,
+      now: options.now ?? systemNow,
     });
     if (outcome.kind === 'complete') return outcome.result as unknown as Json;
     throw outcome.error;

@@ -26,6 +26,7 @@ export interface SessionKeeperDeps {
   /** Upload transcripts (false: only the session id travels). */
   carryTranscript: boolean;
   syncMs: number;
+  now(): number;
   /** Extra fields of the checkpoint's state. */
   state: () => Record<string, Json>;
   onError(err: unknown, op: string): void;
@@ -38,8 +39,11 @@ export class SessionKeeper {
   private queue: Promise<void> = Promise.resolve();
   private syncTimer: NodeJS.Timeout | undefined;
   private lastSync = 0;
+  private carry: boolean;
 
-  constructor(private readonly deps: SessionKeeperDeps) {}
+  constructor(private readonly deps: SessionKeeperDeps) {
+    this.carry = deps.carryTranscript;
+  }
 
   /** The CLI named its session: save it at once (a new id only). */
   sessionKnown(id: string): void {
@@ -52,8 +56,8 @@ export class SessionKeeper {
 
   /** Something completed: upload the transcript soon (at most every `syncMs`). */
   progressed(): void {
-    if (!this.deps.carryTranscript || this.sessionId === null || this.syncTimer !== undefined) return;
-    const wait = Math.max(0, this.lastSync + this.deps.syncMs - Date.now());
+    if (!this.carry || this.sessionId === null || this.syncTimer !== undefined) return;
+    const wait = Math.max(0, this.lastSync + this.deps.syncMs - this.deps.now());
     this.syncTimer = setTimeout(() => {
       this.syncTimer = undefined;
       this.enqueue(() => this.syncTranscript());
@@ -65,7 +69,7 @@ export class SessionKeeper {
   async flush(): Promise<void> {
     clearTimeout(this.syncTimer);
     this.syncTimer = undefined;
-    if (this.deps.carryTranscript && this.sessionId !== null) this.enqueue(() => this.syncTranscript());
+    if (this.carry && this.sessionId !== null) this.enqueue(() => this.syncTranscript());
     await this.queue;
   }
 
@@ -95,7 +99,11 @@ export class SessionKeeper {
   }
 
   private enqueue(fn: () => Promise<void>): void {
-    this.queue = this.queue.then(fn).catch((err: unknown) => this.deps.onError(err, 'save session'));
+    this.queue = this.queue.then(fn).catch((err: unknown) => {
+      // a coordinator without task blobs: the session id still travels, the transcript cannot
+      if ((err as { code?: unknown }).code === 'unsupported') this.carry = false;
+      this.deps.onError(err, 'save session');
+    });
   }
 
   private session(): Json {
@@ -110,7 +118,7 @@ export class SessionKeeper {
     const { flavor, home, cwd, ctx } = this.deps;
     const id = this.sessionId;
     if (id === null) return;
-    this.lastSync = Date.now();
+    this.lastSync = this.deps.now();
     const paths = await flavor.sessionFiles(home, id, cwd);
     if (paths.length === 0) return;
     const files = await Promise.all(

@@ -73,6 +73,18 @@ describe('testing helpers', () => {
     expect(mock.uploads[0]!.body.toString()).toBe('hello');
   });
 
+  it('keeps blobs in memory: uploadBlob returns a reference downloadBlob reads; earlier ones can be given', async () => {
+    const m = createMockContext({}, { blobs: { old: Buffer.from('from attempt 1') } });
+    const ref = await m.ctx.uploadBlob(Buffer.from([1, 2, 3]), 'application/x-test');
+    expect(ref).toMatchObject({ bytes: 3, contentType: 'application/x-test' });
+    expect(ref.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect([...(await m.ctx.downloadBlob(ref))]).toEqual([1, 2, 3]);
+    expect((await m.ctx.downloadBlob({ id: 'old' })).toString()).toBe('from attempt 1');
+    await expect(m.ctx.downloadBlob({ id: '' })).rejects.toBeInstanceOf(InvalidOptionError);
+    m.ctx.reportDependency('openai', 'down', { message: 'x' });
+    expect(m.dependencies).toEqual([{ name: 'openai', state: 'down' }]);
+  });
+
   it('records what ctx.withDependency calls revealed, and safePoint() consumes a wake', async () => {
     const run = await runHandler(
       async (_task, ctx) => {

@@ -68,7 +68,7 @@ Examples:
   $ rouse agent --adapter claude --types claude,review --concurrency 2 --work-dir /var/lib/rouse-claude
   $ rouse agent --adapter codex --types codex --cli-arg=-c --cli-arg='model_provider="corp"'
   $ rouse agent --adapter shell --types build --non-retryable-exit 2 --json
-  $ rouse submit build --payload '{"command": "make test"}'`,
+  $ rouse submit build '{"command": "make test"}' --wait`,
     )
     .action(
       action(ctx, async (opts: RunAgentCliOptions) =>
