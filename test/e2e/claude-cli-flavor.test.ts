@@ -2,7 +2,8 @@
  * The Claude Code flavor with the pinned CLI itself (no coordinator): the command it builds runs the
  * real `claude -p` against the fake Messages API, its parser understands what the CLI prints, and a
  * session carried by `sessionFiles` / `restoreSession` into another home and cwd resumes with its
- * conversation. Fails (never skips) when the CLI is not installed.
+ * conversation; and the fake itself answers what the CLI asks in ways too slow to provoke here
+ * (its non-streaming retry after a 300 s stall). Fails (never skips) when the CLI is not installed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -147,6 +148,42 @@ describe('claude -p (pinned) driven by the Claude flavor', () => {
     expect(deps.map((d) => d.state)).toEqual(['rate_limited', 'rate_limited', 'up']);
     expect(deps[0]).toMatchObject({ status: 429, retryAfterMs: 1000 });
     expect(resultOf(run)).toMatchObject({ ok: true });
+  });
+
+  it('the fake answers the non-streaming retry as JSON, releases a hung stream, and scripts errors', async () => {
+    const post = (body: object) =>
+      fetch(`${fake.url}/v1/messages?beta=true`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    fake.script(
+      { kind: 'bash', command: 'ls', usage: { input: 7, output: 3 } },
+      { kind: 'error', status: 529, times: 2 },
+      { kind: 'hang', text: 'Hmm', releasedText: ' ok' },
+    );
+    const plain = await post({ model: 'm', stream: false, messages: [] });
+    expect(await plain.json()).toMatchObject({
+      type: 'message',
+      stop_reason: 'tool_use',
+      content: [{ type: 'tool_use', name: 'Bash', input: { command: 'ls' } }],
+      usage: { input_tokens: 7, output_tokens: 3 },
+    });
+    for (let i = 0; i < 2; i++) {
+      const err = await post({ model: 'm', stream: true, messages: [] });
+      expect(err.status).toBe(529);
+      expect(await err.json()).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    }
+    const hung = post({ model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] });
+    const res = await hung;
+    await waitFor(() => fake.hanging() === 1, { what: 'the stream to hang' });
+    fake.release();
+    const text = await res.text();
+    expect(text).toContain('"text":"Hmm"');
+    expect(text).toContain('"text":" ok"');
+    expect(text).toContain('event: message_stop');
+    expect(fake.queued()).toBe(0);
+    expect(fake.requests.map((r) => r.served)).toEqual(['bash', 'error', 'error', 'hang']);
   });
 
   it('a SessionEnd hook that does not return: the CLI prints its result and does not exit', async () => {
