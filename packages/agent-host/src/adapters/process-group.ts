@@ -187,7 +187,8 @@ export class ProcessGroup {
    */
   groupAlive(): boolean {
     if (this.pid === null) return false;
-    return groupAlive(this.pid) || this.liveStrays(readProcTable()).length > 0;
+    if (groupAlive(this.pid)) return true;
+    return this.strays.size > 0 && this.liveStrays(readProcTable()).length > 0;
   }
 
   /** Note the leader's descendants outside its group (found by parent pid, so while it lives). */
