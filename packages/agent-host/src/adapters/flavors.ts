@@ -4,14 +4,14 @@
  * (shell/shell-adapter.ts). The `fake` flavor of the tests is reachable only with
  * `ROUSE_ADAPTER_TEST_FLAVORS=1` in the environment.
  */
+import { claudeFlavor } from './claude/claude-flavor.js';
 import type { CliFlavor } from './cli-flavor.js';
 import { codexFlavor } from './codex/codex-flavor.js';
 import { fakeFlavor } from './fake/fake-flavor.js';
 
 export const FLAVORS: Record<string, CliFlavor> = {
   codex: codexFlavor, // the Codex CLI (codex/codex-flavor.ts)
-  // (one line each, a line apart, so that adding two flavors never touches the same lines)
-  // claude: claudeFlavor — Claude Code (claude/claude-flavor.ts)
+  claude: claudeFlavor, // Claude Code (claude/claude-flavor.ts)
 };
 
 const TEST_FLAVORS: Record<string, CliFlavor> = { fake: fakeFlavor };

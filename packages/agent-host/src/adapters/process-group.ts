@@ -7,6 +7,12 @@
  * left the group for a session of their own (Codex runs its sandboxed commands so) are found by
  * parent pid when the stop begins and get the same signals.
  *
+ * A descendant may leave the group: Claude Code starts every Bash command with `setsid`, in a session
+ * and group of its own, so a signal to the group would miss it and it would outlive the CLI. Such
+ * strays are noted while the leader lives (at every signal, and every `treeScanMs` — found by parent
+ * pid, so they must be seen before the leader dies and they are reparented) and signalled with the
+ * group, each through its own group.
+ *
  * How the leader ended comes from its `exit` event only (`exited`), never from `child.killed`, which
  * only says that `kill()` was called.
  */
@@ -35,6 +41,8 @@ export interface ProcessGroupOptions {
   onStderr?: (line: string) => void;
   /** Longer lines are cut into pieces of this many characters. @default 1 MiB */
   maxLineLength?: number;
+  /** How often to look for descendants that left the group while the leader runs. @default 1000 */
+  treeScanMs?: number;
 }
 
 export interface StopOptions {
@@ -45,6 +53,12 @@ export interface StopOptions {
 }
 
 const POLL_MS = 25;
+let ownPgrp: number | undefined;
+/** This process's own group: a stray in it is signalled alone, never through the group. */
+function ownGroup(): number {
+  ownPgrp ??= readProcTable().find((p) => p.pid === process.pid)?.pgrp ?? process.pid;
+  return ownPgrp;
+}
 /** How long to wait for the group to be empty after SIGKILL before giving up on it. */
 const KILL_WAIT_MS = 5000;
 const DEFAULT_MAX_LINE = 1 << 20;
@@ -58,6 +72,8 @@ export class ProcessGroup {
   exit: GroupExit | null = null;
   /** The signals this object sent (to the group or the leader), in order. */
   readonly sent: NodeJS.Signals[] = [];
+  /** Descendants seen outside the group: pid → the group it was in. */
+  private readonly strays = new Map<number, number>();
 
   private constructor(child: ChildProcess | null, options: ProcessGroupOptions, spawnError?: string) {
     if (child === null) {
@@ -67,6 +83,8 @@ export class ProcessGroup {
       return;
     }
     this.pid = child.pid ?? null;
+    const scan = setInterval(() => this.noteStrays(readProcTable()), options.treeScanMs ?? 1000);
+    scan.unref();
     const max = options.maxLineLength ?? DEFAULT_MAX_LINE;
     const out = lineReader(options.onStdout, max);
     const err = lineReader(options.onStderr, max);
@@ -76,6 +94,7 @@ export class ProcessGroup {
     const closedErr = new Promise<void>((r) => (child.stderr ? child.stderr.once('close', r) : r()));
     this.exited = new Promise<GroupExit>((resolve) => {
       const done = (info: GroupExit) => {
+        clearInterval(scan);
         if (this.exit !== null) return;
         this.exit = info;
         resolve(info);
@@ -125,16 +144,31 @@ export class ProcessGroup {
     return this.pid !== null && this.exit === null;
   }
 
-  /** Send `signal` to every process of the group. False when there is no group (left, or never started). */
+  /**
+   * Send `signal` to every process of the group, and to the descendants that left it. False when there
+   * is nothing to signal (left, or never started).
+   */
   signal(signal: NodeJS.Signals): boolean {
     if (this.pid === null) return false;
     this.sent.push(signal);
+    const table = readProcTable();
+    this.noteStrays(table);
+    let sent = false;
     try {
       process.kill(-this.pid, signal);
-      return true;
+      sent = true;
     } catch {
-      return false;
+      // the group is empty
     }
+    for (const p of this.liveStrays(table)) {
+      try {
+        process.kill(p.pgrp === ownGroup() ? p.pid : -p.pgrp, signal);
+        sent = true;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return sent;
   }
 
   /** Send `signal` to the leader only (an interrupt the CLI handles itself). */
@@ -149,9 +183,28 @@ export class ProcessGroup {
     }
   }
 
-  /** True while a live (not zombie) process is left in the group — the leader or anything it started. */
+  /**
+   * True while a live (not zombie) process is left in the group — the leader or anything it started —
+   * or one of the descendants that left it.
+   */
   groupAlive(): boolean {
-    return this.pid !== null && groupAlive(this.pid);
+    if (this.pid === null) return false;
+    if (groupAlive(this.pid)) return true;
+    return this.strays.size > 0 && this.liveStrays(readProcTable()).length > 0;
+  }
+
+  /** Note the leader's descendants outside its group (found by parent pid, so while it lives). */
+  private noteStrays(table: readonly ProcStat[]): void {
+    if (this.pid === null) return;
+    for (const p of treeOf(this.pid, table)) {
+      if (p.pgrp !== this.pid && p.state !== 'Z') this.strays.set(p.pid, p.pgrp);
+    }
+  }
+
+  /** The strays still alive: the same pid in the same group (not a reused pid), not a zombie. */
+  private liveStrays(table: readonly ProcStat[]): ProcStat[] {
+    if (this.strays.size === 0) return [];
+    return table.filter((p) => this.strays.get(p.pid) === p.pgrp && p.state !== 'Z');
   }
 
   /**
@@ -162,52 +215,21 @@ export class ProcessGroup {
   async stop(options: StopOptions = {}): Promise<GroupExit> {
     const graceMs = options.graceMs ?? 2000;
     if (this.pid === null) return this.exited;
-    const outside = this.exit === null || this.groupAlive() ? escapedDescendants(this.pid) : [];
     if (this.exit === null || this.groupAlive()) {
-      if (graceMs > 0) {
-        this.signal(options.signal ?? 'SIGTERM');
-        signalEach(outside, options.signal ?? 'SIGTERM');
-      }
+      if (graceMs > 0) this.signal(options.signal ?? 'SIGTERM');
       const deadline = Date.now() + graceMs;
       while (Date.now() < deadline && (this.exit === null || this.groupAlive())) await delay(POLL_MS);
       if (this.exit === null || this.groupAlive()) this.signal('SIGKILL');
     }
-    signalEach(outside, 'SIGKILL');
     const info = await this.exited;
     const killDeadline = Date.now() + KILL_WAIT_MS;
-    while ((this.groupAlive() || stillThere(outside).length > 0) && Date.now() < killDeadline)
-      await delay(POLL_MS);
+    while (this.groupAlive() && Date.now() < killDeadline) await delay(POLL_MS);
     return info;
   }
 
   /** SIGKILL whatever the leader left behind in its group (after its exit); a no-op when nothing is left. */
   killRemainder(): void {
     if (this.pid !== null && this.groupAlive()) this.signal('SIGKILL');
-  }
-}
-
-/** The live descendants of the group's processes (by parent pid) that are in another group. */
-function escapedDescendants(pgid: number): ProcStat[] {
-  return treeOf(pgid, readProcTable()).filter((p) => p.pgrp !== pgid && p.state !== 'Z');
-}
-
-/** Those of `procs` still alive as the same program (a pid reused since is left alone). */
-function stillThere(procs: readonly ProcStat[]): ProcStat[] {
-  if (procs.length === 0) return [];
-  const now = new Map(readProcTable().map((p) => [p.pid, p]));
-  return procs.filter((p) => {
-    const q = now.get(p.pid);
-    return q !== undefined && q.comm === p.comm && q.state !== 'Z';
-  });
-}
-
-function signalEach(procs: readonly ProcStat[], signal: NodeJS.Signals): void {
-  for (const p of stillThere(procs)) {
-    try {
-      process.kill(p.pid, signal);
-    } catch {
-      // gone meanwhile
-    }
   }
 }
 
