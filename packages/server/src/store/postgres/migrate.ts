@@ -38,6 +38,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0011_interventions',
   '0012_agent_snapshots',
   '0013_alerts',
+  // 0014 is reserved for another branch; the version is the position, so this one is 14 until it lands.
+  '0015_dashboard_sessions',
 ]);
 
 export interface PostgresMigrationStatus {

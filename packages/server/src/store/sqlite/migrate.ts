@@ -35,6 +35,8 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0013_agent_snapshots',
   '0014_alerts',
   '0015_agent_lease_index',
+  // 0016 is reserved for another branch; the version is the position, so this one is 16 until it lands.
+  '0017_dashboard_sessions',
 ]);
 
 const CREATE_LEDGER = `
