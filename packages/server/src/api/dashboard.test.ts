@@ -46,7 +46,7 @@ describe('dashboard sign-in', () => {
     const setCookie = String(first.headers['set-cookie']);
     expect(setCookie).toMatch(/^rouse_session=[A-Za-z0-9_-]{40,}; HttpOnly; SameSite=Strict; Path=\//);
     expect(setCookie).not.toContain(code);
-    expect(first.headers['referrer-policy']).toBe('no-referrer');
+    expect(first.headers['referrer-policy']).toBe('same-origin');
     const again = await h.request('GET', path, { token: null });
     expect(again.statusCode).toBe(401);
     expect(again.headers['set-cookie']).toBeUndefined();
