@@ -76,3 +76,18 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * The few browser globals the tests' page callbacks touch: the tests are typechecked without the DOM
+ * library (it clashes with Node's types), so a callback casts `globalThis` to this.
+ */
+export interface PageGlobals {
+  document: {
+    body: { dataset: Record<string, string | undefined> };
+    activeElement: { id: string } | null;
+    querySelector(selector: string): { textContent: string | null } | null;
+  };
+  localStorage: Record<string, string>;
+  sessionStorage: Record<string, string>;
+  notReloaded?: boolean;
+}

@@ -16,7 +16,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { waitFor } from '../harness/wait.js';
-import { launchBrowser, screenshot, seriousViolations } from './browser.js';
+import { launchBrowser, type PageGlobals, screenshot, seriousViolations } from './browser.js';
 
 const READONLY = 'rsk_read_dashboard-test-readonly-0123456789';
 
@@ -87,6 +87,17 @@ async function register(types: string[]): Promise<{ agentId: string; token: stri
   return { agentId: r.agent.id, token: r.token };
 }
 
+/** Wait until the task's row in the open Tasks view shows `status` (changed by the live stream). */
+function statusShows(page: Page, id: string, status: string) {
+  return page.waitForFunction(
+    ([taskId, want]) =>
+      (globalThis as unknown as PageGlobals).document
+        .querySelector(`tr[data-href="/tasks/${taskId}"] td[data-status]`)
+        ?.textContent?.includes(want) === true,
+    [id, status] as const,
+  );
+}
+
 describe('1. sign in and out', () => {
   it('the one-time URL printed by rouse serve signs in once; the token form refuses a wrong token; log out ends the session', async () => {
     const printed = await waitFor(
@@ -125,7 +136,9 @@ describe('1. sign in and out', () => {
     expect(second.url()).not.toContain(READONLY);
     expect(
       await second.evaluate(
-        () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }),
+        () =>
+          JSON.stringify({ ...(globalThis as unknown as PageGlobals).localStorage }) +
+          JSON.stringify({ ...(globalThis as unknown as PageGlobals).sessionStorage }),
       ),
     ).not.toContain(READONLY);
     const cookies = await other.cookies();
@@ -179,7 +192,9 @@ describe('1. sign in and out', () => {
     await new Promise((r) => evil.close(r));
     // With the cookie and the right CSRF token but another Origin: refused all the same.
     await page.goto(`${coord.url}/tasks`);
-    const csrf = await page.evaluate(() => document.body.dataset.csrf ?? '');
+    const csrf = await page.evaluate(
+      () => (globalThis as unknown as PageGlobals).document.body.dataset.csrf ?? '',
+    );
     const cookie = (await context.cookies())[0]!;
     const forged = await fetch(`${coord.url}/tasks/${task.id}/cancel`, {
       method: 'POST',
@@ -205,7 +220,7 @@ describe('2. live', () => {
     await page.goto(`${coord.url}/tasks?type=live`);
     await page.waitForSelector('#live-status[data-state="live"]');
     await page.evaluate(() => {
-      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+      (globalThis as unknown as PageGlobals).notReloaded = true;
     });
     const { task } = await api<{ task: { id: string } }>('POST', '/v1/tasks', {
       type: 'live',
@@ -223,32 +238,12 @@ describe('2. live', () => {
       agent.token,
     );
     const version = claimed.tasks[0]!.version;
-    await page.waitForFunction(
-      (id) =>
-        document
-          .querySelector(`tr[data-href="/tasks/${id}"] td[data-status]`)
-          ?.textContent?.includes('claimed'),
-      task.id,
-    );
+    await statusShows(page, task.id, 'claimed');
     await api('POST', `/v1/tasks/${task.id}/start`, { version }, agent.token);
-    await page.waitForFunction(
-      (id) =>
-        document
-          .querySelector(`tr[data-href="/tasks/${id}"] td[data-status]`)
-          ?.textContent?.includes('running'),
-      task.id,
-    );
+    await statusShows(page, task.id, 'running');
     await api('POST', `/v1/tasks/${task.id}/complete`, { version, result: { ok: true } }, agent.token);
-    await page.waitForFunction(
-      (id) =>
-        document
-          .querySelector(`tr[data-href="/tasks/${id}"] td[data-status]`)
-          ?.textContent?.includes('completed'),
-      task.id,
-    );
-    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(
-      true,
-    );
+    await statusShows(page, task.id, 'completed');
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).notReloaded)).toBe(true);
     await screenshot(page, 'tasks-live');
     await context.close();
   });
@@ -289,9 +284,11 @@ describe('5. bulk actions and read-only', () => {
     const forged = await page.evaluate(async (id) => {
       const res = await fetch(`/tasks/${id}/cancel`, {
         method: 'POST',
-        body: new URLSearchParams({ _csrf: document.body.dataset.csrf ?? '' }),
+        body: new URLSearchParams({
+          _csrf: (globalThis as unknown as PageGlobals).document.body.dataset.csrf ?? '',
+        }),
       });
-      return { status: res.status, body: await res.json() };
+      return { status: res.status, body: (await res.json()) as { error: { code: string } } };
     }, task.id);
     expect(forged.status).toBe(403);
     expect(forged.body.error.code).toBe('forbidden');
@@ -316,7 +313,9 @@ describe('6. search', () => {
     const { context, page } = await signedIn('admin');
     await page.goto(`${coord.url}/tasks`);
     await page.keyboard.press('/');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('search');
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.id)).toBe(
+      'search',
+    );
     await page.keyboard.type('order-8812');
     await Promise.all([page.waitForURL(/q=order-8812/), page.keyboard.press('Enter')]);
     expect(
