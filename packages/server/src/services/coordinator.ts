@@ -55,6 +55,7 @@ import type {
   AlertQuery,
   ConditionRecord,
   InterventionQuery,
+  MetricSample,
   TaskQuery,
   TaskSummary,
 } from '../store/store.js';
@@ -235,6 +236,11 @@ export interface Coordinator {
   now(): number;
   /** Browser sign-in: one-time login codes and sessions. */
   readonly dashboard: DashboardSessions;
+  /**
+   * What the dashboard draws for an agent: its recent heartbeat gaps (kept for adaptive policies)
+   * and its spaced metric samples, oldest first; null for an unknown agent.
+   */
+  agentHistory(caller: Caller, agentId: string): Promise<{ gaps: number[]; samples: MetricSample[] } | null>;
   /** The overview's task counts: by type and status, and what finished in the `windowMs` before now. */
   taskSummary(caller: Caller, windowMs: number): Promise<TaskSummary & { since: number }>;
 }

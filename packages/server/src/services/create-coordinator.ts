@@ -392,6 +392,11 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     authenticate: auth.authenticate,
     dashboard,
     now: () => clock.now(),
+    async agentHistory(caller, agentId) {
+      requireRead(caller, 'read agent history');
+      const [watch] = await store.getAgentWatches([agentId]);
+      return watch === undefined ? null : { gaps: watch.gaps, samples: watch.samples };
+    },
     async taskSummary(caller, windowMs) {
       requireRead(caller, 'read the task summary');
       const since = clock.now() - windowMs;

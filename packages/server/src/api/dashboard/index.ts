@@ -87,6 +87,17 @@ function isFragment(request: FastifyRequest): boolean {
   return request.headers['x-rouse-fragment'] === '1';
 }
 
+/**
+ * The holder's heartbeat gaps for a task's sparkline: the gaps the store keeps (adaptive policies),
+ * else the spacing of its metric samples since the attempt began.
+ */
+function heartbeatGaps(history: { gaps: number[]; samples: { at: number }[] } | null, since: number | null): number[] {
+  if (history === null) return [];
+  if (history.gaps.length > 0) return history.gaps;
+  const at = history.samples.map((x) => x.at).filter((t) => since === null || t >= since);
+  return at.slice(1).map((t, i) => t - (at[i] ?? t));
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     dashboardSession: BrowserSession | null;
@@ -348,7 +359,7 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
       const id = (request.params as { id: string }).id;
       const caller = session.caller;
       const agent = await coordinator.getAgent(caller, id);
-      const [diagnosis, conditions, interventions, snapshot] = await Promise.all([
+      const [diagnosis, conditions, interventions, snapshot, history] = await Promise.all([
         coordinator.diagnoseAgent(caller, id),
         coordinator.listConditions(caller, { agentId: id, limit: 50 }),
         coordinator.listInterventions(caller, { agentId: id, limit: 50 }),
@@ -356,6 +367,7 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
           if (err instanceof RouseError && err.code === 'not_found') return null;
           throw err;
         }),
+        coordinator.agentHistory(caller, id),
       ]);
       return agentView(
         {
@@ -364,8 +376,8 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
           conditions: conditions as never,
           interventions: interventions.interventions,
           snapshot,
-          rssSamples: [],
-          cpuSamples: [],
+          rssSamples: (history?.samples ?? []).flatMap((x) => (x.rssBytes === null ? [] : [x.rssBytes])),
+          cpuSamples: (history?.samples ?? []).flatMap((x) => (x.cpuPercent === null ? [] : [x.cpuPercent])),
         },
         vc,
       );
