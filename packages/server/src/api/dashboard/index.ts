@@ -91,7 +91,10 @@ function isFragment(request: FastifyRequest): boolean {
  * The holder's heartbeat gaps for a task's sparkline: the gaps the store keeps (adaptive policies),
  * else the spacing of its metric samples since the attempt began.
  */
-function heartbeatGaps(history: { gaps: number[]; samples: { at: number }[] } | null, since: number | null): number[] {
+function heartbeatGaps(
+  history: { gaps: number[]; samples: { at: number }[] } | null,
+  since: number | null,
+): number[] {
   if (history === null) return [];
   if (history.gaps.length > 0) return history.gaps;
   const at = history.samples.map((x) => x.at).filter((t) => since === null || t >= since);
@@ -320,10 +323,11 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
       const id = (request.params as { id: string }).id;
       const caller = session.caller;
       const task = await coordinator.getTask(caller, id);
-      const [events, diagnosis, logs] = await Promise.all([
+      const [events, diagnosis, logs, history] = await Promise.all([
         coordinator.listTaskEvents(caller, id),
         coordinator.diagnose(caller, id),
         coordinator.readLogs(caller, id, 0),
+        task.agentId === null ? null : coordinator.agentHistory(caller, task.agentId),
       ]);
       return taskView(
         {
@@ -332,7 +336,7 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
           diagnosis,
           logs: logs.lines,
           logsTruncated: logs.truncated === true,
-          heartbeatGapsMs: [],
+          heartbeatGapsMs: heartbeatGaps(history, task.startedAt ?? task.claimedAt),
         },
         vc,
       );
