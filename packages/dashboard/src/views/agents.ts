@@ -67,7 +67,7 @@ export interface AgentData {
 
 export function interventionItem(i: Intervention, now: number): Html {
   return html`<li data-intervention="${i.id}"><time datetime="${new Date(i.startedAt).toISOString()}">${isoTime(i.startedAt)}</time>
-${badge(i.action, 'action')} ${badge(i.state, 'istate')} <span class="muted">${i.rung === null ? 'manual' : `rung ${i.rung}, attempt ${i.attempt}`} · on ${i.condition} · by</span> <span class="mono">${i.actor}</span>
+${badge(i.action, 'action')} ${badge(i.state, 'istate')} <span class="muted">${i.rung === null ? 'manual' : `rung ${i.rung + 1}, attempt ${i.attempt}`} · on ${i.condition} · by</span> <span class="mono">${i.actor}</span>
 <span class="reason">${i.reason}</span>${i.endedAt === null ? html` <span class="muted">(under way ${ago(i.startedAt, now)})</span>` : ''}
 ${Object.keys(i.evidence).length === 0 ? '' : html`<details><summary>Evidence</summary><pre><code>${prettyJson(i.evidence)}</code></pre></details>`}</li>`;
 }
