@@ -25,6 +25,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dashboard } from './dashboard.js';
 import { detection } from './detection.js';
 import { enqueue } from './enqueue.js';
 import { failover } from './failover.js';
@@ -50,6 +51,7 @@ const WORKLOADS: Record<string, Workload> = {
   failover,
   supervisor,
   recovery,
+  dashboard,
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -66,6 +68,8 @@ Options:
                     second; its CPU, and the coordinator's CPU per supervisor heartbeat
                     recovery: 20 plain programs under a supervisor stall now and then (quick: 5);
                     condition opened → the supervisor's acknowledgement of the ladder's signal
+                    dashboard: first render of Overview, Tasks and Task with 100,000 tasks and 1,000
+                    agents (needs chromium), throughput with five live dashboards vs none, asset sizes
   --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
                     waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table

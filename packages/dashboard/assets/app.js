@@ -7,16 +7,20 @@ const statusEl = document.getElementById('live-status');
 const topics = new Set((body.dataset.topics || '').split(' ').filter(Boolean));
 const REFRESH_EVERY_MS = 250;
 
-// ---- live region refresh, at most one fetch per REFRESH_EVERY_MS however many events arrive ----
+// ---- live region refresh, at most one fetch per REFRESH_EVERY_MS however many changes arrive ----
+// The pause between refreshes grows with what the last one cost (10 × its duration, at most 3 s), so a
+// busy coordinator is asked less often.
 let pending = false;
 let inflight = false;
 let lastRefresh = 0;
+let lastCost = 0;
 let refreshes = 0;
 
 function schedule() {
   if (pending || !live) return;
   pending = true;
-  setTimeout(run, Math.max(0, lastRefresh + REFRESH_EVERY_MS - Date.now()));
+  const every = Math.min(3000, Math.max(REFRESH_EVERY_MS, lastCost * 10));
+  setTimeout(run, Math.max(0, lastRefresh + every - Date.now()));
 }
 
 async function run() {
@@ -29,6 +33,7 @@ async function run() {
   lastRefresh = Date.now();
   try {
     await refresh();
+    lastCost = Date.now() - lastRefresh;
   } catch {
     // the stream's state says what is wrong; the next event tries again
   } finally {
@@ -90,11 +95,18 @@ function setStatus(state, text) {
   statusEl.textContent = text;
 }
 
-function matches(type, data) {
-  if (type === 'resync') return true;
-  if (topics.has(`${type}s`)) return true;
-  if (type === 'task' && topics.has(`task:${data.task}`)) return true;
-  if (data.agent && topics.has(`agent:${data.agent}`)) return true;
+// Does a `changes` frame ({tasks, agents, interventions, alerts, more}) concern this page?
+function matches(c) {
+  const tasks = c.tasks || [];
+  const agents = c.agents || [];
+  if (topics.has('tasks') && (tasks.length > 0 || c.more)) return true;
+  if (topics.has('agents') && (agents.length > 0 || c.more)) return true;
+  if (topics.has('interventions') && c.interventions > 0) return true;
+  if (topics.has('alerts') && c.alerts > 0) return true;
+  for (const t of topics) {
+    if (t.startsWith('task:') && (c.more || tasks.includes(t.slice(5)))) return true;
+    if (t.startsWith('agent:') && (c.more || agents.includes(t.slice(6)))) return true;
+  }
   return false;
 }
 
@@ -121,16 +133,18 @@ function connect() {
       setStatus('reconnecting', 'reconnecting…');
     }
   };
-  for (const type of ['task', 'agent', 'alert', 'intervention', 'dependency', 'resync']) {
-    es.addEventListener(type, (ev) => {
-      if (ev.lastEventId) lastEventId = ev.lastEventId;
-      let data = {};
-      try {
-        data = JSON.parse(ev.data);
-      } catch {}
-      if (matches(type, data)) schedule();
-    });
-  }
+  es.addEventListener('changes', (ev) => {
+    if (ev.lastEventId) lastEventId = ev.lastEventId;
+    let changes = {};
+    try {
+      changes = JSON.parse(ev.data);
+    } catch {}
+    if (matches(changes)) schedule();
+  });
+  es.addEventListener('resync', (ev) => {
+    if (ev.lastEventId) lastEventId = ev.lastEventId;
+    schedule();
+  });
 }
 
 function retry() {

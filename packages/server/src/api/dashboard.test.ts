@@ -180,3 +180,74 @@ describe('GET /v1/tasks?q=', () => {
     expect((await h.request('GET', `/v1/tasks?q=${'x'.repeat(201)}`)).statusCode).toBe(400);
   });
 });
+
+describe('the browser stream', () => {
+  /** Read SSE frames from `res` until `want` matches one (bounded by the reader's own end). */
+  async function frames(res: Response, want: (f: { event: string; id: string; data: string }) => boolean) {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    const seen: { event: string; id: string; data: string }[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let cut = buffer.indexOf('\n\n');
+      while (cut !== -1) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const f = { event: '', id: '', data: '' };
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event: ')) f.event = line.slice(7);
+          if (line.startsWith('id: ')) f.id = line.slice(4);
+          if (line.startsWith('data: ')) f.data = line.slice(6);
+        }
+        if (f.event !== '') seen.push(f);
+        if (f.event !== '' && want(f)) {
+          await reader.cancel();
+          return seen;
+        }
+        cut = buffer.indexOf('\n\n');
+      }
+    }
+    throw new Error(`stream ended before the frame: ${JSON.stringify(seen)}`);
+  }
+
+  it('gathers changes into frames, replays what a reconnecting page missed, and asks for a resync otherwise', async () => {
+    h = await createHarness();
+    const url = await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const { cookie } = await loginWithToken(h, TOKENS.readonly);
+    const aborts: AbortController[] = [];
+    const open = (headers: Record<string, string> = {}) => {
+      const abort = new AbortController();
+      aborts.push(abort);
+      return fetch(`${url}/events`, { headers: { cookie, ...headers }, signal: abort.signal });
+    };
+
+    const live = await open();
+    expect(live.status).toBe(200);
+    const created = await Promise.all([h.createTask(), h.createTask(), h.createTask()]);
+    const seen = await frames(
+      live,
+      (f) => f.event === 'changes' && created.every((t) => f.data.includes(t.id)),
+    );
+    // Three creations arrived as few frames (the stream gathers them for 250 ms), each naming only ids.
+    expect(seen.length).toBeLessThanOrEqual(3);
+    const last = seen.at(-1)!;
+    expect(JSON.parse(last.data)).toMatchObject({ interventions: 0, alerts: 0 });
+    expect(last.data).not.toContain('payload');
+
+    // A page that comes back with the last id it saw gets what it missed, in one frame.
+    const missed = await h.createTask();
+    const again = await open({ 'last-event-id': last.id });
+    const replay = await frames(again, (f) => f.event === 'changes');
+    expect(JSON.parse(replay.at(-1)!.data).tasks).toEqual([missed.id]);
+
+    // An id from another process (or long gone) is answered with a resync.
+    const stranger = await open({ 'last-event-id': 'deadbeef-12' });
+    expect((await frames(stranger, (f) => f.event === 'resync')).at(-1)!.event).toBe('resync');
+    for (const a of aborts) a.abort();
+    // fetch's connection pool may keep a socket of an aborted stream; cut it so the app can close.
+    h.app.server.closeAllConnections();
+  });
+});

@@ -15,6 +15,7 @@ import {
   continuePage,
   dependenciesView,
   type Html,
+  type OverviewData,
   interventionsView,
   loginPage,
   logLines,
@@ -51,6 +52,7 @@ const FORM_BODY_BYTES = 256 * 1024;
 const MAX_BULK = 1000;
 const HOUR = 3_600_000;
 const LOG_WAIT_MS = 25_000;
+const OVERVIEW_CACHE_MS = 1000;
 
 const SECURITY_HEADERS = {
   'content-security-policy':
@@ -277,26 +279,33 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
     });
 
     // ---- views ----
-    pageRoute('/', async (_request, session) => {
+    // The overview's numbers scan the store: computed at most once a second per role, however many
+    // pages show them.
+    const overviewCache = new Map<string, { at: number; data: Promise<OverviewData> }>();
+    const overviewData = (session: BrowserSession): Promise<OverviewData> => {
+      const now = coordinator.now();
+      const hit = overviewCache.get(session.role);
+      if (hit !== undefined && now - hit.at < OVERVIEW_CACHE_MS && now >= hit.at) return hit.data;
       const caller = session.caller;
-      const [summary, gauges, alerts, dependencies] = await Promise.all([
+      const data = Promise.all([
         coordinator.taskSummary(caller, HOUR),
         coordinator.watchdogGauges(),
         coordinator.listAlerts(caller, { states: ['firing'], limit: 50 }),
         coordinator.listDependencies(caller),
-      ]);
-      return overviewView(
-        {
-          tasks: summary,
-          windowMs: HOUR,
-          agentsByStatus: gauges.agentsByStatus,
-          openConditions: gauges.openConditions,
-          firingAlerts: alerts.alerts,
-          dependencies,
-        },
-        viewContext(_request, session),
-      );
-    });
+      ]).then(([summary, gauges, alerts, dependencies]) => ({
+        tasks: summary,
+        windowMs: HOUR,
+        agentsByStatus: gauges.agentsByStatus,
+        openConditions: gauges.openConditions,
+        firingAlerts: alerts.alerts,
+        dependencies,
+      }));
+      overviewCache.set(session.role, { at: now, data });
+      data.catch(() => overviewCache.delete(session.role));
+      return data;
+    };
+
+    pageRoute('/', async (_request, session, vc) => overviewView(await overviewData(session), vc));
 
     pageRoute('/tasks', async (request, session, vc) => {
       const raw = { ...(request.query as Record<string, unknown>) };
