@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { spawnJsonChild, stopJsonChild } from './child.js';
 import { startCoordinator } from './coordinator-process.js';
 import { HttpClient } from './http-client.js';
+import { cpuTimeMs } from './proc.js';
 import { round } from './stats.js';
 import { createBatched, runConcurrent } from './tasks.js';
 import type { WorkerProcessConfig } from './worker-process.js';
@@ -148,7 +149,7 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
         const res = await fetch(`${coord.url}/assets/${asset}`, { headers: { 'accept-encoding': 'gzip' } });
         const bytes = (await res.arrayBuffer()).byteLength;
         details[`${asset}GzipBytes`] = bytes;
-        metrics.push({ workload: 'dashboard', metric: `${asset}, gzip`, value: bytes, unit: 'bytes' });
+        metrics.push({ workload: 'dashboard', metric: `${asset}, gzip`, value: bytes, unit: 'B' });
       }
     } finally {
       await coord.stop();
@@ -156,7 +157,7 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
 
     // ---- 2. throughput with five live dashboards, against none ----
     const total = ctx.quick ? 3000 : 20_000;
-    const runs: { dashboards: number; perS: number }[] = [];
+    const runs: { dashboards: number; perS: number; coordinatorUsPerTask: number | null }[] = [];
     for (const dashboards of [0, 5, 0, 5]) {
       const c = await startCoordinator({ store: ctx.store });
       const http = new HttpClient({ url: c.url, token: c.adminToken, maxSockets: 4 });
@@ -183,6 +184,7 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
           concurrency: 16,
           mode: ctx.workerMode,
         };
+        const cpuBefore = cpuTimeMs(c.pid);
         const worker = spawnJsonChild('worker-process', config);
         try {
           const starting = await worker.waitFor((m) => m.type === 'starting', 30_000);
@@ -191,8 +193,15 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
             240_000,
           );
           const perS = (total * 1000) / ((done.at as number) - (starting.at as number));
-          runs.push({ dashboards, perS: round(perS) });
-          ctx.log(`dashboard: ${dashboards} dashboards open: ${round(perS)} tasks/s`);
+          const cpuAfter = cpuTimeMs(c.pid);
+          const usPerTask =
+            cpuBefore === null || cpuAfter === null
+              ? null
+              : round(((cpuAfter - cpuBefore) * 1000) / total, 1);
+          runs.push({ dashboards, perS: round(perS), coordinatorUsPerTask: usPerTask });
+          ctx.log(
+            `dashboard: ${dashboards} dashboards open: ${round(perS)} tasks/s, coordinator ${usPerTask} µs/task`,
+          );
         } finally {
           await stopJsonChild(worker);
         }
@@ -204,6 +213,18 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
     details.throughputRuns = runs;
     const best = (n: number) => Math.max(...runs.filter((r) => r.dashboards === n).map((r) => r.perS));
     const ratio = best(5) / best(0);
+    const cpu = (n: number) =>
+      Math.min(
+        ...runs
+          .filter((r) => r.dashboards === n && r.coordinatorUsPerTask !== null)
+          .map((r) => r.coordinatorUsPerTask as number),
+      );
+    metrics.push({
+      workload: 'dashboard',
+      metric: `coordinator CPU per task, 5 live dashboards vs none (${cpu(5)} / ${cpu(0)} µs, best of 2 each)`,
+      value: round((cpu(5) / cpu(0)) * 100, 1),
+      unit: '%',
+    });
     metrics.push({
       workload: 'dashboard',
       metric: `throughput with 5 live dashboards vs none (${best(5)} / ${best(0)} tasks/s, best of 2 each)`,

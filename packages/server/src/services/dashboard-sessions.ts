@@ -22,6 +22,13 @@ export const LOGIN_CODE_TTL_MS = 5 * 60_000;
 /** A session ends after this long without a request. */
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
 const SWEEP_BATCH = 1000;
+/**
+ * A session the store confirmed is trusted this long without asking again, so that a page's requests
+ * (its refetches, its stream) do not each write the store. The cost: a session logged out through
+ * ANOTHER coordinator may still be served here for up to this long; through this one, at once.
+ */
+export const SESSION_CACHE_MS = 5000;
+const SESSION_CACHE_MAX = 10_000;
 
 export interface OpenedSession {
   /** The secret the browser keeps in its cookie. */
@@ -60,6 +67,8 @@ export function createDashboardSessions(deps: {
   intervalMs: number;
 }): DashboardSessions {
   const { store, logger } = deps;
+  /** session key → the session as the store last confirmed it, and when. */
+  const confirmed = new Map<string, { session: DashboardSession; at: number }>();
 
   const mintLoginCode = async (role: SessionRole) => {
     const code = secret();
@@ -118,10 +127,24 @@ export function createDashboardSessions(deps: {
     },
     async resumeSession(sessionId) {
       if (sessionId === '') return null;
-      return store.touchSession({ key: hashToken(sessionId), idleMs: SESSION_IDLE_MS });
+      const key = hashToken(sessionId);
+      const now = deps.clock.now();
+      const hit = confirmed.get(key);
+      if (hit !== undefined && now - hit.at < SESSION_CACHE_MS && now >= hit.at) return hit.session;
+      const session = await store.touchSession({ key, idleMs: SESSION_IDLE_MS });
+      if (session === null) {
+        confirmed.delete(key);
+        return null;
+      }
+      if (confirmed.size >= SESSION_CACHE_MAX) confirmed.clear();
+      confirmed.set(key, { session, at: now });
+      return session;
     },
     async endSession(sessionId) {
-      if (sessionId !== '') await store.deleteSession(hashToken(sessionId));
+      if (sessionId === '') return;
+      const key = hashToken(sessionId);
+      confirmed.delete(key);
+      await store.deleteSession(key);
     },
     sweep,
     start: () => loop.start(),

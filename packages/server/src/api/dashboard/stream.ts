@@ -69,10 +69,12 @@ class Pending {
   last = 0;
 
   add(t: Touched, n: number): void {
-    for (const id of t.tasks) if (this.tasks.size < MAX_IDS) this.tasks.add(id);
-    else this.more = true;
-    for (const id of t.agents) if (this.agents.size < MAX_IDS) this.agents.add(id);
-    else this.more = true;
+    for (const id of t.tasks)
+      if (this.tasks.size < MAX_IDS) this.tasks.add(id);
+      else this.more = true;
+    for (const id of t.agents)
+      if (this.agents.size < MAX_IDS) this.agents.add(id);
+      else this.more = true;
     this.interventions += t.interventions;
     this.alerts += t.alerts;
     this.last = n;
