@@ -8,8 +8,8 @@ const topics = new Set((body.dataset.topics || '').split(' ').filter(Boolean));
 const REFRESH_EVERY_MS = 250;
 
 // ---- live region refresh, at most one fetch per REFRESH_EVERY_MS however many changes arrive ----
-// The pause between refreshes grows with what the last one cost (10 × its duration, at most 3 s), so a
-// busy coordinator is asked less often.
+// The pause between refreshes grows with what the last one cost (20 × its duration, at most 3 s), so a
+// page keeps the coordinator busy at most a twentieth of the time and a busy one is asked less often.
 let pending = false;
 let inflight = false;
 let lastRefresh = 0;
@@ -19,7 +19,7 @@ let refreshes = 0;
 function schedule() {
   if (pending || !live) return;
   pending = true;
-  const every = Math.min(3000, Math.max(REFRESH_EVERY_MS, lastCost * 10));
+  const every = Math.min(3000, Math.max(REFRESH_EVERY_MS, lastCost * 20));
   setTimeout(run, Math.max(0, lastRefresh + every - Date.now()));
 }
 
