@@ -121,13 +121,21 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
         for (let i = 0; i < 5; i++) {
           const page = await context.newPage();
           await page.goto(`${coord.url}${path}`, { waitUntil: 'load' });
+          // The paint may come after `load`: wait for its entry (buffered), at most 5 s.
           const fcp = await page.evaluate(
             () =>
-              (
-                globalThis as unknown as {
-                  performance: { getEntriesByName(n: string): { startTime: number }[] };
-                }
-              ).performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null,
+              new Promise<number | null>((resolve) => {
+                const g = globalThis as unknown as {
+                  PerformanceObserver: new (
+                    cb: (list: { getEntries(): { name: string; startTime: number }[] }) => void,
+                  ) => { observe(o: { type: string; buffered: boolean }): void };
+                };
+                new g.PerformanceObserver((list) => {
+                  const entry = list.getEntries().find((e) => e.name === 'first-contentful-paint');
+                  if (entry) resolve(entry.startTime);
+                }).observe({ type: 'paint', buffered: true });
+                setTimeout(() => resolve(null), 5000);
+              }),
           );
           if (fcp !== null) paint[name].push(fcp);
           await page.close();
