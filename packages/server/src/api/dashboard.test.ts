@@ -168,6 +168,32 @@ describe('dashboard sign-in', () => {
   });
 });
 
+describe('task data downloads', () => {
+  it('a blob result is sent as bytes to download, whatever type it was uploaded with', async () => {
+    h = await createHarness();
+    const agent = await h.register();
+    const task = await h.runningTask(agent);
+    const evil = Buffer.from('<script>alert(1)</script>');
+    await h.request('PUT', `/v1/tasks/${task.id}/result?version=${task.version}`, {
+      token: agent.token,
+      payload: evil,
+      headers: { 'content-type': 'text/html' },
+    });
+    const { cookie } = await loginWithToken(h, TOKENS.readonly);
+    const got = await h.request('GET', `/tasks/${task.id}/result`, { token: null, headers: { cookie } });
+    expect(got.statusCode).toBe(200);
+    expect(got.headers['content-type']).toBe('application/octet-stream');
+    expect(got.headers['content-disposition']).toContain('attachment');
+    expect(got.headers['x-content-type-options']).toBe('nosniff');
+    expect(got.rawPayload.equals(evil)).toBe(true);
+    const payload = await h.request('GET', `/tasks/${task.id}/json/payload`, {
+      token: null,
+      headers: { cookie },
+    });
+    expect(payload.json()).toEqual(task.payload);
+  });
+});
+
 describe('GET /v1/tasks?q=', () => {
   it('finds tasks by idempotency key and by a word of the payload', async () => {
     h = await createHarness();

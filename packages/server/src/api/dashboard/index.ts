@@ -455,7 +455,8 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
       const id = (request.params as { id: string }).id;
       const stored = await coordinator.getResult(session.caller, id);
       reply.header('content-disposition', `attachment; filename="${id}-result"`);
-      if (stored.blob) return reply.type(stored.blob.ref.contentType).send(stored.blob.stream);
+      // Sent as a download of bytes whatever its type: an uploaded text/html must not render here.
+      if (stored.blob) return reply.type('application/octet-stream').send(stored.blob.stream);
       return reply
         .type('application/json; charset=utf-8')
         .send(JSON.stringify(stored.inline ?? null, null, 2));
