@@ -61,7 +61,8 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
 
 async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
-  context.setDefaultTimeout(15_000);
+  // Generous: these tests share two cores with a coordinator, workers and another browser.
+  context.setDefaultTimeout(30_000);
   const page = await context.newPage();
   const { path } = await api<{ path: string }>('POST', '/v1/dashboard/login-codes', {});
   await page.goto(`${coord.url}${path}`);
@@ -90,13 +91,13 @@ describe('3. a task on its page', () => {
 
   it('logs follow while the attempt runs; the SIGKILLed attempt times out and the retry completes, live', async () => {
     const first = startWorkerProcess(coord, { types: ['logs'], heartbeatMs: 200, name: 'doomed' });
-    await first.waitFor('registered');
+    await first.waitFor('registered', undefined, 30_000);
     const { task } = await api<{ task: { id: string } }>('POST', '/v1/tasks', {
       type: 'logs',
       payload: { mode: 'log-then-hang', everyMs: 150 },
       timing: { heartbeatIntervalMs: 200, timeoutFactor: 3 },
     });
-    await first.waitFor('logging', task.id);
+    await first.waitFor('logging', task.id, 30_000);
     const { context, page } = await signedIn();
     await page.goto(`${coord.url}/tasks/${task.id}`);
     const lines = () => page.locator('ol.log[data-log-attempt="1"] li').count();
@@ -128,7 +129,7 @@ describe('3. a task on its page', () => {
       ].some((li) => /running\s*→\s*timeout/.test(li.textContent ?? '')),
     );
     const second = startWorkerProcess(coord, { types: ['logs'], heartbeatMs: 200, name: 'rescuer' });
-    await second.waitFor('completed', task.id, 20_000);
+    await second.waitFor('completed', task.id, 30_000);
     await page.waitForFunction(() =>
       (globalThis as unknown as PageGlobals).document
         .querySelector('.task-head')
