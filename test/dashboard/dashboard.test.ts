@@ -26,10 +26,10 @@ let browser: Browser;
 beforeAll(async () => {
   browser = await launchBrowser();
   const newContext = browser.newContext.bind(browser);
-  // Fail in seconds, not the default 30 s, when something does not show.
+  // Fail sooner than the default 30 s when something does not show (the machine is shared: not too soon).
   browser.newContext = async (options) => {
     const context = await newContext(options);
-    context.setDefaultTimeout(10_000);
+    context.setDefaultTimeout(20_000);
     return context;
   };
   coord = await startCoordinatorProcess({ env: { ROUSE_READONLY_TOKEN: READONLY } });
