@@ -26,6 +26,10 @@ it('rouse demo shows claims, timeouts, retries, fencing, write-back grace and di
     },
   );
   expect(r.code, r.stderr).toBe(0);
+  // The story (on stderr with --json) starts with the dashboard's one-time login URL.
+  expect(r.stderr.split('\n')[0]).toMatch(
+    /^Dashboard: http:\/\/127\.0\.0\.1:\d+\/login\?once=[A-Za-z0-9_-]+ /,
+  );
   const out = JSON.parse(r.stdout) as { tasks: { name: string; task: Task }[]; fencedWrites: number };
   const byName = new Map(out.tasks.map((t) => [t.name, t.task]));
   const get = (name: string): Task => {

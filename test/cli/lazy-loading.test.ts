@@ -140,6 +140,7 @@ describe('which modules a command loads', () => {
       ['cancel', id],
       ['retry', id],
       ['submit', 'stub-type', '{"n":1}'],
+      ['dashboard'],
     ]) {
       const r = await recorded([...args, ...conn]);
       // the stub answered not_found: the command ran up to its request

@@ -26,6 +26,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { adapters } from './adapters.js';
+import { dashboard } from './dashboard.js';
 import { detection } from './detection.js';
 import { enqueue } from './enqueue.js';
 import { failover } from './failover.js';
@@ -52,6 +53,7 @@ const WORKLOADS: Record<string, Workload> = {
   supervisor,
   recovery,
   adapters,
+  dashboard,
 };
 
 const HELP = `Usage: npm run bench -- [options]
@@ -71,6 +73,8 @@ Options:
                     adapters: codex exec bare vs as tasks through rouse agent --adapter codex, on a
                     fake model (wall and CPU per task), and a hung turn woken and resumed; needs the
                     pinned Codex CLI the tests install (ROUSE_AGENT_CLI_CACHE, or ROUSE_CODEX_BIN)
+                    dashboard: first render of Overview, Tasks and Task with 100,000 tasks and 1,000
+                    agents (needs chromium), throughput with five live dashboards vs none, asset sizes
   --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
                     waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table

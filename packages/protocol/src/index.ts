@@ -1,5 +1,6 @@
 export * from './agent.js';
 export * from './alerts.js';
+export * from './dashboard.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './merge-patch.js';

@@ -45,6 +45,7 @@ import type {
   JsonObject,
   ListAgentsResponse,
   ListTasksResponse,
+  LoginCodeResponse,
   LogLine,
   LogsResponse,
   NextCommandsRequest,
@@ -565,6 +566,16 @@ export class Client {
   checkPolicies(source: string, file?: string): Promise<CheckPoliciesResponse> {
     const body = JSON.stringify(file === undefined ? { source } : { source, file });
     return this.http.json('POST', '/v1/policies/check', body, { retry: true });
+  }
+
+  // ---- dashboard -------------------------------------------------------------------------------
+
+  /**
+   * `POST /v1/dashboard/login-codes` (admin) — a one-time login code for the dashboard: open
+   * `<url><path>` in a browser within 5 minutes; it signs in once, with `role`'s rights.
+   */
+  createLoginCode(role: 'admin' | 'readonly' = 'admin'): Promise<LoginCodeResponse> {
+    return this.http.json('POST', '/v1/dashboard/login-codes', JSON.stringify({ role }), { retry: false });
   }
 
   // ---- events and health -----------------------------------------------------------------------

@@ -6,6 +6,7 @@
  */
 export * from './agents.js';
 export * from './common.js';
+export * from './dashboard.js';
 export * from './snapshots.js';
 export * from './tasks.js';
 export * from './watchdog.js';

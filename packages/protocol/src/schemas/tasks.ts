@@ -84,6 +84,8 @@ export const listTasksQuery = z
       .refine((v) => v === undefined || [v].flat().every((s) => /^[^:]+:.*$/.test(s)), {
         message: 'label must be key:value',
       }),
+    /** Search: the id or idempotency key exactly, or a word of the payload or labels (any case). */
+    q: z.string().min(1).max(200).optional(),
     limit: z.coerce.number().int().min(1).max(1000).optional(),
     cursor: z.string().max(256).optional(),
   })

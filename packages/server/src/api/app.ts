@@ -11,6 +11,7 @@ import type { Server } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Coordinator } from '../services/coordinator.js';
+import { registerDashboard } from './dashboard/index.js';
 import { frameworkErrorHandler, installErrorHandlers } from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
 import { type ApiLimits, MAX_PATH_PARAM_BYTES, resolveApiLimits } from './limits.js';
@@ -20,6 +21,7 @@ import type { RouteContext } from './route-spec.js';
 import { registerAgentSnapshotRoutes } from './routes/agent-snapshots.js';
 import { registerAgentRoutes } from './routes/agents.js';
 import { registerAlertRoutes } from './routes/alerts.js';
+import { registerDashboardLoginRoutes } from './routes/dashboard-login.js';
 import { registerDependencyRoutes } from './routes/dependencies.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -182,7 +184,9 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   registerDependencyRoutes(app, ctx);
   registerPolicyRoutes(app, ctx);
   registerEventRoutes(app, ctx);
+  registerDashboardLoginRoutes(app, ctx);
   registerOpenApiRoute(app, ctx, options.version ?? '0.1.0');
+  registerDashboard(app, ctx);
 
   return app;
 }

@@ -46,6 +46,7 @@ const PROTOCOL_ROUTES = [
   'get /v1/dependencies',
   'post /v1/dependencies/{name}/reports',
   'get /v1/events',
+  'post /v1/dashboard/login-codes',
   'get /healthz',
   'get /readyz',
   'get /metrics',

@@ -12,6 +12,7 @@ import { registerAgent } from './commands/agent.js';
 import { registerAgents } from './commands/agents.js';
 import { registerAlerts } from './commands/alerts.js';
 import { registerCancel } from './commands/cancel.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
 import { registerInterventions, registerManualCommands } from './commands/interventions.js';
 import { registerLogs } from './commands/logs.js';
@@ -46,6 +47,7 @@ Examples:
   $ rouse submit report '{"repo":"acme/api"}' --wait
   $ rouse tasks --status running
   $ rouse why tsk_01JD…                          # why isn't my task running?
+  $ rouse dashboard --open                       # the dashboard in your browser
   $ rouse demo                                   # watch crashes, timeouts, retries and fencing live
 `;
 
@@ -122,6 +124,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerTasks(program, ctx);
   registerShow(program, ctx);
   registerWhy(program, ctx);
+  registerDashboard(program, ctx);
   registerLogs(program, ctx);
   registerAgents(program, ctx);
   registerAgent(program, ctx);

@@ -56,9 +56,12 @@ import type {
   AlertQuery,
   ConditionRecord,
   InterventionQuery,
+  MetricSample,
   TaskQuery,
+  TaskSummary,
 } from '../store/store.js';
 import type { DeliveryOutcome } from './alerts/alerts.js';
+import type { DashboardSessions } from './dashboard-sessions.js';
 import type { SubscribeOptions } from './event-bus.js';
 
 export type Caller =
@@ -242,4 +245,17 @@ export interface Coordinator {
   subscribe(listener: (event: StreamEvent) => void, options?: SubscribeOptions): () => void;
   /** `readyz`: throws `unavailable` when the store cannot be reached. */
   ready(): Promise<void>;
+
+  // the dashboard (docs/design.md "The dashboard"; `dashboard-sessions.ts`)
+  /** The coordinator's clock now (epoch ms; follows the store's clock). */
+  now(): number;
+  /** Browser sign-in: one-time login codes and sessions. */
+  readonly dashboard: DashboardSessions;
+  /**
+   * What the dashboard draws for an agent: its recent heartbeat gaps (kept for adaptive policies)
+   * and its spaced metric samples, oldest first; null for an unknown agent.
+   */
+  agentHistory(caller: Caller, agentId: string): Promise<{ gaps: number[]; samples: MetricSample[] } | null>;
+  /** The overview's task counts: by type and status, and what finished in the `windowMs` before now. */
+  taskSummary(caller: Caller, windowMs: number): Promise<TaskSummary & { since: number }>;
 }

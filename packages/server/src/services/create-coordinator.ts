@@ -36,6 +36,7 @@ import {
   type ResolvedCoordinatorOptions,
   resolveCoordinatorOptions,
 } from './coordinator-options.js';
+import { createDashboardSessions } from './dashboard-sessions.js';
 import { createDependencyRegistry } from './dependency-registry.js';
 import { diagnoseTask } from './diagnose-task.js';
 import * as effects from './effect-keys.js';
@@ -288,6 +289,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     intervalMs: o.snapshotSweepIntervalMs,
   });
   const auth = createAuthenticator(o.tokens, store, clock);
+  const dashboard = createDashboardSessions({
+    store,
+    authenticate: auth.authenticate,
+    clock,
+    logger: part('dashboard'),
+    intervalMs: o.effectSweepIntervalMs,
+  });
   const claims = createClaimService(ctx);
   forgetAgent = (agentId, how) => {
     if (how === 'left') claims.forgetAgent(agentId);
@@ -321,6 +329,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       eventRelay.start();
       blobSweeper.start();
       effectSweeper.start();
+      dashboard.start();
       snapshotSweeper.start();
       ctx.watchdog.start();
       ctx.alerts.start();
@@ -339,6 +348,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       ctx.alerts.stop();
       blobSweeper.stop();
       effectSweeper.stop();
+      dashboard.stop();
       snapshotSweeper.stop();
       eventRelay.stop();
       ctx.sharedDependencies.stop();
@@ -382,6 +392,18 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       },
     }),
     authenticate: auth.authenticate,
+    dashboard,
+    now: () => clock.now(),
+    async agentHistory(caller, agentId) {
+      requireRead(caller, 'read agent history');
+      const [watch] = await store.getAgentWatches([agentId]);
+      return watch === undefined ? null : { gaps: watch.gaps, samples: watch.samples };
+    },
+    async taskSummary(caller, windowMs) {
+      requireRead(caller, 'read the task summary');
+      const since = clock.now() - windowMs;
+      return { since, ...(await store.taskSummary({ since, latencySample: 10_000 })) };
+    },
 
     async createTask(caller, req) {
       const [r] = await tasks.createTasks(ctx, caller, [req]);

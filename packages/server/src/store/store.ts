@@ -2,7 +2,8 @@
  * The Store contract: domain operations, split by concern into contracts that a backend composes —
  * tasks (`task-store.ts`), agents (`agent-store.ts`), coordination between coordinators
  * (`coordination.ts`), the watchdog (`watchdog-store.ts`), interventions (`intervention-store.ts`),
- * effect keys (`effect-store.ts`), agent snapshots (`snapshot-store.ts`) and alerts (`alert-store.ts`). No
+ * effect keys (`effect-store.ts`), agent snapshots (`snapshot-store.ts`), alerts (`alert-store.ts`) and dashboard sessions
+ * (`session-store.ts`). No
  * connection, transaction or SQL types appear in any of them; SQLite and PostgreSQL implement them all
  * and pass one contract suite per concern (`src/test-support/store-contract/`).
  *
@@ -21,6 +22,7 @@ import type { AlertStore } from './alert-store.js';
 import type { CoordinationStore } from './coordination.js';
 import type { EffectStore } from './effect-store.js';
 import type { InterventionStore } from './intervention-store.js';
+import type { SessionStore } from './session-store.js';
 import type { SnapshotStore } from './snapshot-store.js';
 import type { TaskBlobStore } from './task-blob-store.js';
 import type { TaskStore } from './task-store.js';
@@ -31,6 +33,7 @@ export type * from './alert-store.js';
 export type * from './coordination.js';
 export type * from './effect-store.js';
 export type * from './intervention-store.js';
+export type * from './session-store.js';
 export type * from './snapshot-store.js';
 export type * from './task-blob-store.js';
 export type * from './task-store.js';
@@ -56,4 +59,5 @@ export interface Store
     TaskBlobStore,
     InterventionStore,
     SnapshotStore,
-    AlertStore {}
+    AlertStore,
+    SessionStore {}

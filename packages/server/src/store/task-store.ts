@@ -54,10 +54,27 @@ export interface TaskQuery {
   agentId?: string;
   /** All must match. */
   labels?: Record<string, string>;
+  /**
+   * Text to look for: a task matches when it is the task's id or idempotency key exactly, or when it
+   * appears, in any case, in the JSON text of the payload or of the labels (keys and values). A scan
+   * of the tasks the other filters leave, newest first: for people searching, not for programs.
+   */
+  search?: string;
   /** @default 100 */
   limit?: number;
   /** Opaque, from a previous page's `nextCursor`. */
   cursor?: string | null;
+}
+
+/** What the dashboard's overview shows of the tasks (`taskSummary`). */
+export interface TaskSummary {
+  /** Every task, by type and status (rows with a count of zero are left out). */
+  byTypeAndStatus: { type: string; status: TaskStatus; count: number }[];
+  /** Tasks that finished since `since`: completed, and failed for good (failed or timeout, no retry left). */
+  completedSince: number;
+  failedSince: number;
+  /** created → completed (ms) of the newest tasks completed since `since` (at most `latencySample`), ascending. */
+  latenciesMs: number[];
 }
 
 export interface ClaimInput {
@@ -178,6 +195,8 @@ export interface TaskStore {
   getTask(id: string): Promise<Task | null>;
   listTasks(query: TaskQuery): Promise<{ tasks: Task[]; nextCursor: string | null }>;
   listTaskEvents(taskId: string): Promise<TaskEvent[]>;
+  /** Counts for the dashboard's overview (a scan of the tasks; not for the hot path). */
+  taskSummary(query: { since: number; latencySample: number }): Promise<TaskSummary>;
 
   /**
    * Atomically claim up to `max` claimable tasks of `types`, highest priority first, then oldest:

@@ -59,7 +59,8 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
       method: 'GET',
       url: '/v1/tasks',
       access: 'read',
-      summary: 'List tasks (filters: status=a,b type agentId label=k:v; paged by cursor)',
+      summary:
+        'List tasks (filters: status=a,b type agentId label=k:v; q= id, idempotency key or a word of the payload or labels; paged by cursor)',
       query: schemas.listTasksQuery,
       queryName: 'ListTasksQuery',
     },
@@ -129,7 +130,7 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
   );
 }
 
-function toTaskQuery(q: z.output<typeof schemas.listTasksQuery>): TaskQuery {
+export function toTaskQuery(q: z.output<typeof schemas.listTasksQuery>): TaskQuery {
   const query: TaskQuery = {};
   if (q.status !== undefined) query.statuses = q.status;
   if (q.type !== undefined) query.type = q.type;
@@ -142,6 +143,7 @@ function toTaskQuery(q: z.output<typeof schemas.listTasksQuery>): TaskQuery {
     }
     query.labels = labels;
   }
+  if (q.q !== undefined) query.search = q.q;
   if (q.limit !== undefined) query.limit = q.limit;
   if (q.cursor !== undefined) query.cursor = q.cursor;
   return query;

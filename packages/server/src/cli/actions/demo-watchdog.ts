@@ -91,6 +91,11 @@ export async function watchdogDemo(ctx: CliContext, opts: WatchdogDemoOptions): 
     });
     const admin = new Client({ url: server.url, token: server.adminToken });
     const t = WATCHDOG_TIMING;
+    // First, so a newcomer can open it and watch the demo happen in the browser.
+    const login = await server.coordinator.dashboard.mintLoginCode('admin');
+    book.print(
+      `${s.bold('Dashboard')}: ${server.url}/login?once=${login.code}  ${s.dim('(open it to watch in your browser; one use)')}`,
+    );
     book.print(`${s.bold('Rouse demo — the watchdog')}: coordinator on ${server.url} (data in ${dataDir})`);
     book.print(
       s.dim(

@@ -80,6 +80,11 @@ async function tasksDemo(ctx: CliContext, opts: DemoOptions & { duration: number
     const admin = new Client({ url: server.url, token: server.adminToken });
     const enroll = new Client({ url: server.url, token: server.agentToken });
     const timing = demoTiming(opts.heartbeatInterval);
+    // First, so a newcomer can open it and watch the demo happen in the browser.
+    const login = await server.coordinator.dashboard.mintLoginCode('admin');
+    book.print(
+      `${s.bold('Dashboard')}: ${server.url}/login?once=${login.code}  ${s.dim('(open it to watch in your browser; one use)')}`,
+    );
     book.print(`${s.bold('Rouse demo')}: coordinator on ${server.url} (data in ${dataDir})`);
     book.print(
       s.dim(

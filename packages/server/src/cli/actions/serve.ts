@@ -145,10 +145,16 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
     const where = file ?? (env[envName] ? `from ${envName}` : 'given by option');
     return opts.showTokens ? `${where}  ${style.yellow(value)}` : where;
   };
+  // A one-time login link for the dashboard (the token itself never goes into a URL).
+  const login = await server.coordinator.dashboard.mintLoginCode('admin');
   const banner = [
     `${style.bold('Rouse')} ${ctx.version} coordinator listening on ${style.bold(server.url)}`,
     ...renderPairs(
       [
+        [
+          'dashboard',
+          `${style.bold(`${server.url}/login?once=${login.code}`)}  ${style.dim('(one use, within 5 minutes; `rouse dashboard` prints another)')}`,
+        ],
         ['data dir', server.dataDir],
         ['store', describeStore(server.storeConfig)],
         ['admin token', tokenLine('admin', server.adminToken)],

@@ -39,6 +39,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0012_agent_snapshots',
   '0013_alerts',
   '0014_task_blobs',
+  '0015_dashboard_sessions',
 ]);
 
 export interface PostgresMigrationStatus {

@@ -182,12 +182,12 @@ describe('PostgreSQL specifics', () => {
       await client.query({
         name: 'rouse_listTasksByStatus',
         text: TASK_SQL.listTasksByStatus,
-        values: [null, null, null, null, 51, ['running']],
+        values: [null, null, null, null, 51, null, ['running']],
       });
       await store.createTasks(Array.from({ length: 3000 }, (_, i) => newTask(`tsk_listed_${i}`)));
       const explain = async (statuses: string) => {
         const plan = await client.query(
-          `EXPLAIN EXECUTE "rouse_listTasksByStatus"(NULL, NULL, NULL, NULL, 51, '${statuses}')`,
+          `EXPLAIN EXECUTE "rouse_listTasksByStatus"(NULL, NULL, NULL, NULL, 51, NULL, '${statuses}')`,
         );
         return plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
       };

@@ -22,6 +22,7 @@ import type {
   CoordinationStore,
   EffectStore,
   InterventionStore,
+  SessionStore,
   SnapshotStore,
   Store,
   TaskBlobStore,
@@ -51,6 +52,7 @@ import {
   resolvePostgresStoreOptions,
   transitionsChannel,
 } from './postgres-options.js';
+import * as sessions from './postgres-sessions.js';
 import * as shards from './postgres-shards.js';
 import * as snapshots from './postgres-snapshots.js';
 import * as admin from './postgres-task-admin.js';
@@ -126,6 +128,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     getTask: op(reads.getTask),
     listTasks: op(reads.listTasks),
     listTaskEvents: op(reads.listTaskEvents),
+    taskSummary: op(reads.taskSummary),
     claimTasks: op(writes.claimTasks),
     startTask: op(writes.startTask),
     recordHeartbeats: op(writes.recordHeartbeats),
@@ -219,6 +222,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     getSnapshot: op(snapshots.getSnapshot),
     deleteExpiredSnapshots: op(snapshots.deleteExpiredSnapshots),
   };
+  const sessionStore: SessionStore = {
+    saveSession: op(sessions.saveSession),
+    touchSession: op(sessions.touchSession),
+    takeLoginCode: op(sessions.takeLoginCode),
+    deleteSession: op(sessions.deleteSession),
+    deleteExpiredSessions: op(sessions.deleteExpiredSessions),
+  };
 
   return {
     kind: 'postgres',
@@ -246,5 +256,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...interventionStore,
     ...snapshotStore,
     ...alertStore,
+    ...sessionStore,
   };
 }

@@ -3,7 +3,14 @@ import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery, TransitionRef } from '../store.js';
+import type {
+  ActiveLeasesQuery,
+  LeaseEntry,
+  QueueStats,
+  TaskQuery,
+  TaskSummary,
+  TransitionRef,
+} from '../store.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { type EventRow, pgJson, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
@@ -29,6 +36,7 @@ export async function listTasks(
     query.agentId ?? null,
     labels,
     limit + 1,
+    query.search === undefined || query.search === '' ? null : query.search,
   ];
   const rows =
     query.statuses && query.statuses.length > 0
@@ -39,6 +47,31 @@ export async function listTasks(
   return {
     tasks: page.map(toTask),
     nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last.seq) : null,
+  };
+}
+
+export async function taskSummary(
+  ctx: PgContext,
+  query: { since: number; latencySample: number },
+): Promise<TaskSummary> {
+  const [byTypeAndStatus, [finished], latencies] = await Promise.all([
+    ctx.rows<TaskSummary['byTypeAndStatus'][number]>(
+      'summaryByTypeAndStatus',
+      TASK_SQL.summaryByTypeAndStatus,
+    ),
+    ctx.rows<{ completed: number; failed: number }>('summaryFinishedSince', TASK_SQL.summaryFinishedSince, [
+      query.since,
+    ]),
+    ctx.rows<{ ms: number }>('summaryLatencies', TASK_SQL.summaryLatencies, [
+      query.since,
+      Math.max(1, query.latencySample),
+    ]),
+  ]);
+  return {
+    byTypeAndStatus,
+    completedSince: finished?.completed ?? 0,
+    failedSince: finished?.failed ?? 0,
+    latenciesMs: latencies.map((r) => r.ms).sort((a, b) => a - b),
   };
 }
 

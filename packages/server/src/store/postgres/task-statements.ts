@@ -21,12 +21,16 @@ const COLS = TASK_COLUMN_NAMES.join(', ');
 const T = taskColumns('t');
 /**
  * The filters of a task listing over alias `t`; the cursor (`seq` below it, or below every seq) is an
- * index condition. Params: $1 beforeSeq, $2 type, $3 agentId, $4 labels (jsonb object, all must match).
+ * index condition. Params: $1 beforeSeq, $2 type, $3 agentId, $4 labels (jsonb object, all must match),
+ * $6 search text or null (see `TaskQuery.search`; $5 is the listing's limit).
  */
 const LIST_FILTERS = `t.seq < COALESCE($1::bigint, 9223372036854775807)
          AND ($2::text IS NULL OR t.type = $2::text)
          AND ($3::text IS NULL OR t.agent_id = $3::text)
-         AND ($4::jsonb IS NULL OR t.labels @> $4::jsonb)`;
+         AND ($4::jsonb IS NULL OR t.labels @> $4::jsonb)
+         AND ($6::text IS NULL OR t.id = $6::text OR t.idempotency_key = $6::text
+              OR strpos(lower(t.payload::text), lower($6::text)) > 0
+              OR strpos(lower(t.labels::text), lower($6::text)) > 0)`;
 
 /**
  * What the claim and completion statements return per written row: the task columns, the statement's
@@ -165,6 +169,20 @@ export const TASK_SQL = {
    * $2 type, $3 agentId, $4 labels (jsonb object, all must match), $5 limit. The cursor is an index
    * condition (`seq < COALESCE(...)`), so a deep page starts where the last one ended.
    */
+  /** The overview's counts by type and status. No params. */
+  summaryByTypeAndStatus: 'SELECT type, status, count(*)::int AS count FROM tasks GROUP BY type, status',
+
+  /** Tasks finished since $1: completed, and failed for good. */
+  summaryFinishedSince: `
+    SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed,
+           count(*) FILTER (WHERE status IN ('failed', 'timeout') AND next_attempt_at IS NULL)::int AS failed
+    FROM tasks WHERE finished_at >= $1`,
+
+  /** created → completed of the newest completed since $1, at most $2. */
+  summaryLatencies: `
+    SELECT finished_at - created_at AS ms FROM tasks
+    WHERE status = 'completed' AND finished_at >= $1 ORDER BY finished_at DESC LIMIT $2`,
+
   listTasks: `
     SELECT ${T} FROM tasks t
     WHERE ${LIST_FILTERS}
@@ -175,11 +193,11 @@ export const TASK_SQL = {
    * `listTasks` for some statuses: per status, the newest matching rows — through `tasks_status` for
    * every status but completed (that partial index leaves completed tasks out; they are found densely
    * by walking the primary key; it is keyed by NULLIF(status, 'completed') so that no write is planned
-   * through it, see migration 0004) — then the newest of those. Params: $1 … $5 as listTasks, $6 statuses
+   * through it, see migration 0004) — then the newest of those. Params: $1 … $6 as listTasks, $7 statuses
    * (text[]).
    */
   listTasksByStatus: `
-    SELECT ${taskColumns('page')} FROM (SELECT DISTINCT unnest($6::text[]) AS status) s
+    SELECT ${taskColumns('page')} FROM (SELECT DISTINCT unnest($7::text[]) AS status) s
     CROSS JOIN LATERAL (
       (SELECT ${T} FROM tasks t
        WHERE s.status <> 'completed' AND NULLIF(t.status, 'completed') = s.status AND t.status <> 'completed'

@@ -36,6 +36,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0014_alerts',
   '0015_agent_lease_index',
   '0016_task_blobs',
+  '0017_dashboard_sessions',
 ]);
 
 const CREATE_LEDGER = `

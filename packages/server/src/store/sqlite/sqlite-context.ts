@@ -12,6 +12,7 @@ import { ALERT_SQL } from './alert-statements.js';
 import { EFFECT_SQL } from './effect-statements.js';
 import { INTERVENTION_SQL } from './intervention-statements.js';
 import { type HeadRow, jsonText, rowEventCount, type TaskRow, toHead, toTask } from './row-mapping.js';
+import { SESSION_SQL } from './session-statements.js';
 import { SHARD_SQL } from './shard-statements.js';
 import { SNAPSHOT_SQL } from './snapshot-statements.js';
 import { TASK_BLOB_SQL } from './task-blob-statements.js';
@@ -51,6 +52,7 @@ export class SqliteContext {
   readonly shards: Prepared<typeof SHARD_SQL>;
   readonly effects: Prepared<typeof EFFECT_SQL>;
   readonly taskBlobs: Prepared<typeof TASK_BLOB_SQL>;
+  readonly sessions: Prepared<typeof SESSION_SQL>;
   readonly interventions: Prepared<typeof INTERVENTION_SQL>;
   readonly snapshots: Prepared<typeof SNAPSHOT_SQL>;
   readonly alerts: Prepared<typeof ALERT_SQL>;
@@ -65,6 +67,7 @@ export class SqliteContext {
     this.shards = prepareAll(db, SHARD_SQL);
     this.effects = prepareAll(db, EFFECT_SQL);
     this.taskBlobs = prepareAll(db, TASK_BLOB_SQL);
+    this.sessions = prepareAll(db, SESSION_SQL);
     this.interventions = prepareAll(db, INTERVENTION_SQL);
     this.snapshots = prepareAll(db, SNAPSHOT_SQL);
     this.alerts = prepareAll(db, ALERT_SQL);

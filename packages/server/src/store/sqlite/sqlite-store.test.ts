@@ -13,7 +13,7 @@ import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrat
 import { createSqliteStore, WAL_AUTOCHECKPOINT_PAGES } from './sqlite-store.js';
 import { TASK_SQL } from './task-statements.js';
 
-const LIST_PARAMS = { beforeSeq: null, type: null, agentId: null, labels: null, limit: 51 };
+const LIST_PARAMS = { beforeSeq: null, type: null, agentId: null, labels: null, search: null, limit: 51 };
 
 runStoreContract('sqlite :memory:', async (clock) => {
   const store = createSqliteStore({ path: ':memory:', clock });

@@ -17,6 +17,7 @@ import type {
   CoordinationStore,
   EffectStore,
   InterventionStore,
+  SessionStore,
   SnapshotStore,
   Store,
   StreamNotice,
@@ -30,6 +31,7 @@ import * as alerts from './sqlite-alerts.js';
 import { SqliteContext } from './sqlite-context.js';
 import * as effects from './sqlite-effects.js';
 import * as interventions from './sqlite-interventions.js';
+import * as sessions from './sqlite-sessions.js';
 import * as shards from './sqlite-shards.js';
 import * as snapshots from './sqlite-snapshots.js';
 import * as admin from './sqlite-task-admin.js';
@@ -156,6 +158,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     getTask: (id) => call(() => ctx.task(id)),
     listTasks: read(reads.listTasks),
     listTaskEvents: read(reads.listTaskEvents),
+    taskSummary: read(reads.taskSummary),
     claimTasks: write(writes.claimTasks),
     startTask: write(writes.startTask),
     recordHeartbeats: write(writes.recordHeartbeats),
@@ -250,6 +253,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     getAlert: read(alerts.getAlert),
     listAlerts: read(alerts.listAlerts),
   };
+  const sessionStore: SessionStore = {
+    saveSession: write(sessions.saveSession),
+    touchSession: write(sessions.touchSession),
+    takeLoginCode: write(sessions.takeLoginCode),
+    deleteSession: write(sessions.deleteSession),
+    deleteExpiredSessions: write(sessions.deleteExpiredSessions),
+  };
   const ping = db.prepare('SELECT 1');
   return {
     kind: 'sqlite',
@@ -268,6 +278,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...interventionStore,
     ...snapshotStore,
     ...alertStore,
+    ...sessionStore,
   };
 }
 

@@ -3,7 +3,14 @@ import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
-import type { ActiveLeasesQuery, LeaseEntry, QueueStats, TaskQuery, TransitionRef } from '../store.js';
+import type {
+  ActiveLeasesQuery,
+  LeaseEntry,
+  QueueStats,
+  TaskQuery,
+  TaskSummary,
+  TransitionRef,
+} from '../store.js';
 import { type EventRow, rowSeq, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -21,6 +28,7 @@ export function listTasks(
     type: query.type ?? null,
     agentId: query.agentId ?? null,
     labels,
+    search: query.search === undefined || query.search === '' ? null : query.search,
     limit: limit + 1,
   };
   let rows: TaskRow[];
@@ -43,6 +51,28 @@ export function listTasks(
   return {
     tasks: page.map(toTask),
     nextCursor: rows.length > limit && last !== undefined ? encodeCursor(rowSeq(last)) : null,
+  };
+}
+
+export function taskSummary(
+  ctx: SqliteContext,
+  query: { since: number; latencySample: number },
+): TaskSummary {
+  const finished = ctx.tasks.summaryFinishedSince.get({ since: query.since }) as {
+    completed: number;
+    failed: number;
+  };
+  return {
+    byTypeAndStatus: ctx.tasks.summaryByTypeAndStatus.all() as TaskSummary['byTypeAndStatus'],
+    completedSince: finished.completed,
+    failedSince: finished.failed,
+    latenciesMs: (
+      ctx.tasks.summaryLatencies.all({ since: query.since, limit: Math.max(1, query.latencySample) }) as {
+        ms: number;
+      }[]
+    )
+      .map((r) => r.ms)
+      .sort((a, b) => a - b),
   };
 }
 

@@ -11,13 +11,18 @@ export { TASK_COLUMN_NAMES };
 const TASK_COLUMNS = TASK_COLUMN_NAMES.join(', ');
 /** Above every task's seq: the start of a listing without a cursor. */
 const MAX_SEQ = '9223372036854775807';
-/** The optional filters of a task listing. Params: @type, @agentId, @labels (JSON object, all must match). */
+/**
+ * The optional filters of a task listing. Params: @type, @agentId, @labels (JSON object, all must match),
+ * @search (see `TaskQuery.search`).
+ */
 const LIST_FILTERS = `AND (@type IS NULL OR type = @type)
       AND (@agentId IS NULL OR agent_id = @agentId)
       AND (@labels IS NULL OR NOT EXISTS (
             SELECT 1 FROM json_each(@labels) AS want
             WHERE NOT EXISTS (SELECT 1 FROM json_each(tasks.labels) AS have
-                              WHERE have.key = want.key AND have.value = want.value)))`;
+                              WHERE have.key = want.key AND have.value = want.value)))
+      AND (@search IS NULL OR id = @search OR idempotency_key = @search
+           OR instr(lower(payload), lower(@search)) > 0 OR instr(lower(labels), lower(@search)) > 0)`;
 
 /** The small part of a task a write needs to check and compute itself (no payload or results). */
 export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, agent_id, timing, started_at,
@@ -58,6 +63,20 @@ export const TASK_SQL = {
    * A page of tasks, newest first. Every filter is optional (null = any). Params: @type, @agentId,
    * @labels (JSON object, all must match), @beforeSeq (cursor; a bound of the primary-key walk), @limit.
    */
+  /** The overview's counts by type and status. No params. */
+  summaryByTypeAndStatus: 'SELECT type, status, count(*) AS count FROM tasks GROUP BY type, status',
+
+  /** Tasks finished since @since: completed, and failed for good. */
+  summaryFinishedSince: `
+    SELECT coalesce(sum(status = 'completed'), 0) AS completed,
+           coalesce(sum(status IN ('failed', 'timeout') AND next_attempt_at IS NULL), 0) AS failed
+    FROM tasks WHERE finished_at >= @since`,
+
+  /** created → completed of the newest completed since @since, at most @limit. */
+  summaryLatencies: `
+    SELECT finished_at - created_at AS ms FROM tasks
+    WHERE status = 'completed' AND finished_at >= @since ORDER BY finished_at DESC LIMIT @limit`,
+
   listTasks: `
     SELECT ${TASK_COLUMNS} FROM tasks
     WHERE seq < coalesce(@beforeSeq, ${MAX_SEQ})

@@ -19,6 +19,7 @@ import { agentCommandsContract } from './agent-commands.js';
 import { agentsContract } from './agents.js';
 import { alertsContract } from './alerts.js';
 import { shardsContract } from './coordination.js';
+import { dashboardContract } from './dashboard.js';
 import { effectsContract } from './effects.js';
 import { type MakeStore, useHarness } from './harness.js';
 import { interventionsContract } from './interventions.js';
@@ -65,6 +66,10 @@ export function runAlertStoreContract(name: string, makeStore: MakeStore): void 
   describe(`Alert store contract: ${name}`, () => alertsContract(useHarness(makeStore)));
 }
 
+export function runDashboardStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Dashboard store contract: ${name}`, () => dashboardContract(useHarness(makeStore)));
+}
+
 export { runTaskStoreContract };
 
 /** All the suites. */
@@ -78,4 +83,5 @@ export function runStoreContract(name: string, makeStore: MakeStore): void {
   runInterventionStoreContract(name, makeStore);
   runSnapshotStoreContract(name, makeStore);
   runAlertStoreContract(name, makeStore);
+  runDashboardStoreContract(name, makeStore);
 }

@@ -1,0 +1,280 @@
+// Rouse dashboard: the page's one script (progressive enhancement; every page works without it).
+// The live stream (coalesced refreshes of the live region), keyboard moves, bulk selection with a
+// confirmation, copy buttons, and following a running attempt's logs.
+const body = document.body;
+const live = document.getElementById('live');
+const statusEl = document.getElementById('live-status');
+const topics = new Set((body.dataset.topics || '').split(' ').filter(Boolean));
+const REFRESH_EVERY_MS = 250;
+
+// ---- live region refresh, at most one fetch per REFRESH_EVERY_MS however many changes arrive ----
+// The pause between refreshes grows with what the last one cost (20 × its duration, at most 3 s), so a
+// page keeps the coordinator busy at most a twentieth of the time and a busy one is asked less often.
+let pending = false;
+let inflight = false;
+let lastRefresh = 0;
+let lastCost = 0;
+let refreshes = 0;
+
+function schedule() {
+  if (pending || !live) return;
+  pending = true;
+  const every = Math.min(3000, Math.max(REFRESH_EVERY_MS, lastCost * 20));
+  setTimeout(run, Math.max(0, lastRefresh + every - Date.now()));
+}
+
+async function run() {
+  if (inflight) {
+    setTimeout(run, REFRESH_EVERY_MS);
+    return;
+  }
+  pending = false;
+  inflight = true;
+  lastRefresh = Date.now();
+  try {
+    await refresh();
+    lastCost = Date.now() - lastRefresh;
+  } catch {
+    // the stream's state says what is wrong; the next event tries again
+  } finally {
+    inflight = false;
+  }
+}
+
+async function refresh() {
+  const res = await fetch(location.pathname + location.search, {
+    headers: { 'x-rouse-fragment': '1' },
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  if (res.status === 401) return signedOut();
+  if (!res.ok) return;
+  const text = await res.text();
+  const checked = new Set([...document.querySelectorAll('input[name="id"]:checked')].map((i) => i.value));
+  const open = new Set([...live.querySelectorAll('details[open]')].map(keyOf));
+  const active = document.activeElement;
+  const activeKey = active && live.contains(active) ? focusKey(active) : null;
+  live.innerHTML = text;
+  for (const box of document.querySelectorAll('input[name="id"]')) box.checked = checked.has(box.value);
+  for (const d of live.querySelectorAll('details')) if (open.has(keyOf(d))) d.open = true;
+  if (activeKey) live.querySelector(activeKey)?.focus();
+  refreshes++;
+  body.dataset.refreshes = String(refreshes);
+  updateCount();
+  follow();
+}
+
+function keyOf(details) {
+  const summary = details.querySelector('summary');
+  const parent = details.closest('[data-event],[data-reason],[data-intervention],section');
+  return `${parent?.id || parent?.dataset.event || parent?.dataset.reason || ''}|${summary?.textContent || ''}`;
+}
+
+function focusKey(el) {
+  if (el.id) return `#${CSS.escape(el.id)}`;
+  const href = el.getAttribute('href');
+  if (href) return `a[href="${CSS.escape(href)}"]`;
+  if (el.name === 'id' && el.value) return `input[name="id"][value="${CSS.escape(el.value)}"]`;
+  return null;
+}
+
+function signedOut() {
+  setStatus('off', 'signed out — reload to sign in again');
+  stream?.close();
+  stream = null;
+}
+
+// ---- the event stream ----
+let stream = null;
+let lastEventId = '';
+let retryMs = 1000;
+
+function setStatus(state, text) {
+  if (!statusEl) return;
+  statusEl.dataset.state = state;
+  statusEl.textContent = text;
+}
+
+// Does a `changes` frame ({tasks, agents, interventions, alerts, more}) concern this page?
+function matches(c) {
+  const tasks = c.tasks || [];
+  const agents = c.agents || [];
+  if (topics.has('tasks') && (tasks.length > 0 || c.more)) return true;
+  if (topics.has('agents') && (agents.length > 0 || c.more)) return true;
+  if (topics.has('interventions') && c.interventions > 0) return true;
+  if (topics.has('alerts') && c.alerts > 0) return true;
+  for (const t of topics) {
+    if (t.startsWith('task:') && (c.more || tasks.includes(t.slice(5)))) return true;
+    if (t.startsWith('agent:') && (c.more || agents.includes(t.slice(6)))) return true;
+  }
+  return false;
+}
+
+function connect() {
+  const url = lastEventId ? `/events?lastEventId=${encodeURIComponent(lastEventId)}` : '/events';
+  const es = new EventSource(url, { withCredentials: true });
+  stream = es;
+  setStatus('connecting', 'connecting…');
+  es.onopen = () => {
+    retryMs = 1000;
+    setStatus('live', 'live');
+  };
+  es.onerror = () => {
+    if (es.readyState === EventSource.CLOSED) {
+      // Refused (signed out, server restarting): check why, then try again by ourselves.
+      es.close();
+      if (stream !== es) return;
+      stream = null;
+      setStatus('reconnecting', 'reconnecting…');
+      fetch('/session', { credentials: 'same-origin', cache: 'no-store' })
+        .then((r) => (r.status === 401 ? signedOut() : retry()))
+        .catch(retry);
+    } else {
+      setStatus('reconnecting', 'reconnecting…');
+    }
+  };
+  es.addEventListener('changes', (ev) => {
+    if (ev.lastEventId) lastEventId = ev.lastEventId;
+    let changes = {};
+    try {
+      changes = JSON.parse(ev.data);
+    } catch {}
+    if (matches(changes)) schedule();
+  });
+  es.addEventListener('resync', (ev) => {
+    if (ev.lastEventId) lastEventId = ev.lastEventId;
+    schedule();
+  });
+}
+
+function retry() {
+  setTimeout(() => {
+    if (!stream) connect();
+  }, retryMs);
+  retryMs = Math.min(retryMs * 2, 15000);
+}
+
+if (body.dataset.csrf !== undefined && live) connect();
+
+// ---- keyboard: / search, j/k move in lists, Enter opens ----
+function typing(el) {
+  return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+}
+
+document.addEventListener('keydown', (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+  if (e.key === '/') {
+    const search = document.querySelector('[data-search]');
+    if (search) {
+      e.preventDefault();
+      search.focus();
+      search.select();
+    }
+  } else if (e.key === 'j' || e.key === 'k') {
+    const rows = [...document.querySelectorAll('[data-row]')];
+    if (rows.length === 0) return;
+    const at = rows.findIndex((r) => r.classList.contains('current'));
+    const next = at === -1 ? 0 : Math.min(rows.length - 1, Math.max(0, at + (e.key === 'j' ? 1 : -1)));
+    for (const r of rows) r.classList.remove('current');
+    rows[next].classList.add('current');
+    rows[next].querySelector('a')?.focus();
+    e.preventDefault();
+  } else if (e.key === 'Enter') {
+    const row = document.querySelector('[data-row].current');
+    if (row && !(e.target instanceof HTMLAnchorElement) && !(e.target instanceof HTMLButtonElement)) {
+      location.href = row.dataset.href;
+    }
+  }
+});
+
+// ---- bulk selection ----
+function updateCount() {
+  const n = document.querySelectorAll('input[name="id"][form="bulk"]:checked').length;
+  const out = document.querySelector('[data-selected-count]');
+  if (out) out.textContent = `${n} selected`;
+}
+
+document.addEventListener('change', (e) => {
+  const t = e.target;
+  if (t.matches?.('[data-select-all]')) {
+    for (const box of document.querySelectorAll('input[name="id"][form="bulk"]')) box.checked = t.checked;
+  }
+  if (t.matches?.('input[name="id"], [data-select-all]')) updateCount();
+});
+
+document.addEventListener('submit', (e) => {
+  const form = e.target;
+  if (!form.matches('[data-bulk]')) return;
+  const n = document.querySelectorAll('input[name="id"][form="bulk"]:checked').length;
+  const action = e.submitter?.value === 'retry' ? 'Retry' : 'Cancel';
+  if (n === 0) {
+    e.preventDefault();
+    const out = form.querySelector('[data-selected-count]');
+    if (out) out.textContent = 'Select tasks first';
+    return;
+  }
+  if (!window.confirm(`${action} ${n} selected task${n === 1 ? '' : 's'}?`)) {
+    e.preventDefault();
+    return;
+  }
+  const confirmed = document.createElement('input');
+  confirmed.type = 'hidden';
+  confirmed.name = 'confirmed';
+  confirmed.value = String(n);
+  form.append(confirmed);
+});
+
+// ---- copy ----
+document.addEventListener('click', async (e) => {
+  const button = e.target.closest?.('[data-copy]');
+  if (!button) return;
+  const text = document.querySelector(button.dataset.copy)?.textContent ?? '';
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = 'Copied';
+  } catch {
+    button.textContent = 'Copy failed';
+  }
+  setTimeout(() => {
+    button.textContent = 'Copy';
+  }, 1500);
+});
+
+// ---- following a running attempt's logs (long-poll) ----
+let following = false;
+
+async function follow() {
+  if (following) return;
+  following = true;
+  try {
+    for (let round = 0; round < 100000; round++) {
+      const el = document.querySelector('[data-log-follow]');
+      if (!el || el.dataset.final === '1') return;
+      const seen = [...document.querySelectorAll('ol.log li[data-seq]')].map((li) => Number(li.dataset.seq));
+      const after = Math.max(Number(el.dataset.after) || 0, ...seen);
+      const res = await fetch(`${el.dataset.logFollow}?after=${after}`, { credentials: 'same-origin' });
+      if (!res.ok) return;
+      const data = await res.json();
+      let missing = false;
+      for (const line of data.lines) {
+        if (document.querySelector(`ol.log li[data-seq="${line.seq}"]`)) continue;
+        const list = document.querySelector(`ol.log[data-log-attempt="${line.attempt}"]`);
+        if (!list) {
+          missing = true;
+          continue;
+        }
+        list.insertAdjacentHTML('beforeend', line.html);
+      }
+      const current = document.querySelector('[data-log-follow]');
+      if (current) current.dataset.after = String(data.last);
+      if (missing) schedule();
+      if (data.final) return;
+    }
+  } catch {
+    // a refresh or the next page load starts it again
+  } finally {
+    following = false;
+  }
+}
+
+follow();

@@ -1,0 +1,102 @@
+/** Interventions, Alerts, Dependencies and Policies. */
+import type { Alert, Intervention, PoliciesResponse } from '@rouse/protocol';
+import { badge, empty } from '../components.js';
+import { ago, duration, isoTime, prettyJson } from '../format.js';
+import { html } from '../html.js';
+import type { View, ViewContext } from '../layout.js';
+import { interventionItem } from './agents.js';
+import type { DependencyView } from './overview.js';
+
+export function interventionsView(
+  data: { interventions: Intervention[]; nextCursor: string | null },
+  ctx: ViewContext,
+): View {
+  const items = data.interventions.map(
+    (i) =>
+      html`<li><a class="mono" href="/agents/${i.agentId}">${i.agentId}</a><ol class="timeline">${interventionItem(i, ctx.now)}</ol></li>`,
+  );
+  return {
+    title: 'Interventions',
+    nav: 'interventions',
+    topics: ['interventions'],
+    live:
+      data.interventions.length === 0 ? empty('No interventions yet.') : html`<ul class="list">${items}</ul>`,
+  };
+}
+
+function alertItem(a: Alert, now: number) {
+  const byChannel = new Map<string, Alert['notifications']>();
+  for (const n of a.notifications) byChannel.set(n.channel, [...(byChannel.get(n.channel) ?? []), n]);
+  return html`<li id="alert-${a.id}">${badge(a.severity, 'severity')} ${badge(a.state, 'alert')} <strong>${a.summary}</strong>
+<span class="muted">${a.group.agentType} · ${a.group.condition} · first ${ago(a.firstAt, now)}, last ${ago(a.lastAt, now)}</span>
+<p>Agents: ${a.agentIds.map((id) => html`<a class="mono" href="/agents/${id}">${id}</a> `)}</p>
+${
+  byChannel.size === 0
+    ? html`<p class="muted">Not notified (no channel).</p>`
+    : html`<table><caption class="sr-only">Deliveries of alert ${a.id}</caption><thead><tr><th scope="col">Channel</th><th scope="col">Deliveries</th></tr></thead><tbody>${[
+        ...byChannel,
+      ].map(
+        ([ch, ns]) =>
+          html`<tr><th scope="row">${ch}</th><td>${ns.map(
+            (n) =>
+              html`<span class="delivery">${n.kind} ${isoTime(n.at)} ${n.ok ? 'delivered' : html`failed: ${n.error ?? ''}`}</span> `,
+          )}</td></tr>`,
+      )}</tbody></table>`
+}</li>`;
+}
+
+export function alertsView(data: { alerts: Alert[]; state?: string }, ctx: ViewContext): View {
+  return {
+    title: 'Alerts',
+    nav: 'alerts',
+    topics: ['alerts'],
+    head: html`<nav class="pager" aria-label="Alert states"><a href="/alerts"${data.state === undefined ? html` aria-current="page"` : ''}>All</a> <a href="/alerts?state=firing"${data.state === 'firing' ? html` aria-current="page"` : ''}>Firing</a> <a href="/alerts?state=resolved"${data.state === 'resolved' ? html` aria-current="page"` : ''}>Resolved</a></nav>`,
+    live:
+      data.alerts.length === 0
+        ? empty('No alerts.')
+        : html`<ul class="list alerts">${data.alerts.map((a) => alertItem(a, ctx.now))}</ul>`,
+  };
+}
+
+export function dependenciesView(data: { dependencies: DependencyView[] }, ctx: ViewContext): View {
+  return {
+    title: 'Dependencies',
+    nav: 'dependencies',
+    topics: ['dependencies'],
+    live:
+      data.dependencies.length === 0
+        ? empty('No dependency has been reported.')
+        : html`<div class="scroll"><table><caption class="sr-only">Dependencies</caption><thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Since</th><th scope="col">Back</th><th scope="col">Reported by</th><th scope="col">Message</th></tr></thead>
+<tbody>${data.dependencies.map(
+            (d) =>
+              html`<tr><th scope="row">${d.name}</th><td>${badge(d.state, 'dep')}</td><td>${ago(d.since, ctx.now)}</td><td>${d.until === null ? '—' : ago(d.until, ctx.now)}</td><td class="mono">${d.reportedBy ?? '—'}</td><td>${d.message ?? ''}</td></tr>`,
+          )}</tbody></table></div>`,
+  };
+}
+
+export function policiesView(data: PoliciesResponse, ctx: ViewContext): View {
+  void ctx;
+  return {
+    title: 'Policies',
+    nav: 'policies',
+    topics: [],
+    live: html`<p>From ${data.source === null ? 'the built-in defaults' : html`<code>${data.source}</code>`}, loaded ${isoTime(data.loadedAt)}.</p>
+${
+  data.lastError === null
+    ? html`<p class="muted">The last reload succeeded.</p>`
+    : html`<section class="error" role="alert"><h2>The last reload was refused (${isoTime(data.lastError.at)})</h2><ul>${data.lastError.errors.map(
+        (e) => html`<li>${JSON.stringify(e)}</li>`,
+      )}</ul><p>The policies below stayed in force.</p></section>`
+}
+${data.policies.map(
+  (p) => html`<section class="policy"><h2>${p.name} <span class="muted">(${p.agentType})</span></h2>
+<p>Heartbeat every ${duration(p.heartbeat.expectedIntervalMs)}, ×${p.heartbeat.timeoutFactor}${p.heartbeat.adaptive ? ', adaptive' : ''}; stall after ${duration(p.stallDetection.stallThresholdMs)}${p.stallDetection.enabled ? '' : ' (off)'}.</p>
+<details><summary>Everything</summary><pre><code>${prettyJson(p as never)}</code></pre></details></section>`,
+)}
+<section><h2>Task types</h2>${
+      Object.keys(data.taskTypes).length === 0
+        ? empty('No task type has its own timing.')
+        : html`<pre><code>${prettyJson(data.taskTypes)}</code></pre>`
+    }</section>`,
+  };
+}
