@@ -2,7 +2,8 @@
 /**
  * `npm test`: build (typechecks the sources), typecheck the tests, lint, then every vitest test. The last line printed is
  * `N passed, N failed` (plus `, N skipped` when some were skipped), from vitest's JSON report.
- * Exits non-zero if the build, the lint or any test failed. Extra arguments go to vitest.
+ * Exits non-zero if the build, the lint or any test failed. Extra arguments go to vitest. Installs
+ * Debian's chromium first when it is missing and this user may (the dashboard's browser tests need it).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +25,31 @@ const typecheckStatus = run(npm, ['run', '--silent', 'typecheck']);
 if (typecheckStatus !== 0) warn('typecheck of the tests failed (running the tests anyway)');
 const lintStatus = run(npm, ['run', '--silent', 'lint']);
 if (lintStatus !== 0) warn('lint failed (running the tests anyway)');
+
+// The dashboard's tests drive a real browser: Debian's chromium. On a machine without it, install it
+// when this user can (root, or sudo without a password); otherwise those tests fail naming the fix.
+const onPath = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+if (process.platform === 'linux' && !onPath('chromium') && onPath('apt-get')) {
+  const isRoot = process.getuid?.() === 0;
+  const aptGet = isRoot
+    ? ['apt-get']
+    : spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0
+      ? ['sudo', '-n', 'apt-get']
+      : null;
+  if (aptGet === null) {
+    warn(
+      'chromium is not installed and this user cannot install it: the dashboard tests will fail (apt-get install chromium)',
+    );
+  } else {
+    say('installing chromium for the dashboard tests (apt-get; once)');
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    const apt = (args) =>
+      spawnSync(aptGet[0], [...aptGet.slice(1), ...args], { stdio: 'inherit', env }).status;
+    if (apt(['update']) !== 0 || apt(['install', '-y', '--no-install-recommends', 'chromium']) !== 0) {
+      warn('could not install chromium: the dashboard tests will fail');
+    }
+  }
+}
 
 const report = join(root, 'test-results.json');
 rmSync(report, { force: true });
