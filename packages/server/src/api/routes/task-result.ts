@@ -101,16 +101,8 @@ export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext
         bodyLimit: limitBytes,
       },
       async (request: FastifyRequest) => {
-        const { version } = parseInput(schemas.versionQuery, request.query ?? {}, 'query');
-        const contentType = request.headers['content-type'] ?? 'application/octet-stream';
-        const body = (request.body as ByteLimit | undefined) ?? Buffer.alloc(0);
-        const resultRef = await coordinator.uploadResult(
-          callerOf(request),
-          param(request, 'id'),
-          version,
-          contentType,
-          body,
-        );
+        const u = uploadOf(request);
+        const resultRef = await coordinator.uploadResult(u.caller, u.id, u.version, u.contentType, u.body);
         return { resultRef };
       },
     );
@@ -130,16 +122,8 @@ export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext
         bodyLimit: limitBytes,
       },
       async (request: FastifyRequest) => {
-        const { version } = parseInput(schemas.versionQuery, request.query ?? {}, 'query');
-        const contentType = request.headers['content-type'] ?? 'application/octet-stream';
-        const body = (request.body as ByteLimit | undefined) ?? Buffer.alloc(0);
-        const blobRef = await coordinator.uploadTaskBlob(
-          callerOf(request),
-          param(request, 'id'),
-          version,
-          contentType,
-          body,
-        );
+        const u = uploadOf(request);
+        const blobRef = await coordinator.uploadTaskBlob(u.caller, u.id, u.version, u.contentType, u.body);
         return { blobRef };
       },
     );
@@ -165,4 +149,16 @@ class ByteLimit extends Transform {
     if (this.seen > this.limitBytes) callback(tooLarge(this.limitBytes));
     else callback(null, chunk);
   }
+}
+
+/** What a byte upload for a task says: who, which task, the attempt's version, the bytes and their type. */
+function uploadOf(request: FastifyRequest) {
+  const { version } = parseInput(schemas.versionQuery, request.query ?? {}, 'query');
+  return {
+    caller: callerOf(request),
+    id: param(request, 'id'),
+    version,
+    contentType: request.headers['content-type'] ?? 'application/octet-stream',
+    body: (request.body as ByteLimit | undefined) ?? Buffer.alloc(0),
+  };
 }
