@@ -14,7 +14,7 @@ import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coo
 import { type FakeAnthropic, lingeringSettings, startFakeAnthropic } from '../harness/fake-anthropic.js';
 import { writePolicyFile } from '../harness/policy-file.js';
 import { tempDir } from '../harness/temp-dir.js';
-import { waitFor } from '../harness/wait.js';
+import { waitFor, waitForTaskEnd } from '../harness/wait.js';
 
 const AGENT_TYPE = 'claude-e2e';
 const POLICY = `
@@ -61,15 +61,7 @@ async function agent(options: { concurrency?: number; cliArgs?: string[] } = {})
 
 async function final(id: string, timeoutMs = 45_000): Promise<Task> {
   try {
-    return await waitFor(
-      async () => {
-        const t = await admin.getTask(id);
-        if (t.status === 'completed' || t.status === 'cancelled') return t;
-        const last = t.attempt >= t.maxAttempts || t.error?.retryable === false;
-        return (t.status === 'failed' || t.status === 'timeout') && last ? t : null;
-      },
-      { what: `task ${id} to end`, timeoutMs, intervalMs: 100 },
-    );
+    return await waitForTaskEnd(admin, id, { timeoutMs, intervalMs: 100 });
   } catch (err) {
     throw new Error(`${(err as Error).message}\n${await explain(id)}`);
   }

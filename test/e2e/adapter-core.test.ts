@@ -18,7 +18,7 @@ import { fakeFlavor, fakeTranscript } from '../../packages/agent-host/src/adapte
 import { startAgentProcess } from '../harness/agent-process.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { tempDir } from '../harness/temp-dir.js';
-import { waitFor } from '../harness/wait.js';
+import { waitFor, waitForTaskEnd } from '../harness/wait.js';
 
 const FAKE_CLI = fileURLToPath(new URL('../fixtures/fake-agent-cli.mjs', import.meta.url));
 
@@ -63,17 +63,8 @@ async function setup(options: Partial<CliTaskOptions> = {}) {
 const script = (steps: unknown[], onResume?: unknown[]) =>
   `do the thing FAKE_SCRIPT:${JSON.stringify(onResume ? { steps, onResume } : { steps })}`;
 
-async function final(admin: Client, id: string, timeoutMs = 20_000): Promise<Task> {
-  return waitFor(
-    async () => {
-      const t = await admin.getTask(id);
-      if (t.status === 'completed' || t.status === 'cancelled') return t;
-      const last = t.attempt >= t.maxAttempts || t.error?.retryable === false;
-      return (t.status === 'failed' || t.status === 'timeout') && last ? t : null;
-    },
-    { what: `task ${id} to end`, timeoutMs, intervalMs: 50 },
-  );
-}
+const final = (admin: Client, id: string, timeoutMs = 20_000): Promise<Task> =>
+  waitForTaskEnd(admin, id, { timeoutMs });
 
 async function logText(admin: Client, id: string): Promise<string[]> {
   return (await admin.getLogs(id)).lines.map((l) => `${l.stream}: ${l.text}`);

@@ -11,7 +11,7 @@ import { Client } from '@rouse/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentProcess, startAgentProcess } from '../harness/agent-process.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
-import { waitFor } from '../harness/wait.js';
+import { waitFor, waitForTaskEnd } from '../harness/wait.js';
 
 let coord: CoordinatorProcess;
 let admin: Client;
@@ -50,17 +50,7 @@ async function submit(
   return task.id;
 }
 
-async function final(id: string, timeoutMs = 20_000): Promise<Task> {
-  return waitFor(
-    async () => {
-      const t = await admin.getTask(id);
-      if (t.status === 'completed' || t.status === 'cancelled') return t;
-      const last = t.attempt >= t.maxAttempts || t.error?.retryable === false;
-      return (t.status === 'failed' || t.status === 'timeout') && last ? t : null;
-    },
-    { what: `task ${id} to end`, timeoutMs, intervalMs: 50 },
-  );
-}
+const final = (id: string, timeoutMs = 20_000): Promise<Task> => waitForTaskEnd(admin, id, { timeoutMs });
 
 function alive(pid: number): boolean {
   try {
