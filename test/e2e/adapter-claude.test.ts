@@ -231,7 +231,8 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
       { what: 'the wake to succeed', timeoutMs: 20_000, intervalMs: 100 },
     );
     expect(wake).toMatchObject({ condition: 'progress_stalled', taskId: task.id });
-    expect((await logs(task.id)).some((l) => l.includes('[Request interrupted by user]'))).toBe(true);
+    const lines = await logs(task.id);
+    expect(lines.some((l) => l.includes('[Request interrupted by user]')), lines.join('\n')).toBe(true);
   });
 
   it('4. 429 with Retry-After: anthropic is rate_limited, tasks that require it wait, no attempt is burnt; when it recovers, both complete', async () => {

@@ -4,6 +4,7 @@ import { ProgressTally } from './cli-progress.js';
 describe('progress from CLI events', () => {
   it('moves with every turn and completed item, below 1, and counts them in the phase', () => {
     const t = new ProgressTally(1000, 10_000);
+    expect(t.apply({ type: 'session', sessionId: 's' }, 0)).toBe(true);
     expect(t.progress(0)).toEqual({ value: 0, phase: 'turn 0 · 0 items · 0 tools' });
     expect(t.apply({ type: 'turn_started' }, 0)).toBe(true);
     const a = t.progress(0);
@@ -35,7 +36,20 @@ describe('progress from CLI events', () => {
     const t = new ProgressTally(1000, 5000);
     t.resumes = 2;
     t.apply({ type: 'tool_started', id: 'c1', name: 'Bash' }, 0);
+    expect(t.progress(0).phase).toBe('turn 0 · 0 items · 1 tools · resumed 2× · Bash running 0s');
     t.endRun();
-    expect(t.progress(0).phase).toBe('turn 0 · 0 items · 1 tools · resumed 2×');
+    expect(t.progress(0).phase).toBe('starting · resumed 2×');
+  });
+
+  it('a run is `starting` until the CLI says anything; its first event, whatever it is, moves the progress', () => {
+    const t = new ProgressTally(1000, 5000);
+    expect(t.progress(0)).toEqual({ value: 0, phase: 'starting' });
+    // A session notice alone changes no count, but it is the first sign of life: the stall clock restarts.
+    expect(t.apply({ type: 'session', sessionId: 's' }, 0)).toBe(true);
+    expect(t.progress(0).phase).toBe('turn 0 · 0 items · 0 tools');
+    expect(t.apply({ type: 'session', sessionId: 's' }, 0)).toBe(false);
+    t.endRun();
+    expect(t.progress(0).phase).toBe('starting');
+    expect(t.apply({ type: 'message', text: 'hi' }, 0)).toBe(true);
   });
 });

@@ -19,6 +19,12 @@ export class ProgressTally {
   tools = 0;
   /** Runs resumed after a wake (or a retry). */
   resumes = 0;
+  /**
+   * Whether the current run's CLI has said anything yet. Until its first event the phase is
+   * `starting`: the first event moves the progress, so the stall clock counts from the moment the
+   * CLI is up and talking rather than from its spawn (a slow start is not a silent turn).
+   */
+  private talking = false;
   readonly inFlight = new Map<string, ToolInFlight>();
 
   constructor(
@@ -30,6 +36,12 @@ export class ProgressTally {
 
   /** Count `event`; true when it changes the progress. */
   apply(event: CliEvent, now: number): boolean {
+    const first = !this.talking;
+    this.talking = true;
+    return this.count(event, now) || first;
+  }
+
+  private count(event: CliEvent, now: number): boolean {
     switch (event.type) {
       case 'turn_started':
         this.turns++;
@@ -48,16 +60,17 @@ export class ProgressTally {
     }
   }
 
-  /** The run ended: no tool is in flight any more. */
+  /** The run ended: no tool is in flight any more, and the next run starts silent. */
   endRun(): void {
     this.inFlight.clear();
+    this.talking = false;
   }
 
   /** The value in [0, 0.95] and the phase (≤ 256 characters) at `now`. */
   progress(now: number): { value: number; phase: string } {
     const steps = this.turns + this.items;
     const value = Math.min(0.95, Number((1 - 1 / (1 + steps / 8)).toFixed(4)));
-    let phase = `turn ${this.turns} · ${this.items} items · ${this.tools} tools`;
+    let phase = this.talking ? `turn ${this.turns} · ${this.items} items · ${this.tools} tools` : 'starting';
     if (this.resumes > 0) phase += ` · resumed ${this.resumes}×`;
     const oldest = this.oldestTool();
     if (oldest !== null) {
