@@ -73,6 +73,8 @@ export interface FakeAnthropic {
   sawText(text: string): boolean;
   /** Streams hanging right now. */
   hanging(): number;
+  /** Hung streams the client went away from while they still hung (an interrupted CLI drops its request). */
+  abandoned(): number;
   /** Finish every hanging stream normally (with its `releasedText`). */
   release(): void;
   /** Turns still queued. */
@@ -101,6 +103,7 @@ export async function startFakeAnthropic(options: { maxRecorded?: number } = {})
   const errorServed = new WeakMap<FakeTurn, number>();
   const requests: RecordedRequest[] = [];
   const hung = new Set<() => void>();
+  let abandoned = 0;
   const sockets = new Set<Socket>();
   let seq = 0;
 
@@ -242,7 +245,9 @@ export async function startFakeAnthropic(options: { maxRecorded?: number } = {})
       }
     };
     hung.add(releaseIt);
-    req.socket.once('close', () => hung.delete(releaseIt));
+    req.socket.once('close', () => {
+      if (hung.delete(releaseIt)) abandoned++;
+    });
   };
 
   server.on('connection', (s) => {
@@ -267,6 +272,7 @@ export async function startFakeAnthropic(options: { maxRecorded?: number } = {})
       requests.filter((r) => r.method === 'POST' && r.body && r.served !== 'not_found').map((r) => r.body!),
     sawText: (text) => fake.messageRequests().some((b) => JSON.stringify(b.messages ?? []).includes(text)),
     hanging: () => hung.size,
+    abandoned: () => abandoned,
     release: () => {
       for (const r of [...hung]) r();
     },
