@@ -186,6 +186,28 @@ describe('cliTaskHandler with the fake flavor', () => {
     });
   });
 
+  it('a wake that cut the CLI off before it stored its session: the resume finds nothing, the same attempt starts afresh and completes', async () => {
+    const { admin, worker } = await setup();
+    const { task } = await admin.createTask({
+      type: 'fake',
+      payload: {
+        prompt: script([
+          { dropSession: true },
+          { hangOnce: 'hung.marker' },
+          { emit: { type: 'message', text: 'fresh' } },
+          { emit: { type: 'result', ok: true } },
+        ]),
+      },
+    });
+    await noticePid(admin, task.id, /"pid (\d+)"/);
+    await admin.sendCommand(worker.agentId!, { type: 'wake', taskId: task.id, reason: 'test' });
+    const done = await final(admin, task.id);
+    expect(done).toMatchObject({ status: 'completed', attempt: 1 });
+    expect(((await admin.getResult(task.id)).json as { message: string }).message).toBe('fresh');
+    const logs = await logText(admin, task.id);
+    expect(logs.some((l) => /the CLI did not resume session \S+ \(.*\); starting a new session/.test(l))).toBe(true);
+  });
+
   it('a wake interrupts the hung turn and resumes the same session with the nudge; the task completes', async () => {
     const { admin, worker, home } = await setup();
     const { task } = await admin.createTask({

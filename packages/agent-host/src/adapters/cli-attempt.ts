@@ -166,9 +166,10 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
   });
 
   const before = await snapshotFiles(d.cwd);
-  let carried = d.carried;
+  const carried = d.carried;
   try {
     let resumeId: string | null = null;
+    let startedAfresh = false;
     let prompt = d.payload.prompt;
     if (carried !== null && (await keeper.restore(carried))) {
       resumeId = carried.sessionId;
@@ -239,13 +240,14 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
         note(`resuming session ${resumeId} with a nudge`);
         continue;
       }
-      // a carried session the CLI would not resume here: start afresh, once
-      if (resumeId !== null && carried !== null && resumeId === carried.sessionId && !run.sawSession) {
+      // A session the CLI would not resume — one carried from another host it cannot find here, or one
+      // a wake cut off before the CLI had stored anything of it: start afresh, once per attempt.
+      if (resumeId !== null && !run.sawSession && !startedAfresh) {
+        startedAfresh = true;
         note(`the CLI did not resume session ${resumeId} (${verdict.message}); starting a new session`);
         resumeId = null;
         keeper.sessionId = null;
         prompt = d.payload.prompt;
-        carried = null;
         continue;
       }
       const tail = run.stderrTail.length > 0 ? `; stderr: ${run.stderrTail.join(' | ')}` : '';
