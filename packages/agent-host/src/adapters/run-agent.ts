@@ -12,6 +12,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Task, type TaskHandler, Worker } from '@rouse/sdk';
+import type { CliTypeDefaults } from './cli-payload.js';
 import { cliTaskHandler } from './cli-task.js';
 import { flavorNamed, flavorNames } from './flavors.js';
 import { shellTaskHandler } from './shell/shell-adapter.js';
@@ -42,6 +43,11 @@ export interface RunAgentOptions {
   progressRegex?: RegExp;
   /** Shell: exit codes that fail a task for good. */
   nonRetryableExitCodes?: number[];
+  /**
+   * Codex, Claude: budget limits (maxTurns, maxBudgetUsd, maxTokens, maxCostUsd, maxWallClockMs) for
+   * every task this agent runs; a payload's own fields win. @default none
+   */
+  budget?: CliTypeDefaults;
   /** Where the CLIs' environment starts from. @default process.env */
   env?: NodeJS.ProcessEnv;
   /** What happens, as it happens. */
@@ -93,7 +99,9 @@ export function adapterHandler(
   if (flavor === undefined) {
     throw new AgentOptionsError(`unknown adapter "${o.adapter}": one of ${adapterNames(o.env).join(', ')}`);
   }
-  return cliTaskHandler({ ...common, flavor });
+  const budget = o.budget ?? {};
+  const typeDefaults = Object.fromEntries(o.types.map((t) => [t, { ...budget }]));
+  return cliTaskHandler({ ...common, flavor, typeDefaults });
 }
 
 /** Register, run tasks until stopped, stop gracefully; resolves 0. Bad options throw {@link AgentOptionsError}. */

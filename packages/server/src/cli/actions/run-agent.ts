@@ -15,6 +15,12 @@ export interface RunAgentCliOptions {
   cliEnv: string[];
   progressRegex?: string;
   nonRetryableExit: string[];
+  maxTurns?: string;
+  maxBudgetUsd?: string;
+  maxTokens?: string;
+  maxCostUsd?: string;
+  /** Milliseconds (parsed by the duration option). */
+  maxWallClock?: number;
   agentType?: string;
   name?: string;
   json?: boolean;
@@ -73,6 +79,13 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
   if (nonRetryableExitCodes.length > 0 && opts.adapter !== 'shell') {
     throw new CliError('--non-retryable-exit is for --adapter shell', EXIT.usage);
   }
+  const budget = budgetFlags(opts);
+  if (Object.keys(budget).length > 0 && opts.adapter === 'shell') {
+    throw new CliError(
+      '--max-turns, --max-budget-usd, --max-tokens, --max-cost-usd and --max-wall-clock are for --adapter codex|claude',
+      EXIT.usage,
+    );
+  }
   // The enrollment token: --token, ROUSE_AGENT_TOKEN, or the local coordinator's agent.token.
   const dataDir = resolveDataDir(ctx, opts.dataDir);
   const agentToken = opts.token ?? ctx.env.ROUSE_AGENT_TOKEN ?? readToken(join(dataDir, 'agent.token'));
@@ -101,6 +114,7 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
       cliEnv,
       ...(progressRegex !== undefined ? { progressRegex } : {}),
       nonRetryableExitCodes,
+      budget,
       ...(opts.agentType !== undefined ? { agentType: opts.agentType } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
       env: ctx.env as NodeJS.ProcessEnv,
@@ -117,6 +131,40 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
     stopWatching();
     interrupted.dispose();
   }
+}
+
+/** The budget flags as the adapter's per-type defaults (only those given). */
+function budgetFlags(opts: RunAgentCliOptions): {
+  maxTurns?: number;
+  maxBudgetUsd?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  maxWallClockMs?: number;
+} {
+  const whole = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < 1) {
+      throw new CliError(`${flag} must be a positive integer (got "${v}")`, EXIT.usage);
+    }
+    return n;
+  };
+  const dollars = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n <= 0) {
+      throw new CliError(`${flag} must be a positive number of dollars, e.g. 2.5 (got "${v}")`, EXIT.usage);
+    }
+    return n;
+  };
+  const out = {
+    maxTurns: whole('--max-turns', opts.maxTurns),
+    maxBudgetUsd: dollars('--max-budget-usd', opts.maxBudgetUsd),
+    maxTokens: whole('--max-tokens', opts.maxTokens),
+    maxCostUsd: dollars('--max-cost-usd', opts.maxCostUsd),
+    maxWallClockMs: opts.maxWallClock,
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
 function readToken(path: string): string | undefined {
