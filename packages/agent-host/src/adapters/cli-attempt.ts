@@ -9,6 +9,8 @@ import {
   addUsage,
   type BudgetBreach,
   type BudgetLimits,
+  breachStanding,
+  budgetStanding,
   EMPTY_USAGE,
   overBudget,
   type UsageTally,
@@ -88,9 +90,24 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
     const { value, phase } = tally.progress(now());
     ctx.progress(value, phase);
   };
+  // The spend against the tightest limit rides on the agent's heartbeats (metrics.budgets); a breach
+  // is reported before the task fails, so the coordinator opens resource_runaway for the task.
+  const reportBudget = () => {
+    const standing =
+      breach !== null
+        ? breachStanding(breach)
+        : budgetStanding(usage, now() - started, { ...d.limits, maxBudgetUsd: d.payload.maxBudgetUsd });
+    if (standing === null) return;
+    try {
+      ctx.reportBudget(standing);
+    } catch (err) {
+      note(`budget report refused: ${(err as Error).message}`);
+    }
+  };
   const checkBudget = () => {
     if (breach !== null) return;
     breach = overBudget(usage, now() - started, d.limits);
+    reportBudget();
     if (breach === null) return;
     note(`${breach.reason}: stopping the CLI`);
     void run?.stop(d.stopGraceMs);
