@@ -174,3 +174,48 @@ describe('rouse agent --adapter shell', () => {
     expect(Date.now() - cancelled.at).toBeLessThan(1000);
   });
 });
+
+describe('rouse agent --adapter shell: wake', () => {
+  it('by default a wake restarts the command in the same attempt (SIGINT to its group first)', async () => {
+    const id = await submit({
+      // the first run hangs; the run after the wake finishes
+      command:
+        'n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; echo "run $n $$"; ' +
+        'if [ "$n" -lt 2 ]; then sleep 300; fi; echo "done after $n runs"',
+    });
+    const first = await pidFromLog(id, /^run 1 (\d+)$/);
+    await admin.sendCommand(agent.agentId, { type: 'wake', taskId: id, reason: 'stuck' });
+    const done = await final(id);
+    expect(done.status).toBe('completed');
+    expect(done.attempt).toBe(1); // no attempt burnt
+    expect((await admin.getResult(id)).json).toEqual({ exitCode: 0, output: 'done after 2 runs' });
+    expect(alive(first)).toBe(false);
+    const notes = (await admin.getLogs(id)).lines.filter((l) => l.stream === 'adapter').map((l) => l.text);
+    expect(notes).toContain(
+      'wake (stuck): interrupting the command (SIGINT to its group) to restart it (1 of 3)',
+    );
+  });
+
+  it('--wake <signal> sends that signal to the command group, which handles it', async () => {
+    const sig = await startAgentProcess(coord, ['--adapter', 'shell', '--types', 'sh-sig', '--wake', 'USR1']);
+    try {
+      const { task } = await admin.createTask({
+        type: 'sh-sig',
+        timing: FAST,
+        payload: {
+          command: "trap 'echo woken by USR1; exit 0' USR1; echo ready; while :; do sleep 0.1; done",
+        },
+      });
+      pending.push(task.id);
+      await waitFor(async () => (await admin.getLogs(task.id)).lines.some((l) => l.text === 'ready'), {
+        what: 'the command to be ready',
+      });
+      await admin.sendCommand(sig.agentId, { type: 'wake', taskId: task.id });
+      const done = await final(task.id);
+      expect(done.status).toBe('completed');
+      expect((await admin.getResult(task.id)).json).toEqual({ exitCode: 0, output: 'woken by USR1' });
+    } finally {
+      await sig.stop();
+    }
+  });
+});

@@ -32,7 +32,11 @@ export {
   type RunAgentOptions,
   runAgent,
 } from './adapters/run-agent.js';
-export { type ShellAdapterOptions, shellTaskHandler } from './adapters/shell/shell-adapter.js';
+export {
+  type ShellAdapterOptions,
+  type ShellWake,
+  shellTaskHandler,
+} from './adapters/shell/shell-adapter.js';
 export { carryOutCommand } from './child-commands.js';
 export { splitChildren, takeWithin } from './heartbeat-body.js';
 export {

@@ -15,7 +15,7 @@ import { type Task, type TaskHandler, Worker } from '@rouse/sdk';
 import type { CliTypeDefaults } from './cli-payload.js';
 import { cliTaskHandler } from './cli-task.js';
 import { flavorNamed, flavorNames } from './flavors.js';
-import { shellTaskHandler } from './shell/shell-adapter.js';
+import { type ShellWake, shellTaskHandler } from './shell/shell-adapter.js';
 
 export interface RunAgentOptions {
   /** `shell`, or a flavor's name (`codex`, `claude`). */
@@ -43,6 +43,8 @@ export interface RunAgentOptions {
   progressRegex?: RegExp;
   /** Shell: exit codes that fail a task for good. */
   nonRetryableExitCodes?: number[];
+  /** Shell: what a wake does (restart the command, a signal to its group, nothing). @default 'restart' */
+  shellWake?: ShellWake;
   /**
    * Codex, Claude: budget limits (maxTurns, maxBudgetUsd, maxTokens, maxCostUsd, maxWallClockMs) for
    * every task this agent runs; a payload's own fields win. @default none
@@ -93,6 +95,7 @@ export function adapterHandler(
       ...common,
       ...(o.progressRegex !== undefined ? { progressRegex: o.progressRegex } : {}),
       ...(o.nonRetryableExitCodes !== undefined ? { nonRetryableExitCodes: o.nonRetryableExitCodes } : {}),
+      ...(o.shellWake !== undefined ? { wake: o.shellWake } : {}),
     });
   }
   const flavor = flavorNamed(o.adapter, o.env);

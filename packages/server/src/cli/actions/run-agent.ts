@@ -1,6 +1,7 @@
 /** `rouse agent --adapter …`: an adapter (`@rouse/agent-host`) as an agent, its events printed. */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import { SIGNAL_NAMES, type SignalName } from '@rouse/protocol';
 import { resolveConnection, resolveDataDir } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
 import { watchParent } from '../parent-watch.js';
@@ -15,6 +16,7 @@ export interface RunAgentCliOptions {
   cliEnv: string[];
   progressRegex?: string;
   nonRetryableExit: string[];
+  wake?: string;
   maxTurns?: string;
   maxBudgetUsd?: string;
   maxTokens?: string;
@@ -79,6 +81,7 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
   if (nonRetryableExitCodes.length > 0 && opts.adapter !== 'shell') {
     throw new CliError('--non-retryable-exit is for --adapter shell', EXIT.usage);
   }
+  const shellWake = wakeFlag(opts);
   const budget = budgetFlags(opts);
   if (Object.keys(budget).length > 0 && opts.adapter === 'shell') {
     throw new CliError(
@@ -114,6 +117,7 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
       cliEnv,
       ...(progressRegex !== undefined ? { progressRegex } : {}),
       nonRetryableExitCodes,
+      ...(shellWake !== undefined ? { shellWake } : {}),
       budget,
       ...(opts.agentType !== undefined ? { agentType: opts.agentType } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
@@ -131,6 +135,27 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
     stopWatching();
     interrupted.dispose();
   }
+}
+
+/** `--wake restart|none|<signal>` (shell only) as the shell adapter's wake. */
+function wakeFlag(opts: RunAgentCliOptions): 'restart' | 'none' | { signal: NodeJS.Signals } | undefined {
+  if (opts.wake === undefined) return undefined;
+  if (opts.adapter !== 'shell') {
+    throw new CliError(
+      '--wake is for --adapter shell (a coding-agent CLI is interrupted and resumed)',
+      EXIT.usage,
+    );
+  }
+  const v = opts.wake.trim();
+  if (v === 'restart' || v === 'none') return v;
+  const name = (v.toUpperCase().startsWith('SIG') ? v.toUpperCase() : `SIG${v.toUpperCase()}`) as SignalName;
+  if (!SIGNAL_NAMES.includes(name) || name === 'SIGKILL' || name === 'SIGSTOP') {
+    throw new CliError(
+      `--wake takes restart, none or a signal name such as SIGUSR1 (got "${opts.wake}")`,
+      EXIT.usage,
+    );
+  }
+  return { signal: name };
 }
 
 /** The budget flags as the adapter's per-type defaults (only those given). */

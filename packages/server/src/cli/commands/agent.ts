@@ -42,6 +42,10 @@ export function registerAgent(program: Command, ctx: CliContext): void {
       [],
     )
     .option(
+      '--wake <what>',
+      "shell: what a wake does: restart (SIGINT to the command's group, then run it again; default), none, or a signal name sent to its group (e.g. SIGUSR1)",
+    )
+    .option(
       '--max-turns <n>',
       'codex, claude: turns a task may take (passed to Claude as --max-turns; the adapter checks it for both)',
     )
@@ -94,6 +98,7 @@ Examples:
   $ rouse agent --adapter codex --types codex --cli-arg=-c --cli-arg='model_provider="corp"'
   $ rouse agent --adapter claude --types claude --max-turns 30 --max-budget-usd 2 --max-wall-clock 45m
   $ rouse agent --adapter shell --types build --non-retryable-exit 2 --json
+  $ rouse agent --adapter shell --types crawl --wake SIGUSR1
   $ rouse submit build '{"command": "make test"}' --wait`,
     )
     .action(

@@ -1,5 +1,5 @@
 /**
- * `rouse agent`'s budget flags (--max-turns, --max-budget-usd, --max-tokens, --max-cost-usd,
+ * `rouse agent`'s shell `--wake` flag refused where it does not apply or with a bad value; and its budget flags (--max-turns, --max-budget-usd, --max-tokens, --max-cost-usd,
  * --max-wall-clock): documented in --help, bad values refused as usage errors (exit 2) before anything
  * connects, refused for the shell adapter, and taking effect as the defaults of every task the agent
  * runs (a payload's own field wins), through a real `rouse agent` process with the tests' fake flavor.
@@ -62,6 +62,27 @@ describe('rouse agent budget flags', () => {
     });
     expect(shell.code).toBe(2);
     expect(shell.stderr).toContain('are for --adapter codex|claude');
+  });
+
+  it('--wake is for the shell adapter and takes restart, none or a signal name (exit 2 otherwise)', async () => {
+    const cases: [string[], string][] = [
+      [
+        ['--adapter', 'shell', '--types', 'sh', '--wake', 'SIGNOPE'],
+        '--wake takes restart, none or a signal name',
+      ],
+      [
+        ['--adapter', 'shell', '--types', 'sh', '--wake', 'KILL'],
+        '--wake takes restart, none or a signal name',
+      ],
+      [['--adapter', 'codex', '--types', 'codex', '--wake', 'restart'], '--wake is for --adapter shell'],
+    ];
+    for (const [flags, message] of cases) {
+      const r = await runCli(['agent', ...flags], { cwd: tempDir(), env: NO_COORDINATOR });
+      expect(r.code, `${flags.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(message);
+    }
+    const help = await runCli(['agent', '--help'], { cwd: tempDir() });
+    expect(help.stdout).toContain('--wake <what>');
   });
 
   it('are the defaults of every task the agent runs; a payload field wins', async () => {
