@@ -405,3 +405,33 @@ describe('the budget guard and the watchdog', () => {
     expect(closed.evidence).toEqual(evidence);
   });
 });
+
+describe('the agent SIGKILLed', () => {
+  it("takes its CLI's process group with it, grandchild included (the group guard)", async () => {
+    const c = await coordinator();
+    const admin = new Client({ url: c.url, token: c.adminToken });
+    const agent = await startAgentProcess(
+      c,
+      ['--adapter', 'fake', '--types', 'fake-orphan', '--bin', FAKE_CLI],
+      {
+        ROUSE_ADAPTER_TEST_FLAVORS: '1',
+      },
+    );
+    cleanups.push(async () => void (await agent.stop()));
+    const { task } = await admin.createTask({
+      type: 'fake-orphan',
+      maxAttempts: 1,
+      payload: { prompt: script([{ grandchild: true }, { hang: true }]) },
+    });
+    const pid = await noticePid(admin, task.id, /"pid (\d+)"/);
+    const grandchild = await noticePid(admin, task.id, /"grandchild (\d+)"/);
+    expect(alive(pid)).toBe(true);
+    expect(alive(grandchild)).toBe(true);
+    agent.child.kill('SIGKILL');
+    expect((await agent.child.exited).signal).toBe('SIGKILL');
+    await waitFor(() => !alive(pid) && !alive(grandchild), {
+      what: 'the CLI and its grandchild to be gone',
+      timeoutMs: 10_000,
+    });
+  });
+});

@@ -23,6 +23,7 @@ export {
 } from './adapters/cli-task.js';
 export { codexConfigToml, codexFlavor } from './adapters/codex/codex-flavor.js';
 export { FLAVORS, flavorNamed, flavorNames } from './adapters/flavors.js';
+export { GroupGuard, type GroupRegistry, sharedGroupGuard } from './adapters/group-guard.js';
 export { type GroupExit, ProcessGroup } from './adapters/process-group.js';
 export {
   AgentOptionsError,

@@ -22,6 +22,7 @@ import { ProgressTally } from './cli-progress.js';
 import { CliRun } from './cli-run.js';
 import type { CliTaskResult } from './cli-task.js';
 import { changedFiles, snapshotFiles } from './file-snapshot.js';
+import type { GroupRegistry } from './group-guard.js';
 import { SessionKeeper } from './session-keeper.js';
 
 export interface CliAttemptDeps {
@@ -54,6 +55,8 @@ export interface CliAttemptDeps {
   logger: Logger;
   /** The clock (wall-clock budget, progress ticks). */
   now(): number;
+  /** Where the CLI's group is listed so that it dies with the agent. */
+  guard: GroupRegistry | null;
 }
 
 export type CliAttemptOutcome = { kind: 'complete'; result: CliTaskResult } | { kind: 'fail'; error: Error };
@@ -216,6 +219,7 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
         finalGraceMs: d.finalGraceMs,
         interruptGraceMs: d.interruptGraceMs,
         stopGraceMs: d.stopGraceMs,
+        guard: d.guard,
         onEvent,
         onLine: (line, stream) =>
           ctx.log(line.length > MAX_LOG_LINE ? line.slice(0, MAX_LOG_LINE) : line, stream),

@@ -20,6 +20,7 @@ import { isAbsolute, join } from 'node:path';
 import type { Json, Task } from '@rouse/protocol';
 import { NonRetryableError, type TaskContext, type TaskHandler } from '@rouse/sdk';
 import { timeoutMargin } from '../cli-task.js';
+import { type GroupRegistry, sharedGroupGuard } from '../group-guard.js';
 import { ProcessGroup } from '../process-group.js';
 import {
   classifyShellExit,
@@ -52,6 +53,11 @@ export interface ShellAdapterOptions {
   wake?: ShellWake;
   /** Restarts by wakes per attempt; a later wake fails the attempt (retryable). @default 3 */
   maxWakeRestarts?: number;
+  /**
+   * Where the command's process group is listed so that it dies with this process, even a SIGKILLed
+   * one (group-guard.ts); null: nowhere. @default the process's shared guard
+   */
+  groupGuard?: GroupRegistry | null;
 }
 
 /**
@@ -69,6 +75,7 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
   );
   const stopGraceMs = options.stopGraceMs ?? 2000;
   const cancelGraceMs = options.cancelGraceMs ?? 500;
+  const guard = options.groupGuard === undefined ? sharedGroupGuard() : options.groupGuard;
   return async (task: Task, ctx: TaskContext): Promise<Json> => {
     let payload: ReturnType<typeof parseShellPayload>;
     try {
@@ -90,6 +97,7 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
         args,
         cwd,
         env: { ...baseEnv, ...options.extraEnv, ...payload.env },
+        guard,
         ...(payload.stdin !== undefined ? { stdin: payload.stdin } : {}),
         onStdout: (line) => {
           ctx.log(line.slice(0, MAX_LOG_LINE), 'stdout');
