@@ -6,7 +6,8 @@
  * a wake resuming the same session with a nudge, the execution timeout killing a grandchild before
  * the deadline, a cancel killing the CLI within a second, a foreign SIGKILL never being success, a
  * retry on another agent (another home) resuming from the transcript carried as a task blob, and the
- * same adapter run by a real `rouse agent` process.
+ * same adapter run by a real `rouse agent` process; a budget breach opening `resource_runaway` on the
+ * agent for the task; and a SIGKILLed `rouse agent` taking its CLI's group with it.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
