@@ -175,9 +175,13 @@ describe('rouse agent --adapter claude with the pinned Claude Code', () => {
       throw new Error(`${(err as Error).message}\n${await explain(task.id)}`);
     });
     const orphan = await first.cliPid(task.id, admin);
+    expect(alive(orphan)).toBe(true);
     await first.stop('SIGKILL');
-    // Claude Code runs in its own process group and outlives its SIGKILLed agent; stop it here.
-    process.kill(-orphan, 'SIGKILL');
+    // Claude Code runs in its own process group; the SIGKILLed agent's group guard stops it.
+    await waitFor(() => !alive(orphan), {
+      what: "the SIGKILLed agent's Claude Code to be gone",
+      timeoutMs: 10_000,
+    });
     await waitFor(async () => (await admin.getTaskEvents(task.id)).some((e) => e.to === 'timeout'), {
       what: 'the first attempt to time out',
       timeoutMs: 20_000,

@@ -148,9 +148,14 @@ describe('rouse agent --adapter codex (pinned Codex CLI, fake model)', () => {
       },
       { what: 'the carried transcript to hold the tool call', timeoutMs: 20_000, intervalMs: 200 },
     );
+    expect(processesIn(a.dataDir).length).toBeGreaterThan(0);
     a.kill('SIGKILL');
     await a.exited;
-    killProcessesIn(a.dataDir); // the host is gone: its CLI too
+    // the host is gone: its CLI too (the SIGKILLed agent's group guard stops its group)
+    await waitFor(() => processesIn(a.dataDir).length === 0, {
+      what: "the SIGKILLed agent's Codex to be gone",
+      timeoutMs: 10_000,
+    });
     const timedOut = await until(w.admin, task.id, (t) => t.status === 'timeout', 'timed out');
     expect(timedOut.error?.code).toBe('heartbeat_timeout');
 

@@ -6,7 +6,8 @@
  * a wake resuming the same session with a nudge, the execution timeout killing a grandchild before
  * the deadline, a cancel killing the CLI within a second, a foreign SIGKILL never being success, a
  * retry on another agent (another home) resuming from the transcript carried as a task blob, and the
- * same adapter run by a real `rouse agent` process.
+ * same adapter run by a real `rouse agent` process; a budget breach opening `resource_runaway` on the
+ * agent for the task; and a SIGKILLed `rouse agent` taking its CLI's group with it.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -367,5 +368,93 @@ describe('cliTaskHandler with the fake flavor', () => {
     });
     await agent.child.waitForLine<{ event?: string }>((m) => m?.event === 'completed');
     expect(await agent.stop()).toEqual({ code: 0, signal: null }); // SIGTERM: a clean stop
+  });
+});
+
+describe('the budget guard and the watchdog', () => {
+  it('a budget breach opens resource_runaway on the agent for the task, the spend as evidence; the task fails for good', async () => {
+    const c = await coordinator();
+    const admin = new Client({ url: c.url, token: c.adminToken });
+    const agent = await startAgentProcess(
+      c,
+      ['--adapter', 'fake', '--types', 'fake-budget', '--bin', FAKE_CLI, '--max-tokens', '1000'],
+      { ROUSE_ADAPTER_TEST_FLAVORS: '1' },
+    );
+    cleanups.push(async () => void (await agent.stop()));
+    const { task } = await admin.createTask({
+      type: 'fake-budget',
+      maxAttempts: 3,
+      timing: { heartbeatIntervalMs: 200 },
+      payload: {
+        // it ignores SIGTERM: the adapter's stop takes its grace (2 s) before SIGKILL
+        prompt: script([
+          { ignoreSigterm: true },
+          { emit: { type: 'usage', inputTokens: 600, outputTokens: 100, cumulative: false } },
+          { sleep: 100 },
+          { emit: { type: 'usage', inputTokens: 600, outputTokens: 100, cumulative: false } },
+          { hang: true },
+        ]),
+      },
+    });
+    const evidence = { rule: 'task_budget', taskId: task.id, kind: 'tokens', limit: 1000, used: 1400 };
+    // GET /v1/agents/{id}: open while the adapter stops the CLI
+    const open = await waitFor(
+      async () =>
+        (await admin.getAgent(agent.agentId)).conditions.find(
+          (x) => x.condition === 'resource_runaway' && x.taskId === task.id,
+        ),
+      { what: 'resource_runaway open on the agent', timeoutMs: 20_000 },
+    );
+    expect(open.evidence).toEqual(evidence);
+    const done = await final(admin, task.id);
+    expect(done).toMatchObject({
+      status: 'failed',
+      attempt: 1,
+      error: {
+        code: 'resource_runaway',
+        retryable: false,
+        message: 'budget exceeded: 1400 tokens spent, maxTokens is 1000',
+      },
+    });
+    // closed once the agent no longer holds the task; the evidence stays in the history
+    const closed = await waitFor(
+      async () =>
+        (await admin.agentConditions(agent.agentId, { open: false })).find(
+          (x) => x.condition === 'resource_runaway' && x.taskId === task.id,
+        ),
+      { what: 'resource_runaway closed', timeoutMs: 20_000 },
+    );
+    expect(closed.closeReason).toBe('the task is no longer held');
+    expect(closed.evidence).toEqual(evidence);
+  });
+});
+
+describe('the agent SIGKILLed', () => {
+  it("takes its CLI's process group with it, grandchild included (the group guard)", async () => {
+    const c = await coordinator();
+    const admin = new Client({ url: c.url, token: c.adminToken });
+    const agent = await startAgentProcess(
+      c,
+      ['--adapter', 'fake', '--types', 'fake-orphan', '--bin', FAKE_CLI],
+      {
+        ROUSE_ADAPTER_TEST_FLAVORS: '1',
+      },
+    );
+    cleanups.push(async () => void (await agent.stop()));
+    const { task } = await admin.createTask({
+      type: 'fake-orphan',
+      maxAttempts: 1,
+      payload: { prompt: script([{ grandchild: true }, { hang: true }]) },
+    });
+    const pid = await noticePid(admin, task.id, /"pid (\d+)"/);
+    const grandchild = await noticePid(admin, task.id, /"grandchild (\d+)"/);
+    expect(alive(pid)).toBe(true);
+    expect(alive(grandchild)).toBe(true);
+    agent.child.kill('SIGKILL');
+    expect((await agent.child.exited).signal).toBe('SIGKILL');
+    await waitFor(() => !alive(pid) && !alive(grandchild), {
+      what: 'the CLI and its grandchild to be gone',
+      timeoutMs: 10_000,
+    });
   });
 });

@@ -3,9 +3,11 @@
  * `rouse agent --adapter shell` process: progress lines become progress, exit codes become outcomes
  * (retryable or not, a result file, stdin/env/args from the payload); the execution timeout kills the
  * group (a grandchild `sleep` included) and the adapter reports `fail` before the attempt deadline;
- * a cancel kills the command within a second.
+ * a cancel kills the command within a second; a wake restarts the command in the same attempt by
+ * default, sends `--wake <signal>` to its group, or is only noted with `--wake none`.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
 import { Client } from '@rouse/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -172,5 +174,86 @@ describe('rouse agent --adapter shell', () => {
       intervalMs: 10,
     });
     expect(Date.now() - cancelled.at).toBeLessThan(1000);
+  });
+});
+
+describe('rouse agent --adapter shell: wake', () => {
+  it('by default a wake restarts the command in the same attempt (SIGINT to its group first)', async () => {
+    const id = await submit({
+      // the first run hangs; the run after the wake finishes
+      command:
+        'n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; echo "run $n $$"; ' +
+        'if [ "$n" -lt 2 ]; then sleep 300; fi; echo "done after $n runs"',
+    });
+    const first = await pidFromLog(id, /^run 1 (\d+)$/);
+    await admin.sendCommand(agent.agentId, { type: 'wake', taskId: id, reason: 'stuck' });
+    const done = await final(id);
+    expect(done.status).toBe('completed');
+    expect(done.attempt).toBe(1); // no attempt burnt
+    expect((await admin.getResult(id)).json).toEqual({ exitCode: 0, output: 'done after 2 runs' });
+    expect(alive(first)).toBe(false);
+    const notes = (await admin.getLogs(id)).lines.filter((l) => l.stream === 'adapter').map((l) => l.text);
+    expect(notes).toContain(
+      'wake (stuck): interrupting the command (SIGINT to its group) to restart it (1 of 3)',
+    );
+  });
+
+  it('--wake none: the wake is only noted; the command runs on undisturbed', async () => {
+    const quiet = await startAgentProcess(coord, [
+      '--adapter',
+      'shell',
+      '--types',
+      'sh-none',
+      '--wake',
+      'none',
+    ]);
+    try {
+      const { task } = await admin.createTask({
+        type: 'sh-none',
+        timing: FAST,
+        payload: { command: 'echo ready; while [ ! -e go ]; do sleep 0.1; done; echo "finished in one run"' },
+      });
+      pending.push(task.id);
+      await waitFor(async () => (await admin.getLogs(task.id)).lines.some((l) => l.text === 'ready'), {
+        what: 'the command to be ready',
+      });
+      await admin.sendCommand(quiet.agentId, { type: 'wake', taskId: task.id, reason: 'poke' });
+      await waitFor(
+        async () =>
+          (await admin.getLogs(task.id)).lines.some((l) => l.text === 'wake (poke): ignored (--wake none)'),
+        { what: 'the wake noted' },
+      );
+      const cwd = join(quiet.workDir, 'work', task.id);
+      writeFileSync(join(cwd, 'go'), '');
+      const done = await final(task.id);
+      expect(done.status).toBe('completed');
+      expect((await admin.getResult(task.id)).json).toEqual({ exitCode: 0, output: 'finished in one run' });
+      expect((await admin.getLogs(task.id)).lines.filter((l) => l.text === 'ready')).toHaveLength(1);
+    } finally {
+      await quiet.stop();
+    }
+  });
+
+  it('--wake <signal> sends that signal to the command group, which handles it', async () => {
+    const sig = await startAgentProcess(coord, ['--adapter', 'shell', '--types', 'sh-sig', '--wake', 'USR1']);
+    try {
+      const { task } = await admin.createTask({
+        type: 'sh-sig',
+        timing: FAST,
+        payload: {
+          command: "trap 'echo woken by USR1; exit 0' USR1; echo ready; while :; do sleep 0.1; done",
+        },
+      });
+      pending.push(task.id);
+      await waitFor(async () => (await admin.getLogs(task.id)).lines.some((l) => l.text === 'ready'), {
+        what: 'the command to be ready',
+      });
+      await admin.sendCommand(sig.agentId, { type: 'wake', taskId: task.id });
+      const done = await final(task.id);
+      expect(done.status).toBe('completed');
+      expect((await admin.getResult(task.id)).json).toEqual({ exitCode: 0, output: 'woken by USR1' });
+    } finally {
+      await sig.stop();
+    }
   });
 });

@@ -23,6 +23,7 @@ export {
 } from './adapters/cli-task.js';
 export { codexConfigToml, codexFlavor } from './adapters/codex/codex-flavor.js';
 export { FLAVORS, flavorNamed, flavorNames } from './adapters/flavors.js';
+export { GroupGuard, type GroupRegistry, sharedGroupGuard } from './adapters/group-guard.js';
 export { type GroupExit, ProcessGroup } from './adapters/process-group.js';
 export {
   AgentOptionsError,
@@ -32,7 +33,11 @@ export {
   type RunAgentOptions,
   runAgent,
 } from './adapters/run-agent.js';
-export { type ShellAdapterOptions, shellTaskHandler } from './adapters/shell/shell-adapter.js';
+export {
+  type ShellAdapterOptions,
+  type ShellWake,
+  shellTaskHandler,
+} from './adapters/shell/shell-adapter.js';
 export { carryOutCommand } from './child-commands.js';
 export { splitChildren, takeWithin } from './heartbeat-body.js';
 export {

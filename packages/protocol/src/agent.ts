@@ -41,6 +41,18 @@ export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 export type AgentMetrics = z.input<typeof schemas.metrics>;
 
+/**
+ * What a task's budget limits (`metrics.budgets[].kind`): input + output tokens, dollars, turns, or
+ * the milliseconds of wall-clock time of its attempt.
+ */
+export const BUDGET_KINDS = ['tokens', 'cost_usd', 'turns', 'wall_clock_ms'] as const;
+export type BudgetKind = (typeof BUDGET_KINDS)[number];
+/** Budget reports one heartbeat may carry (`metrics.budgets`). */
+export const MAX_BUDGET_REPORTS = 64;
+
+/** A held task's spend against one of its budget limits, as an agent reports it in `metrics.budgets`. */
+export type TaskBudgetReport = z.input<typeof schemas.taskBudget>;
+
 export const DEPENDENCY_STATES = ['up', 'down', 'rate_limited'] as const;
 export type DependencyState = (typeof DEPENDENCY_STATES)[number];
 

@@ -49,7 +49,7 @@ export type { FetchFn } from './transport.js';
 export type { SpoolOutcome, WorkerEvents } from './worker/events.js';
 export type { ResolvedWorkerOptions, WorkerOptions } from './worker/options.js';
 export { resolveWorkerOptions, WORKER_DEFAULTS } from './worker/options.js';
-export type { OnceOptions, TaskContext, TaskHandler } from './worker/task-context.js';
+export type { BudgetReport, OnceOptions, TaskContext, TaskHandler } from './worker/task-context.js';
 export { Worker } from './worker/worker.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addUsage, EMPTY_USAGE, mergeLimits, overBudget } from './budget.js';
+import { addUsage, breachStanding, budgetStanding, EMPTY_USAGE, mergeLimits, overBudget } from './budget.js';
 
 describe('budget rules', () => {
   it('adds incremental usage and keeps the largest cumulative figures', () => {
@@ -38,5 +38,33 @@ describe('budget rules', () => {
       maxTurns: 2,
       maxWallClockMs: null,
     });
+  });
+
+  it('reports the limit closest to being spent, and a breach as what the heartbeat carries', () => {
+    const t = { ...EMPTY_USAGE, inputTokens: 300, outputTokens: 100, costUsd: 0.9, turns: 2 };
+    expect(budgetStanding(t, 5000, {})).toBeNull();
+    expect(budgetStanding(t, 5000, { maxTokens: 1000, maxTurns: 10 })).toEqual({
+      kind: 'tokens',
+      limit: 1000,
+      used: 400,
+    });
+    expect(budgetStanding(t, 5000, { maxTokens: 1000, maxCostUsd: 1, maxWallClockMs: 60_000 })).toEqual({
+      kind: 'cost_usd',
+      limit: 1,
+      used: 0.9,
+    });
+    // the CLI's own dollar limit counts too (Claude Code stops itself at it)
+    expect(budgetStanding(t, 5000, { maxTokens: 1000, maxBudgetUsd: 0.5 })).toEqual({
+      kind: 'cost_usd',
+      limit: 0.5,
+      used: 0.9,
+    });
+    expect(budgetStanding(t, 9000, { maxWallClockMs: 6000, maxTurns: 4 })).toEqual({
+      kind: 'wall_clock_ms',
+      limit: 6000,
+      used: 9000,
+    });
+    const breach = overBudget({ ...t, inputTokens: 1300 }, 0, { maxTokens: 1000 })!;
+    expect(breachStanding(breach)).toEqual({ kind: 'tokens', limit: 1000, used: 1400 });
   });
 });

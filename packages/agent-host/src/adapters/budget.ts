@@ -99,3 +99,47 @@ export function mergeLimits(first: BudgetLimits, second: BudgetLimits): BudgetLi
     maxWallClockMs: first.maxWallClockMs ?? second.maxWallClockMs ?? null,
   };
 }
+
+/** A task's spend against one limit, as the agent's heartbeat reports it (`metrics.budgets`). */
+export interface BudgetStanding {
+  kind: 'tokens' | 'cost_usd' | 'turns' | 'wall_clock_ms';
+  limit: number;
+  used: number;
+}
+
+const KIND_OF: Record<BudgetBreach['limit'], BudgetStanding['kind']> = {
+  maxTokens: 'tokens',
+  maxCostUsd: 'cost_usd',
+  maxTurns: 'turns',
+  maxWallClockMs: 'wall_clock_ms',
+};
+
+/** The standing of a breach (what the heartbeat reports once a limit is passed). */
+export function breachStanding(b: BudgetBreach): BudgetStanding {
+  return { kind: KIND_OF[b.limit], limit: b.max, used: b.used };
+}
+
+/**
+ * The limit `tally` (after `elapsedMs`) is closest to — the largest share of its limit spent — or
+ * null when no limit is set. `maxBudgetUsd` (the CLI's own dollar limit) counts as a `cost_usd` limit
+ * too, so a CLI that stops itself at it is reported with its spend.
+ */
+export function budgetStanding(
+  tally: UsageTally,
+  elapsedMs: number,
+  limits: BudgetLimits & { maxBudgetUsd?: number | null },
+): BudgetStanding | null {
+  const candidates: [BudgetStanding['kind'], number | null | undefined, number][] = [
+    ['tokens', limits.maxTokens, tally.inputTokens + tally.outputTokens],
+    ['cost_usd', limits.maxCostUsd, tally.costUsd ?? 0],
+    ['cost_usd', limits.maxBudgetUsd, tally.costUsd ?? 0],
+    ['turns', limits.maxTurns, tally.turns],
+    ['wall_clock_ms', limits.maxWallClockMs, Math.max(0, Math.round(elapsedMs))],
+  ];
+  let best: BudgetStanding | null = null;
+  for (const [kind, limit, used] of candidates) {
+    if (limit === null || limit === undefined || !(limit > 0)) continue;
+    if (best === null || used / limit > best.used / best.limit) best = { kind, limit, used };
+  }
+  return best;
+}

@@ -9,6 +9,8 @@ import {
   addUsage,
   type BudgetBreach,
   type BudgetLimits,
+  breachStanding,
+  budgetStanding,
   EMPTY_USAGE,
   overBudget,
   type UsageTally,
@@ -20,6 +22,7 @@ import { ProgressTally } from './cli-progress.js';
 import { CliRun } from './cli-run.js';
 import type { CliTaskResult } from './cli-task.js';
 import { changedFiles, snapshotFiles } from './file-snapshot.js';
+import type { GroupRegistry } from './group-guard.js';
 import { SessionKeeper } from './session-keeper.js';
 
 export interface CliAttemptDeps {
@@ -52,6 +55,8 @@ export interface CliAttemptDeps {
   logger: Logger;
   /** The clock (wall-clock budget, progress ticks). */
   now(): number;
+  /** Where the CLI's group is listed so that it dies with the agent. */
+  guard: GroupRegistry | null;
 }
 
 export type CliAttemptOutcome = { kind: 'complete'; result: CliTaskResult } | { kind: 'fail'; error: Error };
@@ -88,9 +93,24 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
     const { value, phase } = tally.progress(now());
     ctx.progress(value, phase);
   };
+  // The spend against the tightest limit rides on the agent's heartbeats (metrics.budgets); a breach
+  // is reported before the task fails, so the coordinator opens resource_runaway for the task.
+  const reportBudget = () => {
+    const standing =
+      breach !== null
+        ? breachStanding(breach)
+        : budgetStanding(usage, now() - started, { ...d.limits, maxBudgetUsd: d.payload.maxBudgetUsd });
+    if (standing === null) return;
+    try {
+      ctx.reportBudget(standing);
+    } catch (err) {
+      note(`budget report refused: ${(err as Error).message}`);
+    }
+  };
   const checkBudget = () => {
     if (breach !== null) return;
     breach = overBudget(usage, now() - started, d.limits);
+    reportBudget();
     if (breach === null) return;
     note(`${breach.reason}: stopping the CLI`);
     void run?.stop(d.stopGraceMs);
@@ -200,6 +220,7 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
         finalGraceMs: d.finalGraceMs,
         interruptGraceMs: d.interruptGraceMs,
         stopGraceMs: d.stopGraceMs,
+        guard: d.guard,
         onEvent,
         onLine: (line, stream) =>
           ctx.log(line.length > MAX_LOG_LINE ? line.slice(0, MAX_LOG_LINE) : line, stream),

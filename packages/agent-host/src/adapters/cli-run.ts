@@ -6,6 +6,7 @@
  */
 import type { CliEvent, CliFlavor, CliRunPlan } from './cli-flavor.js';
 import type { RunEnd, StopCause } from './cli-outcome.js';
+import type { GroupRegistry } from './group-guard.js';
 import { type GroupExit, ProcessGroup } from './process-group.js';
 
 export type ResultEvent = Extract<CliEvent, { type: 'result' }>;
@@ -23,6 +24,8 @@ export interface CliRunDeps {
   stopGraceMs: number;
   onEvent(event: CliEvent): void;
   onLine(line: string, stream: 'stdout' | 'stderr'): void;
+  /** Where the CLI's group is listed so that it dies with the agent (group-guard.ts). */
+  guard?: GroupRegistry | null;
 }
 
 const STDERR_TAIL = 5;
@@ -50,6 +53,7 @@ export class CliRun {
       args: command.args,
       cwd: plan.cwd,
       env: { ...deps.baseEnv, ...command.env, ...plan.extraEnv },
+      guard: deps.guard ?? null,
       onStdout: (line) => {
         deps.onLine(line, 'stdout');
         let events: CliEvent[];

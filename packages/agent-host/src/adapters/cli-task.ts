@@ -37,6 +37,7 @@ import type { BudgetLimits } from './budget.js';
 import { type CliAttemptOutcome, runCliAttempt } from './cli-attempt.js';
 import type { CliFlavor } from './cli-flavor.js';
 import { type CliTypeDefaults, PayloadError, parseCliPayload, readCarriedSession } from './cli-payload.js';
+import { type GroupRegistry, sharedGroupGuard } from './group-guard.js';
 
 export interface CliTaskOptions {
   flavor: CliFlavor;
@@ -85,6 +86,11 @@ export interface CliTaskOptions {
   logger?: Logger;
   /** The clock of the budget's wall-clock limit and the progress ticks. @default the system clock */
   now?: () => number;
+  /**
+   * Where the CLI's process group is listed so that it dies with this process, even a SIGKILLed one
+   * (group-guard.ts); null: nowhere. @default the process's shared guard
+   */
+  groupGuard?: GroupRegistry | null;
 }
 
 /** A completed task's result. */
@@ -131,7 +137,7 @@ export function cliTaskHandler(options: CliTaskOptions): TaskHandler {
   const o = {
     ...CLI_TASK_DEFAULTS,
     ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
-  } as Required<Omit<CliTaskOptions, 'typeDefaults' | 'timeoutMarginMs' | 'now'>> &
+  } as Required<Omit<CliTaskOptions, 'typeDefaults' | 'timeoutMarginMs' | 'now' | 'groupGuard'>> &
     Pick<CliTaskOptions, 'typeDefaults' | 'timeoutMarginMs'>;
   const baseEnv = Object.fromEntries(
     Object.entries(options.env ?? process.env).filter(([k]) => !k.startsWith('ROUSE_')),
@@ -180,6 +186,7 @@ export function cliTaskHandler(options: CliTaskOptions): TaskHandler {
       resumePrompt: options.resumePrompt ?? defaultResumePrompt,
       logger,
       now: options.now ?? systemNow,
+      guard: options.groupGuard === undefined ? sharedGroupGuard() : options.groupGuard,
     });
     if (outcome.kind === 'complete') return outcome.result as unknown as Json;
     throw outcome.error;

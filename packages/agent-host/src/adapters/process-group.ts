@@ -19,6 +19,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
+import type { GroupRegistry } from './group-guard.js';
 
 export interface GroupExit {
   code: number | null;
@@ -43,6 +44,11 @@ export interface ProcessGroupOptions {
   maxLineLength?: number;
   /** How often to look for descendants that left the group while the leader runs. @default 1000 */
   treeScanMs?: number;
+  /**
+   * Where the group is listed while it lives, so that it dies with this process even if this process
+   * is SIGKILLed (group-guard.ts). @default none
+   */
+  guard?: GroupRegistry | null;
 }
 
 export interface StopOptions {
@@ -74,6 +80,7 @@ export class ProcessGroup {
   readonly sent: NodeJS.Signals[] = [];
   /** Descendants seen outside the group: pid → the group it was in. */
   private readonly strays = new Map<number, number>();
+  private guard: GroupRegistry | null = null;
 
   private constructor(child: ChildProcess | null, options: ProcessGroupOptions, spawnError?: string) {
     if (child === null) {
@@ -83,6 +90,8 @@ export class ProcessGroup {
       return;
     }
     this.pid = child.pid ?? null;
+    this.guard = options.guard ?? null;
+    if (this.pid !== null) this.guard?.watch(this.pid);
     const scan = setInterval(() => this.noteStrays(readProcTable()), options.treeScanMs ?? 1000);
     scan.unref();
     const max = options.maxLineLength ?? DEFAULT_MAX_LINE;
@@ -224,6 +233,10 @@ export class ProcessGroup {
     const info = await this.exited;
     const killDeadline = Date.now() + KILL_WAIT_MS;
     while (this.groupAlive() && Date.now() < killDeadline) await delay(POLL_MS);
+    if (!this.groupAlive()) {
+      this.guard?.unwatch(this.pid);
+      this.guard = null;
+    }
     return info;
   }
 

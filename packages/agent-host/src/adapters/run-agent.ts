@@ -12,9 +12,10 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Task, type TaskHandler, Worker } from '@rouse/sdk';
+import type { CliTypeDefaults } from './cli-payload.js';
 import { cliTaskHandler } from './cli-task.js';
 import { flavorNamed, flavorNames } from './flavors.js';
-import { shellTaskHandler } from './shell/shell-adapter.js';
+import { type ShellWake, shellTaskHandler } from './shell/shell-adapter.js';
 
 export interface RunAgentOptions {
   /** `shell`, or a flavor's name (`codex`, `claude`). */
@@ -42,6 +43,13 @@ export interface RunAgentOptions {
   progressRegex?: RegExp;
   /** Shell: exit codes that fail a task for good. */
   nonRetryableExitCodes?: number[];
+  /** Shell: what a wake does (restart the command, a signal to its group, nothing). @default 'restart' */
+  shellWake?: ShellWake;
+  /**
+   * Codex, Claude: budget limits (maxTurns, maxBudgetUsd, maxTokens, maxCostUsd, maxWallClockMs) for
+   * every task this agent runs; a payload's own fields win. @default none
+   */
+  budget?: CliTypeDefaults;
   /** Where the CLIs' environment starts from. @default process.env */
   env?: NodeJS.ProcessEnv;
   /** What happens, as it happens. */
@@ -87,13 +95,16 @@ export function adapterHandler(
       ...common,
       ...(o.progressRegex !== undefined ? { progressRegex: o.progressRegex } : {}),
       ...(o.nonRetryableExitCodes !== undefined ? { nonRetryableExitCodes: o.nonRetryableExitCodes } : {}),
+      ...(o.shellWake !== undefined ? { wake: o.shellWake } : {}),
     });
   }
   const flavor = flavorNamed(o.adapter, o.env);
   if (flavor === undefined) {
     throw new AgentOptionsError(`unknown adapter "${o.adapter}": one of ${adapterNames(o.env).join(', ')}`);
   }
-  return cliTaskHandler({ ...common, flavor });
+  const budget = o.budget ?? {};
+  const typeDefaults = Object.fromEntries(o.types.map((t) => [t, { ...budget }]));
+  return cliTaskHandler({ ...common, flavor, typeDefaults });
 }
 
 /** Register, run tasks until stopped, stop gracefully; resolves 0. Bad options throw {@link AgentOptionsError}. */

@@ -4,10 +4,12 @@
  */
 import { z } from 'zod';
 import {
+  BUDGET_KINDS,
   COMMAND_OUTCOMES,
   COMMAND_TYPES,
   DEPENDENCY_STATES,
   MAX_ACK_OUTPUT_CHARS,
+  MAX_BUDGET_REPORTS,
   REPORTED_AGENT_STATUSES,
   SIGNAL_NAMES,
   SUPERVISED_STATES,
@@ -82,6 +84,16 @@ export const claim = z
   })
   .strict();
 
+/** The spend of a held task against one of its budget limits (`metrics.budgets`). */
+export const taskBudget = z
+  .object({
+    taskId,
+    kind: z.enum(BUDGET_KINDS).describe('What the limit counts.'),
+    limit: z.number().positive().describe('The limit (tokens, USD, turns or ms).'),
+    used: z.number().min(0).describe('What the task spent so far, in the same unit.'),
+  })
+  .strict();
+
 export const metrics = z
   .object({
     rssBytes: z.number().min(0).optional(),
@@ -94,6 +106,13 @@ export const metrics = z
       .min(0)
       .optional()
       .describe('Heartbeats this process could not send since it started (the SDK reports it).'),
+    budgets: z
+      .array(taskBudget)
+      .max(MAX_BUDGET_REPORTS)
+      .optional()
+      .describe(
+        'The spend of held tasks against their budget limits (an adapter reports its tightest limit per task). used > limit opens resource_runaway for that task.',
+      ),
   })
   .strict();
 

@@ -38,6 +38,8 @@ export interface RunHostDeps {
   now?: Now;
   /** A handler reached a safe point. */
   safePoint?(): Promise<void>;
+  /** Send a heartbeat now (a budget report past its limit: the watchdog should see it at once). */
+  beatSoon?(): Promise<void>;
 }
 
 export class RunHost implements TaskRunHost {
@@ -193,6 +195,10 @@ export class RunHost implements TaskRunHost {
     options: DependencyReportOptions,
   ): void {
     this.deps.dependencies.observe(name, state, options);
+  }
+
+  overBudget(_run: TaskRun): void {
+    void this.deps.beatSoon?.();
   }
 
   onError(run: TaskRun, error: unknown, op: string): void {

@@ -1,5 +1,5 @@
 /** The task part of a worker's agent heartbeat: one beat per attempt it holds. */
-import type { TaskBeat } from '@rouse/protocol';
+import type { TaskBeat, TaskBudgetReport } from '@rouse/protocol';
 import type { TaskRun } from './task-run.js';
 
 /**
@@ -15,6 +15,20 @@ export function taskBeats(runs: Iterable<TaskRun>): TaskBeat[] {
     run.progressDirty = false;
     if (run.done || run.state !== 'running') beat.executionDone = true;
     out.push(beat);
+  }
+  return out;
+}
+
+/**
+ * The budget reports of the next agent heartbeat (`metrics.budgets`): the last report of every held
+ * attempt that made one, at most `max`. Marks them as sent.
+ */
+export function budgetReports(runs: Iterable<TaskRun>, max: number): TaskBudgetReport[] {
+  const out: TaskBudgetReport[] = [];
+  for (const run of runs) {
+    if (run.budget === undefined) continue;
+    run.budgetDirty = false;
+    if (out.length < max) out.push({ taskId: run.task.id, ...run.budget });
   }
   return out;
 }

@@ -6,7 +6,7 @@
  * repeated by a retry (`ctx.once`) and watches `ctx.signal`, which aborts when the work must stop
  * (lease lost, cancelled, shutdown, execution timeout).
  */
-import type { BlobRef, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
+import type { BlobRef, BudgetKind, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
 import type { DependencyReportOptions } from '../runtime/dependencies.js';
 
 /**
@@ -30,6 +30,15 @@ export interface OnceOptions {
    * @default 600000 (10 minutes)
    */
   claimTtlMs?: number;
+}
+
+/** An attempt's spend against one budget limit ({@link TaskContext.reportBudget}). */
+export interface BudgetReport {
+  kind: BudgetKind;
+  /** The limit, > 0, in the kind's unit (tokens, USD, turns, ms). */
+  limit: number;
+  /** What the attempt spent so far, ≥ 0, in the same unit. */
+  used: number;
 }
 
 /** The handler's view of the attempt it runs. */
@@ -91,6 +100,20 @@ export interface TaskContext {
    * ctx.reportDependency('openai', 'rate_limited', { retryAfterMs: 20_000, message: '429 from the CLI' });
    */
   reportDependency(name: string, state: DependencyState, options?: DependencyReportOptions): void;
+  /**
+   * Report what this attempt spent against its tightest budget limit (tokens, dollars, turns, or the
+   * wall-clock ms of the attempt): it rides on the agent's heartbeats in `metrics.budgets` until the
+   * attempt ends (the last report stands; a report made before the handler fails rides one more
+   * heartbeat before the failure is sent). A report with `used > limit` is sent at once and opens a
+   * `resource_runaway` condition for the task on the agent; the handler should then stop and fail
+   * for good. Throws
+   * {@link InvalidOptionError} for a bad kind or figure.
+   *
+   * @example
+   * ctx.reportBudget({ kind: 'tokens', limit: 200_000, used: 215_400 });
+   * throw new NonRetryableError('budget exceeded', { code: 'resource_runaway' });
+   */
+  reportBudget(report: BudgetReport): void;
   /**
    * Tell the coordinator that execution finished and the write-back is pending, so a failed write-back
    * is given a grace period instead of being declared dead. The runtime does this itself once the

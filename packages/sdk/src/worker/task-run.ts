@@ -3,12 +3,20 @@
  * task keeps the hot path lean). Side effects go through a narrow {@link TaskRunHost}, so the same
  * class serves the worker and the test helper.
  */
-import type { BlobRef, DependencyState, Json, ResultRef, Task } from '@rouse/protocol';
+import {
+  type BlobRef,
+  BUDGET_KINDS,
+  type BudgetKind,
+  type DependencyState,
+  type Json,
+  type ResultRef,
+  type Task,
+} from '@rouse/protocol';
 import { InvalidOptionError } from '../errors.js';
 import { sleepMs } from '../retry.js';
 import type { DependencyReportOptions } from '../runtime/dependencies.js';
 import { checkOnceArgs } from './effects.js';
-import type { OnceOptions, TaskContext } from './task-context.js';
+import type { BudgetReport, OnceOptions, TaskContext } from './task-context.js';
 
 /** What a run needs from its surroundings. */
 export interface TaskRunHost {
@@ -31,6 +39,8 @@ export interface TaskRunHost {
     state: DependencyState,
     options: DependencyReportOptions,
   ): void;
+  /** A budget report past its limit came (`ctx.reportBudget`): its heartbeat should go now. */
+  overBudget?(run: TaskRun): void;
   /** A wake callback threw. */
   onError(run: TaskRun, err: unknown, op: string): void;
   /** The handler reached a safe point (`ctx.safePoint()`): the worker takes a requested snapshot there. */
@@ -66,6 +76,8 @@ export class TaskRun implements TaskContext {
   /** @internal */ progressValue: number | undefined = undefined;
   /** @internal */ phase: string | undefined = undefined;
   /** @internal Progress or phase changed since the last heartbeat took them. */ progressDirty = false;
+  /** @internal The last budget report (`ctx.reportBudget`). */ budget: BudgetReport | undefined = undefined;
+  /** @internal A budget report not yet taken by a heartbeat. */ budgetDirty = false;
   /** @internal */ done = false;
   /** @internal Log lines not yet sent. */ logLines: { stream: string; text: string }[] | null = null;
   /** @internal */ timeoutTimer: NodeJS.Timeout | undefined = undefined;
@@ -151,6 +163,28 @@ export class TaskRun implements TaskContext {
 
   reportDependency(name: string, state: DependencyState, options?: DependencyReportOptions): void {
     this.host.reportDependency(this, name, state, options ?? {});
+  }
+
+  reportBudget(report: BudgetReport): void {
+    const r = report as Partial<BudgetReport> | null;
+    if (typeof r !== 'object' || r === null || !BUDGET_KINDS.includes(r.kind as BudgetKind)) {
+      throw new InvalidOptionError(
+        'ctx.reportBudget(report)',
+        `kind must be one of ${BUDGET_KINDS.join(', ')}`,
+        r?.kind,
+      );
+    }
+    if (typeof r.limit !== 'number' || !Number.isFinite(r.limit) || r.limit <= 0) {
+      throw new InvalidOptionError('ctx.reportBudget(report)', 'limit must be a number above 0', r.limit);
+    }
+    if (typeof r.used !== 'number' || !Number.isFinite(r.used) || r.used < 0) {
+      throw new InvalidOptionError('ctx.reportBudget(report)', 'used must be a number of at least 0', r.used);
+    }
+    const was = this.budget;
+    this.budget = { kind: r.kind as BudgetKind, limit: r.limit, used: r.used };
+    this.budgetDirty = true;
+    // past the limit (newly): the watchdog should hear of it now, not at the next tick
+    if (r.used > r.limit && !(was !== undefined && was.used > was.limit)) this.host.overBudget?.(this);
   }
 
   async once<T extends Json>(key: string, fn: () => Promise<T> | T, options?: OnceOptions): Promise<T> {

@@ -102,6 +102,7 @@ export class TaskRunner {
       emit: deps.emit,
       refused: (run, err) => this.writeRefused(run, err),
       ...(deps.safePoint ? { safePoint: deps.safePoint } : {}),
+      beatSoon: () => deps.beatSoon(),
     });
   }
 
@@ -293,8 +294,8 @@ export class TaskRunner {
   private report(run: TaskRun, report: Report): void {
     run.state = 'reporting';
     const logs = run.logLines !== null;
-    // the last progress rides one more heartbeat first (shared by every report of this turn)
-    const progress = run.progressDirty;
+    // the last progress (and budget report) rides one more heartbeat first (shared by every report of this turn)
+    const progress = run.progressDirty || run.budgetDirty;
     if (!logs && !progress) {
       this.route(run, report);
       return;

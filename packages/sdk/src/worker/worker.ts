@@ -14,13 +14,14 @@
  * await worker.start();
  */
 import { EventEmitter } from 'node:events';
-import type {
-  Agent,
-  AgentHeartbeatRequest,
-  AgentSnapshot,
-  DependencyState,
-  JsonObject,
-  SnapshotWritten,
+import {
+  type Agent,
+  type AgentHeartbeatRequest,
+  type AgentSnapshot,
+  type DependencyState,
+  type JsonObject,
+  MAX_BUDGET_REPORTS,
+  type SnapshotWritten,
 } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
@@ -47,7 +48,7 @@ import { LogBuffer } from './log-buffer.js';
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { splitHeartbeat } from './split-heartbeat.js';
 import { Spool } from './spool.js';
-import { minTaskIntervalMs, taskBeats } from './task-beats.js';
+import { budgetReports, minTaskIntervalMs, taskBeats } from './task-beats.js';
 import { type PendingCompletion, TaskRunner } from './task-runner.js';
 
 /** A long-poll claim may take its wait plus this much (at most) before it counts as hung. */
@@ -375,6 +376,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const deps = this.dependencies.take();
     const metrics = this.metrics.sample();
     if (this.beats.current.failed > 0) metrics.heartbeatFailures = this.beats.current.failed;
+    const budgets = budgetReports(this.runner.held.values(), MAX_BUDGET_REPORTS);
+    if (budgets.length > 0) metrics.budgets = budgets;
     const req: AgentHeartbeatRequest = { status: tasks.length > 0 ? 'running' : 'idle', metrics, tasks };
     if (deps.reports.length > 0) req.dependencies = deps.reports;
     const acks = this.acks.take();

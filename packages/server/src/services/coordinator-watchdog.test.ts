@@ -339,3 +339,45 @@ describe('identity', () => {
     ).rejects.toMatchObject({ code: 'stale_version' });
   });
 });
+
+describe('a held task past its budget (metrics.budgets)', () => {
+  it('opens resource_runaway for the task with the spend as evidence, and closes it when no longer reported past the limit', async () => {
+    f = await withPolicies(FAST);
+    const { agent } = await registerAs('fast');
+    const t = await f.running(agent);
+    const beatSpend = (used: number | null) =>
+      beat(agent, {
+        status: 'running',
+        metrics: {
+          rssBytes: 1,
+          ...(used === null
+            ? {}
+            : { budgets: [{ taskId: t.id, kind: 'tokens' as const, limit: 1000, used }] }),
+        },
+        tasks: [{ taskId: t.id, version: t.version, progress: 0.5 }],
+      });
+    await beatSpend(400);
+    expect(await conditionsOf(agent.agentId)).toEqual([]);
+    await tick(100);
+    await beatSpend(1400);
+    const a = await f.coordinator.getAgent(ADMIN, agent.agentId);
+    expect(a.status).toBe('at_risk');
+    expect(a.conditions).toEqual([
+      expect.objectContaining({
+        condition: 'resource_runaway',
+        taskId: t.id,
+        evidence: { rule: 'task_budget', taskId: t.id, kind: 'tokens', limit: 1000, used: 1400 },
+      }),
+    ]);
+    await tick(100);
+    await beatSpend(null); // the agent stopped reporting it (its task ended, say)
+    expect(await conditionsOf(agent.agentId)).toEqual([]);
+    expect(conditionEvents(f.events)).toEqual(['opened:resource_runaway', 'closed:resource_runaway']);
+    const [closed] = await f.coordinator.listConditions(ADMIN, { agentId: agent.agentId, open: false });
+    expect(closed).toMatchObject({
+      condition: 'resource_runaway',
+      taskId: t.id,
+      closeReason: 'back within its resource limits',
+    });
+  });
+});

@@ -8,12 +8,19 @@
  * is never success. `timing.executionTimeoutMs` stops the group (grandchildren included) a margin
  * before the SDK's own timer and fails the attempt; a cancel, a lost lease or a shutdown stops it at
  * once (SIGTERM, `cancelGraceMs`, SIGKILL).
+ *
+ * A `wake` for the task (or the agent) does what `wake` says ({@link ShellWake}): by default
+ * `restart` — SIGINT to the command's group (a Ctrl-C), `stopGraceMs`, SIGKILL, then the same command
+ * again in the same attempt and directory, at most `maxWakeRestarts` times (a later wake stops it and
+ * fails the attempt, retryable); a signal name — that signal to the group, and the command handles it
+ * (an exit it causes is judged like any other exit); `none` — nothing but a note in the log.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Json, Task } from '@rouse/protocol';
 import { NonRetryableError, type TaskContext, type TaskHandler } from '@rouse/sdk';
 import { timeoutMargin } from '../cli-task.js';
+import { type GroupRegistry, sharedGroupGuard } from '../group-guard.js';
 import { ProcessGroup } from '../process-group.js';
 import {
   classifyShellExit,
@@ -42,7 +49,22 @@ export interface ShellAdapterOptions {
   stopGraceMs?: number;
   /** On a cancel, a lost lease or a shutdown: the grace before SIGKILL. @default 500 */
   cancelGraceMs?: number;
+  /** What a wake does. @default 'restart' */
+  wake?: ShellWake;
+  /** Restarts by wakes per attempt; a later wake fails the attempt (retryable). @default 3 */
+  maxWakeRestarts?: number;
+  /**
+   * Where the command's process group is listed so that it dies with this process, even a SIGKILLed
+   * one (group-guard.ts); null: nowhere. @default the process's shared guard
+   */
+  groupGuard?: GroupRegistry | null;
 }
+
+/**
+ * What a `wake` does to a running command: `restart` it (SIGINT to its group, a grace, SIGKILL, then
+ * the same command again in the same attempt), send it a signal (to its group), or nothing (`none`).
+ */
+export type ShellWake = 'restart' | 'none' | { signal: NodeJS.Signals };
 
 const MAX_LOG_LINE = 16 * 1024;
 const MAX_RESULT_LINE = 16 * 1024;
@@ -53,6 +75,7 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
   );
   const stopGraceMs = options.stopGraceMs ?? 2000;
   const cancelGraceMs = options.cancelGraceMs ?? 500;
+  const guard = options.groupGuard === undefined ? sharedGroupGuard() : options.groupGuard;
   return async (task: Task, ctx: TaskContext): Promise<Json> => {
     let payload: ReturnType<typeof parseShellPayload>;
     try {
@@ -63,22 +86,28 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
     }
     const cwd = payload.cwd ?? join(options.dataDir, 'work', task.id);
     await mkdir(cwd, { recursive: true });
+    const wake = options.wake ?? 'restart';
+    const maxWakeRestarts = options.maxWakeRestarts ?? 3;
+    const note = (text: string) => ctx.log(text, 'adapter');
     let lastLine: string | null = null;
     const [file, ...args] = payload.argv as [string, ...string[]];
-    const group = ProcessGroup.spawn({
-      file,
-      args,
-      cwd,
-      env: { ...baseEnv, ...options.extraEnv, ...payload.env },
-      ...(payload.stdin !== undefined ? { stdin: payload.stdin } : {}),
-      onStdout: (line) => {
-        ctx.log(line.slice(0, MAX_LOG_LINE), 'stdout');
-        const p = progressFromLine(line, options.progressRegex ?? null);
-        if (p !== null) ctx.progress(p.value, p.phase);
-        if (!isProgressLine(line) && line.trim() !== '') lastLine = line.slice(0, MAX_RESULT_LINE);
-      },
-      onStderr: (line) => ctx.log(line.slice(0, MAX_LOG_LINE), 'stderr'),
-    });
+    const start = () =>
+      ProcessGroup.spawn({
+        file,
+        args,
+        cwd,
+        env: { ...baseEnv, ...options.extraEnv, ...payload.env },
+        guard,
+        ...(payload.stdin !== undefined ? { stdin: payload.stdin } : {}),
+        onStdout: (line) => {
+          ctx.log(line.slice(0, MAX_LOG_LINE), 'stdout');
+          const p = progressFromLine(line, options.progressRegex ?? null);
+          if (p !== null) ctx.progress(p.value, p.phase);
+          if (!isProgressLine(line) && line.trim() !== '') lastLine = line.slice(0, MAX_RESULT_LINE);
+        },
+        onStderr: (line) => ctx.log(line.slice(0, MAX_LOG_LINE), 'stderr'),
+      });
+    let group = start();
     let timedOut = false;
     const exec = task.timing.executionTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
@@ -94,24 +123,65 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
     const onAbort = () => void group.stop({ graceMs: cancelGraceMs });
     ctx.signal.addEventListener('abort', onAbort);
     if (ctx.signal.aborted) onAbort();
+    // a wake: restart the command, signal its group, or nothing (ShellWake)
+    let restarting = false;
+    let wakes = 0;
+    const offWake = ctx.onWake((reason) => {
+      const why = reason ? ` (${reason})` : '';
+      if (!group.running || restarting) return;
+      if (wake === 'none') {
+        note(`wake${why}: ignored (--wake none)`);
+        return;
+      }
+      if (typeof wake === 'object') {
+        note(`wake${why}: sending ${wake.signal} to the command's process group`);
+        group.signal(wake.signal);
+        return;
+      }
+      wakes++;
+      restarting = true;
+      note(
+        wakes > maxWakeRestarts
+          ? `wake${why}: woken ${wakes} times, the adapter restarts at most ${maxWakeRestarts}: stopping the command`
+          : `wake${why}: interrupting the command (SIGINT to its group) to restart it (${wakes} of ${maxWakeRestarts})`,
+      );
+      void group.stop({ signal: 'SIGINT', graceMs: stopGraceMs });
+    });
     try {
-      const exit = await group.exited;
-      await group.stop({ graceMs: 0 }); // what it left in its group goes with it
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      if (timedOut) {
-        throw Object.assign(new Error(`the command was stopped before the execution timeout of ${exec} ms`), {
-          code: 'execution_timeout',
-        });
+      for (;;) {
+        const exit = await group.exited;
+        await group.stop({ graceMs: 0 }); // what it left in its group goes with it
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (timedOut) {
+          throw Object.assign(
+            new Error(`the command was stopped before the execution timeout of ${exec} ms`),
+            { code: 'execution_timeout' },
+          );
+        }
+        if (restarting) {
+          restarting = false;
+          if (wakes > maxWakeRestarts) {
+            throw Object.assign(
+              new Error(`woken ${wakes} times; the adapter restarts a command at most ${maxWakeRestarts}`),
+              { code: 'interrupted' },
+            );
+          }
+          lastLine = null;
+          note(`restarting the command after a wake (${wakes} of ${maxWakeRestarts})`);
+          group = start();
+          continue;
+        }
+        const verdict = classifyShellExit(exit, options.nonRetryableExitCodes ?? []);
+        if (verdict.kind === 'fail') {
+          if (!verdict.retryable) throw new NonRetryableError(verdict.message, { code: verdict.code });
+          throw Object.assign(new Error(verdict.message), { code: verdict.code });
+        }
+        if (payload.resultFile !== null) return await readResultFile(cwd, payload.resultFile);
+        return { exitCode: 0, output: lastLine };
       }
-      const verdict = classifyShellExit(exit, options.nonRetryableExitCodes ?? []);
-      if (verdict.kind === 'fail') {
-        if (!verdict.retryable) throw new NonRetryableError(verdict.message, { code: verdict.code });
-        throw Object.assign(new Error(verdict.message), { code: verdict.code });
-      }
-      if (payload.resultFile !== null) return await readResultFile(cwd, payload.resultFile);
-      return { exitCode: 0, output: lastLine };
     } finally {
       clearTimeout(timer);
+      offWake();
       ctx.signal.removeEventListener('abort', onAbort);
       if (group.running) await group.stop({ graceMs: cancelGraceMs });
     }

@@ -1,6 +1,7 @@
 /** `rouse agent --adapter …`: an adapter (`@rouse/agent-host`) as an agent, its events printed. */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import { SIGNAL_NAMES, type SignalName } from '@rouse/protocol';
 import { resolveConnection, resolveDataDir } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
 import { watchParent } from '../parent-watch.js';
@@ -15,6 +16,13 @@ export interface RunAgentCliOptions {
   cliEnv: string[];
   progressRegex?: string;
   nonRetryableExit: string[];
+  wake?: string;
+  maxTurns?: string;
+  maxBudgetUsd?: string;
+  maxTokens?: string;
+  maxCostUsd?: string;
+  /** Milliseconds (parsed by the duration option). */
+  maxWallClock?: number;
   agentType?: string;
   name?: string;
   json?: boolean;
@@ -73,6 +81,14 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
   if (nonRetryableExitCodes.length > 0 && opts.adapter !== 'shell') {
     throw new CliError('--non-retryable-exit is for --adapter shell', EXIT.usage);
   }
+  const shellWake = wakeFlag(opts);
+  const budget = budgetFlags(opts);
+  if (Object.keys(budget).length > 0 && opts.adapter === 'shell') {
+    throw new CliError(
+      '--max-turns, --max-budget-usd, --max-tokens, --max-cost-usd and --max-wall-clock are for --adapter codex|claude',
+      EXIT.usage,
+    );
+  }
   // The enrollment token: --token, ROUSE_AGENT_TOKEN, or the local coordinator's agent.token.
   const dataDir = resolveDataDir(ctx, opts.dataDir);
   const agentToken = opts.token ?? ctx.env.ROUSE_AGENT_TOKEN ?? readToken(join(dataDir, 'agent.token'));
@@ -101,6 +117,8 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
       cliEnv,
       ...(progressRegex !== undefined ? { progressRegex } : {}),
       nonRetryableExitCodes,
+      ...(shellWake !== undefined ? { shellWake } : {}),
+      budget,
       ...(opts.agentType !== undefined ? { agentType: opts.agentType } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
       env: ctx.env as NodeJS.ProcessEnv,
@@ -117,6 +135,61 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
     stopWatching();
     interrupted.dispose();
   }
+}
+
+/** `--wake restart|none|<signal>` (shell only) as the shell adapter's wake. */
+function wakeFlag(opts: RunAgentCliOptions): 'restart' | 'none' | { signal: NodeJS.Signals } | undefined {
+  if (opts.wake === undefined) return undefined;
+  if (opts.adapter !== 'shell') {
+    throw new CliError(
+      '--wake is for --adapter shell (a coding-agent CLI is interrupted and resumed)',
+      EXIT.usage,
+    );
+  }
+  const v = opts.wake.trim();
+  if (v === 'restart' || v === 'none') return v;
+  const name = (v.toUpperCase().startsWith('SIG') ? v.toUpperCase() : `SIG${v.toUpperCase()}`) as SignalName;
+  if (!SIGNAL_NAMES.includes(name) || name === 'SIGKILL' || name === 'SIGSTOP') {
+    throw new CliError(
+      `--wake takes restart, none or a signal name such as SIGUSR1 (got "${opts.wake}")`,
+      EXIT.usage,
+    );
+  }
+  return { signal: name };
+}
+
+/** The budget flags as the adapter's per-type defaults (only those given). */
+function budgetFlags(opts: RunAgentCliOptions): {
+  maxTurns?: number;
+  maxBudgetUsd?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  maxWallClockMs?: number;
+} {
+  const whole = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < 1) {
+      throw new CliError(`${flag} must be a positive integer (got "${v}")`, EXIT.usage);
+    }
+    return n;
+  };
+  const dollars = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n <= 0) {
+      throw new CliError(`${flag} must be a positive number of dollars, e.g. 2.5 (got "${v}")`, EXIT.usage);
+    }
+    return n;
+  };
+  const out = {
+    maxTurns: whole('--max-turns', opts.maxTurns),
+    maxBudgetUsd: dollars('--max-budget-usd', opts.maxBudgetUsd),
+    maxTokens: whole('--max-tokens', opts.maxTokens),
+    maxCostUsd: dollars('--max-cost-usd', opts.maxCostUsd),
+    maxWallClockMs: opts.maxWallClock,
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
 function readToken(path: string): string | undefined {

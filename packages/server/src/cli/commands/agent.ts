@@ -8,6 +8,7 @@ import type { AgentShowOptions } from '../actions/agent.js';
 import type { RunAgentCliOptions } from '../actions/run-agent.js';
 import { withConnectionOptions } from '../connection-options.js';
 import type { CliContext } from '../context.js';
+import { durationOption } from '../duration-option.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -40,6 +41,29 @@ export function registerAgent(program: Command, ctx: CliContext): void {
       collect,
       [],
     )
+    .option(
+      '--wake <what>',
+      "shell: what a wake does: restart (SIGINT to the command's group, then run it again; default), none, or a signal name sent to its group (e.g. SIGUSR1)",
+    )
+    .option(
+      '--max-turns <n>',
+      'codex, claude: turns a task may take (passed to Claude as --max-turns; the adapter checks it for both)',
+    )
+    .option(
+      '--max-budget-usd <usd>',
+      'claude: the dollars Claude Code may spend on a task (its own --max-budget-usd)',
+    )
+    .option(
+      '--max-tokens <n>',
+      "codex, claude: input + output tokens a task may spend (the adapter's own guard)",
+    )
+    .option('--max-cost-usd <usd>', "codex, claude: the dollars a task may spend (the adapter's own guard)")
+    .addOption(
+      durationOption(
+        '--max-wall-clock <duration>',
+        "codex, claude: how long one attempt of a task may run, e.g. 30m (the adapter's own guard)",
+      ),
+    )
     .option('--agent-type <type>', "the agent's type, which selects its policy (default: the adapter's name)")
     .option('--name <name>', 'a name for humans')
     .option('--json', 'print what happens as JSON lines (registered, claimed, completed, failed, …)')
@@ -61,13 +85,20 @@ Payloads:
                  result {"exitCode": 0, "output": <last stdout line>}, or the JSON of resultFile;
                  progress from "::progress 0.4 running tests" lines
 
+Budget: --max-turns, --max-budget-usd, --max-tokens, --max-cost-usd and --max-wall-clock are the
+defaults of every task this agent runs; a payload's own field (maxTurns, …) wins. A task that spends
+past one is stopped, fails for good with code resource_runaway, and the agent's heartbeat reports
+the spend, so a resource_runaway condition opens on the agent for that task.
+
 Exit codes: 0 stopped by a signal, 1 failed, 2 bad options, 3 coordinator unreachable.
 
 Examples:
   $ ROUSE_AGENT_TOKEN=… rouse agent --adapter codex --types codex --url http://127.0.0.1:7070
   $ rouse agent --adapter claude --types claude,review --concurrency 2 --work-dir /var/lib/rouse-claude
   $ rouse agent --adapter codex --types codex --cli-arg=-c --cli-arg='model_provider="corp"'
+  $ rouse agent --adapter claude --types claude --max-turns 30 --max-budget-usd 2 --max-wall-clock 45m
   $ rouse agent --adapter shell --types build --non-retryable-exit 2 --json
+  $ rouse agent --adapter shell --types crawl --wake SIGUSR1
   $ rouse submit build '{"command": "make test"}' --wait`,
     )
     .action(

@@ -129,6 +129,8 @@ function runawayText(agent: Agent, d: JsonObject): string {
       return d.exceeded === 'baseline'
         ? `its last iteration took ${dur(d.iterationMs)}, over ${str(d.iterationFactor)} × the ${agent.agentType} p95 of ${dur(d.baselineP95Ms)} (${dur(d.limitMs)})${also}`
         : `its last iteration took ${dur(d.iterationMs)}, over max_iteration ${dur(d.maxIterationMs)}${also}`;
+    case 'task_budget':
+      return `held task ${str(d.taskId)} spent ${budgetAmount(d.kind, d.used)}, past its budget of ${budgetAmount(d.kind, d.limit)}; the adapter stops it and fails it for good`;
     default:
       return `it runs away with its resources (${str(d.rule)})${also}`;
   }
@@ -148,11 +150,33 @@ function runawaySuggestions(agent: Agent, d: JsonObject): string[] {
         `wake it (it may spin in a loop): ${command(agent, 'wake')}`,
         `if that does not help, ${restart}`,
       ];
+    case 'task_budget':
+      return [
+        `look at what the task did: rouse logs ${str(d.taskId)}`,
+        'if it needs more, give the task a larger limit in its payload (maxTokens, maxCostUsd, maxTurns, maxWallClockMs) or the agent larger --max-* flags',
+      ];
     default:
       return [
         `compare it with the other ${agent.agentType} agents: rouse agents`,
         `wake it: ${command(agent, 'wake')}`,
       ];
+  }
+}
+
+/** A budget figure with its unit (`metrics.budgets[].kind`). */
+function budgetAmount(kind: Json | undefined, value: Json | undefined): string {
+  const n = typeof value === 'number' ? value : Number.NaN;
+  switch (kind) {
+    case 'tokens':
+      return `${Math.round(n)} tokens`;
+    case 'cost_usd':
+      return `$${n.toFixed(4)}`;
+    case 'turns':
+      return `${Math.round(n)} turns`;
+    case 'wall_clock_ms':
+      return dur(n);
+    default:
+      return `${str(value)} (${str(kind)})`;
   }
 }
 

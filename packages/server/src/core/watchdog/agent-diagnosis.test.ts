@@ -290,6 +290,25 @@ describe('diagnoseAgent', () => {
     ).toBe('its last iteration took 1m35s, over max_iteration 1m30s');
   });
 
+  it('resource_runaway of a held task past its budget', () => {
+    const budget = (evidence: AgentCondition['evidence']) =>
+      diagnose(
+        agent({
+          status: 'at_risk',
+          conditions: [condition({ condition: 'resource_runaway', taskId: 'tsk_9', evidence })],
+        }),
+      ).reasons[0]!;
+    const tokens = budget({ rule: 'task_budget', taskId: 'tsk_9', kind: 'tokens', limit: 1000, used: 1400 });
+    expect(tokens.message).toBe(
+      'held task tsk_9 spent 1400 tokens, past its budget of 1000 tokens; the adapter stops it and fails it for good',
+    );
+    expect(
+      budget({ rule: 'task_budget', taskId: 'tsk_9', kind: 'cost_usd', limit: 2, used: 2.5 }).message,
+    ).toBe(
+      'held task tsk_9 spent $2.5000, past its budget of $2.0000; the adapter stops it and fails it for good',
+    );
+  });
+
   it('terminating, left and terminated', () => {
     expect(diagnose(agent({ status: 'terminating', reportedStatus: 'terminating' })).summary).toBe(
       'Agent reviewer-2 (agt_1) is terminating: it reports that it is shutting down.',

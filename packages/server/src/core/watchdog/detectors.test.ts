@@ -362,3 +362,57 @@ describe('evaluateAgent: several at once', () => {
     expect(r.nextCheckAt).toBe(T0 + 11 * MIN);
   });
 });
+
+describe('evaluateAgent: a held task past its budget', () => {
+  const now = T0 + 10 * MIN;
+  const budgets = (...b: { taskId: string; used: number; limit?: number }[]) =>
+    b.map(({ taskId, used, limit = 1000 }) => ({ taskId, kind: 'tokens' as const, limit, used }));
+
+  it('opens resource_runaway for that task with the spend as evidence', () => {
+    const r = evaluate(now, {
+      agent: agent({ metrics: { rssBytes: 1, budgets: budgets({ taskId: 'tsk_1', used: 1400 }) } }),
+      tasks: [task({ progressChangedAt: now })],
+    });
+    expect(r.open).toEqual([
+      {
+        condition: 'resource_runaway',
+        since: now,
+        taskId: 'tsk_1',
+        evidence: { rule: 'task_budget', taskId: 'tsk_1', kind: 'tokens', limit: 1000, used: 1400 },
+      },
+    ]);
+  });
+
+  it('opens nothing within the limit, for a task it no longer holds, or with no report', () => {
+    const held = [task({ progressChangedAt: now })];
+    const at = (metrics: AgentWatchState['metrics']) =>
+      evaluate(now, { agent: agent({ metrics }), tasks: held }).open;
+    expect(at({ budgets: budgets({ taskId: 'tsk_1', used: 1000 }) })).toEqual([]);
+    expect(at({ budgets: budgets({ taskId: 'tsk_gone', used: 5000 }) })).toEqual([]);
+    expect(at({ rssBytes: 1 })).toEqual([]);
+    expect(at(null)).toEqual([]);
+    expect(at(undefined)).toEqual([]);
+  });
+
+  it('one condition per task past its budget (the first report of a task counts), none in the quiet period', () => {
+    const metrics = {
+      budgets: [
+        ...budgets({ taskId: 'tsk_1', used: 10 }, { taskId: 'tsk_2', used: 2000 }),
+        { taskId: 'tsk_2', kind: 'turns' as const, limit: 3, used: 4 },
+        { taskId: 'tsk_1', kind: 'cost_usd' as const, limit: 0.5, used: 0.75 },
+      ],
+    };
+    const tasks = [task({ progressChangedAt: now }), task({ taskId: 'tsk_2', progressChangedAt: now })];
+    const r = evaluate(now, { agent: agent({ metrics }), tasks });
+    expect(r.open.map((c) => [c.taskId, c.evidence.kind, c.evidence.used])).toEqual([
+      ['tsk_2', 'tokens', 2000],
+      ['tsk_1', 'cost_usd', 0.75],
+    ]);
+    const quiet = evaluate(now, {
+      policy: policy({ quietPeriodMs: 20 * MIN }),
+      agent: agent({ metrics }),
+      tasks,
+    });
+    expect(quiet.open).toEqual([]);
+  });
+});

@@ -17,13 +17,21 @@
  * - `dependency_down`: a dependency the agent, its policy or a held task needs is down or
  *   rate-limited now (one condition listing them all).
  * - `resource_runaway`: any of the four rules of `runaway.ts` (one condition; the first rule that
- *   holds gives the evidence, the others are listed under `also`).
+ *   holds gives the evidence, the others are listed under `also`); and, per held task, its spend past
+ *   a budget limit as the agent's last metrics report it (`task-budget.ts`; `taskId` set).
  * - `error_persisting`: it has reported `error` for `errorTimeoutMs` (unless null).
  *
  * A condition's `since` is when it became true (a stall: progressChangedAt + threshold), never before
  * the quiet period ended; for a condition already open, the coordinator keeps its own `since`.
  */
-import type { AgentCondition, ConditionKind, Json, JsonObject, ReportedAgentStatus } from '@rouse/protocol';
+import type {
+  AgentCondition,
+  AgentMetrics,
+  ConditionKind,
+  Json,
+  JsonObject,
+  ReportedAgentStatus,
+} from '@rouse/protocol';
 import { type DependencyView, isDependencyUnavailable } from '../diagnosis.js';
 import type { ResolvedPolicy } from '../policies/resolved-policy.js';
 import type { BaselineView } from './baseline.js';
@@ -36,6 +44,7 @@ import {
   rssLimitRule,
 } from './runaway.js';
 import type { MetricSample } from './samples.js';
+import { budgetFindings } from './task-budget.js';
 
 /** What the store keeps of an agent for its detectors. */
 export interface AgentWatchState {
@@ -55,6 +64,8 @@ export interface AgentWatchState {
   samples: readonly MetricSample[];
   /** Dependencies it declared at registration. */
   requires: readonly string[];
+  /** The metrics of its last heartbeat that carried some (`budgets`: held tasks' spend). */
+  metrics?: AgentMetrics | null;
 }
 
 /** A task the agent holds, as its detectors see it. */
@@ -162,6 +173,9 @@ export function evaluateAgent(input: EvaluateAgentInput): AgentEvaluation {
     if (others.length > 0) evidence.also = others.map((f) => f.evidence);
     add('resource_runaway', Math.min(...findings.map((f) => f.since)), null, evidence);
   }
+  const held = new Set(input.tasks.map((t) => t.taskId));
+  for (const b of budgetFindings(agent.metrics?.budgets, held))
+    add('resource_runaway', now, b.taskId, b.evidence);
   const cpuAt = cpuPinnedOpensAt(agent.samples, resources, lastProgressAt);
   if (cpuAt !== null && cpuAt > now) later.push(cpuAt);
 
