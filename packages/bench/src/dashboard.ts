@@ -12,10 +12,11 @@ import { spawnJsonChild, stopJsonChild } from './child.js';
 import { startCoordinator } from './coordinator-process.js';
 import { HttpClient } from './http-client.js';
 import { cpuTimeMs } from './proc.js';
+import { monotonicUs } from './profile-summary.js';
 import { round } from './stats.js';
 import { createBatched, runConcurrent, sleep } from './tasks.js';
 import type { WorkerProcessConfig } from './worker-process.js';
-import type { Metric, WorkloadContext, WorkloadResult } from './workload.js';
+import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult } from './workload.js';
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -176,8 +177,10 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
     // ---- 2. throughput with five live dashboards, against none ----
     const total = ctx.quick ? 3000 : 20_000;
     const runs: { dashboards: number; perS: number; coordinatorUsPerTask: number | null }[] = [];
-    for (const dashboards of [0, 5, 0, 5]) {
-      const c = await startCoordinator({ store: ctx.store });
+    const profiles: Record<string, unknown> = {};
+    for (const [run, dashboards] of [0, 5, 0, 5].entries()) {
+      const c = await startCoordinator({ store: ctx.store, cpuProfileDir: ctx.cpuProfileDir });
+      const window = { fromUs: 0, toUs: 0 };
       const http = new HttpClient({ url: c.url, token: c.adminToken, maxSockets: 4 });
       const context = await browser.newContext();
       try {
@@ -203,6 +206,7 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
           mode: ctx.workerMode,
         };
         const cpuBefore = cpuTimeMs(c.pid);
+        window.fromUs = monotonicUs();
         const worker = spawnJsonChild('worker-process', config);
         try {
           const starting = await worker.waitFor((m) => m.type === 'starting', 30_000);
@@ -210,6 +214,7 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
             (m) => m.type === 'count' && (m.completed as number) >= total,
             240_000,
           );
+          window.toUs = monotonicUs();
           const perS = (total * 1000) / ((done.at as number) - (starting.at as number));
           const cpuAfter = cpuTimeMs(c.pid);
           const usPerTask =
@@ -225,9 +230,14 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
         }
       } finally {
         await context.close();
-        await c.stop();
+        const { cpuProfile } = await c.stop();
+        // `--cpu-prof`: where the coordinator's time went while the worker ran, run by run.
+        const one: Record<string, unknown> = {};
+        attachProfile(ctx, one, cpuProfile, { [`run ${run + 1}, ${dashboards} dashboards`]: window });
+        if (one.cpuProfile !== undefined) profiles[`run ${run + 1}`] = one.cpuProfile;
       }
     }
+    if (Object.keys(profiles).length > 0) details.cpuProfile = profiles;
     details.throughputRuns = runs;
     const best = (n: number) => Math.max(...runs.filter((r) => r.dashboards === n).map((r) => r.perS));
     const ratio = best(5) / best(0);
