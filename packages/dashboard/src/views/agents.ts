@@ -6,13 +6,15 @@ import type {
   AgentSnapshot,
   Intervention,
 } from '@rouse/protocol';
-import { actionButton, badge, empty, facts, jsonViewer, sparkline } from '../components.js';
+import { actionButton, badge, empty, facts, jsonViewer, miniSparkline, sparkline } from '../components.js';
 import { ago, isoTime, prettyJson } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { View, ViewContext } from '../layout.js';
 
 export interface AgentsData {
   agents: Agent[];
+  /** Each agent's recent RSS (bytes) and CPU (%) samples, oldest first (agents without are left out). */
+  samples?: ReadonlyMap<string, { rss: number[]; cpu: number[] }>;
   nextCursor: string | null;
   status?: string;
   type?: string;
@@ -48,7 +50,8 @@ export function agentsView(data: AgentsData, ctx: ViewContext): View {
 <td>${a.conditions.length === 0 ? '—' : a.conditions.map((c) => badge(c.condition, 'condition'))}</td>
 <td class="num">${a.incarnation}</td><td>${ago(a.lastHeartbeatAt, ctx.now)}</td><td class="num">${a.currentTaskIds.length}</td>
 <td>${a.supervisorId ? html`<a class="mono" href="/agents/${a.supervisorId}">${a.supervisorId}</a>` : '—'}</td>
-<td>${mb(a.metrics?.rssBytes)}</td><td>${a.metrics?.cpuPercent === undefined ? '—' : `${a.metrics.cpuPercent.toFixed(0)} %`}</td></tr>`,
+<td class="metric">${miniSparkline(data.samples?.get(a.id)?.rss ?? [], `RSS of ${a.name}, recent samples`)}<span>${mb(a.metrics?.rssBytes)}</span></td>
+<td class="metric">${miniSparkline(data.samples?.get(a.id)?.cpu ?? [], `CPU of ${a.name}, recent samples`)}<span>${a.metrics?.cpuPercent === undefined ? '—' : `${a.metrics.cpuPercent.toFixed(0)} %`}</span></td></tr>`,
         )}</tbody></table></div>
 <nav class="pager" aria-label="Pages">${data.nextCursor ? html`<a rel="next" href="/agents${q(data.nextCursor)}">Next page</a>` : ''}</nav>`;
   return { title: 'Agents', nav: 'agents', topics: ['agents'], head, live };

@@ -53,6 +53,8 @@ const MAX_BULK = 1000;
 const HOUR = 3_600_000;
 const LOG_WAIT_MS = 25_000;
 const OVERVIEW_CACHE_MS = 1000;
+/** Interventions and alerts per page. */
+const LIST_PAGE = 50;
 
 const SECURITY_HEADERS = {
   'content-security-policy':
@@ -101,6 +103,26 @@ function heartbeatGaps(
   if (history.gaps.length > 0) return history.gaps;
   const at = history.samples.map((x) => x.at).filter((t) => since === null || t >= since);
   return at.slice(1).map((t, i) => t - (at[i] ?? t));
+}
+
+type Sample = { rssBytes: number | null; cpuPercent: number | null };
+const rssOf = (xs: readonly Sample[]): number[] =>
+  xs.flatMap((x) => (x.rssBytes === null ? [] : [x.rssBytes]));
+const cpuOf = (xs: readonly Sample[]): number[] =>
+  xs.flatMap((x) => (x.cpuPercent === null ? [] : [x.cpuPercent]));
+
+/** A list page's `cursor` and `limit` (1–100; absent: the default) from its query string. */
+function listPageOf(request: FastifyRequest): { cursor?: string; limit?: number } {
+  const q = request.query as Record<string, unknown>;
+  const out: { cursor?: string; limit?: number } = {};
+  if (typeof q.cursor === 'string' && q.cursor !== '') out.cursor = q.cursor;
+  if (typeof q.limit === 'string' && q.limit !== '') {
+    const limit = Number(q.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new RouseError('validation_failed', 'limit: an integer from 1 to 100', {});
+    out.limit = limit;
+  }
+  return out;
 }
 
 declare module 'fastify' {
@@ -372,7 +394,17 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
         limit: 100,
         cursor,
       });
-      return agentsView({ agents, nextCursor, ...(status ? { status } : {}), ...(type ? { type } : {}) }, vc);
+      const history = await coordinator.agentSamples(
+        session.caller,
+        agents.map((a) => a.id),
+      );
+      const samples = new Map(
+        [...history].map(([id, xs]) => [id, { rss: rssOf(xs), cpu: cpuOf(xs) }] as const),
+      );
+      return agentsView(
+        { agents, samples, nextCursor, ...(status ? { status } : {}), ...(type ? { type } : {}) },
+        vc,
+      );
     });
 
     pageRoute('/agents/:id', async (request, session, vc) => {
@@ -396,24 +428,36 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
           conditions: conditions as never,
           interventions: interventions.interventions,
           snapshot,
-          rssSamples: (history?.samples ?? []).flatMap((x) => (x.rssBytes === null ? [] : [x.rssBytes])),
-          cpuSamples: (history?.samples ?? []).flatMap((x) => (x.cpuPercent === null ? [] : [x.cpuPercent])),
+          rssSamples: rssOf(history?.samples ?? []),
+          cpuSamples: cpuOf(history?.samples ?? []),
         },
         vc,
       );
     });
 
-    pageRoute('/interventions', async (_request, session, vc) => {
-      const r = await coordinator.listInterventions(session.caller, { limit: 100 });
-      return interventionsView({ interventions: r.interventions, nextCursor: r.nextCursor }, vc);
+    pageRoute('/interventions', async (request, session, vc) => {
+      const at = listPageOf(request);
+      const r = await coordinator.listInterventions(session.caller, {
+        limit: at.limit ?? LIST_PAGE,
+        ...(at.cursor ? { cursor: at.cursor } : {}),
+      });
+      return interventionsView({ interventions: r.interventions, nextCursor: r.nextCursor, ...at }, vc);
     });
 
     pageRoute('/alerts', async (request, session, vc) => {
       const state = (request.query as Record<string, unknown>).state;
       const states =
         state === 'firing' || state === 'resolved' ? [state as 'firing' | 'resolved'] : undefined;
-      const r = await coordinator.listAlerts(session.caller, { ...(states ? { states } : {}), limit: 100 });
-      return alertsView({ alerts: r.alerts, ...(states ? { state: states[0] } : {}) }, vc);
+      const at = listPageOf(request);
+      const r = await coordinator.listAlerts(session.caller, {
+        ...(states ? { states } : {}),
+        limit: at.limit ?? LIST_PAGE,
+        ...(at.cursor ? { cursor: at.cursor } : {}),
+      });
+      return alertsView(
+        { alerts: r.alerts, nextCursor: r.nextCursor, ...at, ...(states ? { state: states[0] } : {}) },
+        vc,
+      );
     });
 
     scope.get('/alerts/:id', async (request, reply) => {
