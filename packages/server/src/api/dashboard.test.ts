@@ -290,6 +290,49 @@ function listPage(body: string, attr: RegExp): { ids: string[]; next: string | n
   };
 }
 
+describe('dashboard shared reads', () => {
+  it('pages share what they read; an answer older than a change says when to ask again, and that answer is current', async () => {
+    h = await createHarness();
+    const { cookie } = await loginWithToken(h, TOKENS.readonly);
+    const fragment = () =>
+      h!.request('GET', '/tasks', { token: null, headers: { cookie, 'x-rouse-fragment': '1' } });
+    const a = await h.createTask();
+    const first = await fragment();
+    expect(first.body).toContain(a.id);
+    expect(first.headers['x-rouse-refresh-in']).toBeUndefined();
+    // Nothing changed: the same answer, current.
+    const again = await fragment();
+    expect(again.body).toBe(first.body);
+    expect(again.headers['x-rouse-refresh-in']).toBeUndefined();
+    // A change: the next answer is either computed anew, or shared and stale with a time to ask again;
+    // asking then shows the change.
+    let announced: () => void = () => {};
+    const seen = new Promise<void>((resolve) => {
+      announced = resolve;
+    });
+    const unsubscribe = h.coordinator.subscribe(
+      (e) => {
+        if (e.type === 'task.created') announced();
+      },
+      { everyCoordinator: true },
+    );
+    const b = await h.createTask();
+    await seen; // the page's stream has it too: a page would refetch now
+    unsubscribe();
+    let res = await fragment();
+    for (let i = 0; i < 5 && res.headers['x-rouse-refresh-in'] !== undefined; i++) {
+      const wait = Number(res.headers['x-rouse-refresh-in']);
+      expect(wait).toBeGreaterThan(0);
+      expect(wait).toBeLessThanOrEqual(250);
+      expect(res.body).not.toContain(b.id);
+      await new Promise((r) => setTimeout(r, wait));
+      res = await fragment();
+    }
+    expect(res.headers['x-rouse-refresh-in']).toBeUndefined();
+    expect(res.body).toContain(b.id);
+  });
+});
+
 describe('dashboard list pages', () => {
   it('Interventions pages with a cursor, keeping the page size, through to the last page', async () => {
     h = await createHarness();
