@@ -20,7 +20,20 @@ let lastRefresh = 0;
 let lastCost = 0;
 let refreshes = 0;
 
+// A page nobody sees (a background tab) does not refresh; it catches up when it is shown again.
+let hiddenChanges = false;
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden && hiddenChanges) {
+    hiddenChanges = false;
+    schedule();
+  }
+});
+
 function schedule() {
+  if (document.hidden) {
+    hiddenChanges = true;
+    return;
+  }
   if (pending || !live) return;
   pending = true;
   const every = Math.min(3000, Math.max(REFRESH_EVERY_MS, lastCost * 20));

@@ -6,8 +6,10 @@
  * of ten thousand transitions costs a stream a few frames, and the page refetches what it shows when
  * a frame concerns it. Every stream is flushed by one timer, so the pages refetch together and share
  * what the server computes for them (see `shared.ts`). The window is 250 ms after a quiet spell and
- * doubles, up to a second, while the changes keep coming: a page shows a change within a quarter of a
- * second when there are few, and refetches at most once a second when there are many. Frames carry
+ * doubles, up to two seconds, while the changes keep coming: a page shows a change within a quarter
+ * of a second when there are few, and refetches at most every two seconds when there are many (a
+ * refetch costs the browser a render: five pages on a small machine refetching every 250 ms took
+ * CPU from the coordinator they were watching). Frames carry
  * ids `<epoch>-<n>` (n counts events); the last 2,000 events are kept (in a ring), so a page that
  * reconnects with `Last-Event-ID` gets what it missed in one frame, or `resync` (refetch everything)
  * when that is no longer here (another process, too long ago).
@@ -20,7 +22,7 @@ import type { SseHub, SseStream } from '../sse.js';
 
 const KEEP = 2000;
 const FLUSH_MS = 250;
-const BUSY_FLUSH_MS = 1000;
+const BUSY_FLUSH_MS = 2000;
 const MAX_IDS = 100;
 
 /** What one event touched. */
