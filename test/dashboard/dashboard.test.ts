@@ -373,7 +373,7 @@ describe('the Agents list', () => {
       expect(Math.min(...ys)).toBe(ys[1]);
     }
     // The latest values beside them, as text.
-    expect(await row.locator('td.metric').allTextContents()).toEqual(['67 MB', '20 %']);
+    expect(await row.locator('td.metric > span').allTextContents()).toEqual(['67 MB', '20 %']);
     expect(await page.locator(`tr[data-href="/agents/${quiet.agentId}"] svg.spark`).count()).toBe(0);
     await screenshot(page, 'agents-sparklines');
     await context.close();
