@@ -4,7 +4,8 @@
  *    one Task (full HTML, a signed-in session; median of 10), and the browser's first contentful
  *    paint of each (median of 5).
  * 2. The throughput workload (20,000 no-op tasks, one SDK worker × 16) with five dashboards open and
- *    live (two Tasks, two Overview, one Agents), against none: two runs each, alternated, best of each.
+ *    live (two Tasks, two Overview, one Agents), against none: three runs each, alternated; the best
+ *    and the median of each, and the browsers' CPU per task beside the coordinator's.
  * 3. The compressed size of the page's JavaScript and CSS, as served.
  */
 import { execFileSync } from 'node:child_process';
@@ -181,7 +182,7 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
     }[] = [];
     const browsersCpu = () => descendantsCpuMs(process.pid, /chrom/i);
     const profiles: Record<string, unknown> = {};
-    for (const [run, dashboards] of [0, 5, 0, 5].entries()) {
+    for (const [run, dashboards] of [0, 5, 0, 5, 0, 5].entries()) {
       const c = await startCoordinator({ store: ctx.store, cpuProfileDir: ctx.cpuProfileDir });
       const window = { fromUs: 0, toUs: 0 };
       const http = new HttpClient({ url: c.url, token: c.adminToken, maxSockets: 4 });
@@ -253,24 +254,38 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
     }
     if (Object.keys(profiles).length > 0) details.cpuProfile = profiles;
     details.throughputRuns = runs;
-    const best = (n: number) => Math.max(...runs.filter((r) => r.dashboards === n).map((r) => r.perS));
-    const ratio = best(5) / best(0);
-    const cpu = (n: number) =>
-      Math.min(
-        ...runs
-          .filter((r) => r.dashboards === n && r.coordinatorUsPerTask !== null)
-          .map((r) => r.coordinatorUsPerTask as number),
-      );
+    const of = (n: number, key: 'perS' | 'coordinatorUsPerTask' | 'browsersUsPerTask') =>
+      runs
+        .filter((r) => r.dashboards === n)
+        .map((r) => r[key])
+        .filter((x): x is number => x !== null);
+    const best = (n: number) => Math.max(...of(n, 'perS'));
+    const mid = (n: number) => median(of(n, 'perS'));
+    const cpu = (n: number) => median(of(n, 'coordinatorUsPerTask'));
+    const n = runs.length / 2;
     metrics.push({
       workload: 'dashboard',
-      metric: `coordinator CPU per task, 5 live dashboards vs none (${cpu(5)} / ${cpu(0)} µs, best of 2 each)`,
+      metric: `coordinator CPU per task, 5 live dashboards vs none (${cpu(5)} / ${cpu(0)} µs, median of ${n} each)`,
       value: round((cpu(5) / cpu(0)) * 100, 1),
       unit: '%',
     });
     metrics.push({
       workload: 'dashboard',
-      metric: `throughput with 5 live dashboards vs none (${best(5)} / ${best(0)} tasks/s, best of 2 each)`,
-      value: round(ratio * 100, 1),
+      metric: `the five browsers' CPU per task (median of ${n}), on the same machine`,
+      value: round(median(of(5, 'browsersUsPerTask')), 1),
+      unit: 'µs',
+    });
+    metrics.push({
+      workload: 'dashboard',
+      metric: `throughput with 5 live dashboards vs none (${mid(5)} / ${mid(0)} tasks/s, median of ${n} each)`,
+      value: round((mid(5) / mid(0)) * 100, 1),
+      unit: '%',
+      target: { op: '>=', value: 95 },
+    });
+    metrics.push({
+      workload: 'dashboard',
+      metric: `throughput with 5 live dashboards vs none (${best(5)} / ${best(0)} tasks/s, best of ${n} each)`,
+      value: round((best(5) / best(0)) * 100, 1),
       unit: '%',
       target: { op: '>=', value: 95 },
     });
