@@ -116,8 +116,8 @@ export class BrowserStreams {
   private readonly unsubscribe: () => void;
 
   constructor(
-    coordinator: Coordinator,
-    private readonly sse: SseHub,
+    coordinator: Pick<Coordinator, 'subscribe'>,
+    private readonly sse: Pick<SseHub, 'open'>,
   ) {
     this.unsubscribe = coordinator.subscribe((event) => this.publish(event), { everyCoordinator: true });
   }
