@@ -336,6 +336,50 @@ describe('6. search', () => {
   });
 });
 
+describe('the Agents list', () => {
+  it('draws RSS and CPU sparklines from the samples an agent reported, and none for an agent without', async () => {
+    const reporting = await register(['sparks']);
+    const quiet = await register(['no-sparks']);
+    const reported = [
+      { rssBytes: 40_000_000, cpuPercent: 5 },
+      { rssBytes: 90_000_000, cpuPercent: 60 },
+      { rssBytes: 70_000_000, cpuPercent: 20 },
+    ];
+    for (const metrics of reported) {
+      await api(
+        'POST',
+        `/v1/agents/${reporting.agentId}/heartbeat`,
+        { status: 'running', metrics },
+        reporting.token,
+      );
+    }
+    await api('POST', `/v1/agents/${quiet.agentId}/heartbeat`, { status: 'idle' }, quiet.token);
+    const { context, page } = await signedIn('admin');
+    await page.goto(`${coord.url}/agents?type=browser-test`);
+    const row = page.locator(`tr[data-href="/agents/${reporting.agentId}"]`);
+    const sparks = row.locator('svg.spark');
+    expect(await sparks.evaluateAll((svgs) => svgs.map((s) => s.getAttribute('aria-label')))).toEqual([
+      'RSS of worker-sparks, recent samples',
+      'CPU of worker-sparks, recent samples',
+    ]);
+    // One point per sample, the highest at the top: the second sample is the largest of both.
+    const points = (
+      await sparks.evaluateAll((svgs) =>
+        svgs.map((s) => s.querySelector('polyline')?.getAttribute('points') ?? ''),
+      )
+    ).map((text: string) => text.split(' ').map((p) => Number(p.split(',')[1])));
+    for (const ys of points) {
+      expect(ys).toHaveLength(reported.length);
+      expect(Math.min(...ys)).toBe(ys[1]);
+    }
+    // The latest values beside them, as text.
+    expect(await row.locator('td.metric > span').allTextContents()).toEqual(['67 MB', '20 %']);
+    expect(await page.locator(`tr[data-href="/agents/${quiet.agentId}"] svg.spark`).count()).toBe(0);
+    await screenshot(page, 'agents-sparklines');
+    await context.close();
+  });
+});
+
 describe('7. accessibility and screenshots', () => {
   it('no serious or critical axe violation on any view, light and dark', async () => {
     const agent = await register(['a11y']);

@@ -4,18 +4,20 @@
  *    one Task (full HTML, a signed-in session; median of 10), and the browser's first contentful
  *    paint of each (median of 5).
  * 2. The throughput workload (20,000 no-op tasks, one SDK worker × 16) with five dashboards open and
- *    live (two Tasks, two Overview, one Agents), against none: two runs each, alternated, best of each.
+ *    live (two Tasks, two Overview, one Agents), against none: three runs each, alternated; the best
+ *    and the median of each, and the browsers' CPU per task beside the coordinator's.
  * 3. The compressed size of the page's JavaScript and CSS, as served.
  */
 import { execFileSync } from 'node:child_process';
 import { spawnJsonChild, stopJsonChild } from './child.js';
 import { startCoordinator } from './coordinator-process.js';
 import { HttpClient } from './http-client.js';
-import { cpuTimeMs } from './proc.js';
+import { cpuTimeMs, descendantsCpuMs } from './proc.js';
+import { monotonicUs } from './profile-summary.js';
 import { round } from './stats.js';
-import { createBatched, runConcurrent, sleep } from './tasks.js';
+import { createBatched, runConcurrent } from './tasks.js';
 import type { WorkerProcessConfig } from './worker-process.js';
-import type { Metric, WorkloadContext, WorkloadResult } from './workload.js';
+import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult } from './workload.js';
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -100,18 +102,15 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
         if (!res.ok) throw new Error(`${path}: ${res.status}`);
         return performance.now() - t0;
       };
+      // The overview's task counts scan the store; they are then shared and reused while nothing
+      // changes, so only the first answer after the start computes them: its time, once.
+      const overviewFirst = await timed('/');
       for (const [name, path] of views) {
         server[name] = [];
         await timed(path); // warms up
         for (let i = 0; i < 10; i++) server[name].push(await timed(path));
       }
-      // The overview's numbers are shared for a second: its cost when they must be computed again.
-      const overviewUncached: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        await sleep(1100);
-        overviewUncached.push(await timed('/'));
-      }
-      details.overviewUncachedMs = overviewUncached.map((x) => round(x));
+      details.overviewFirstMs = round(overviewFirst);
       const context = await browser.newContext();
       const [cname, cvalue] = cookie.split('=');
       await context.addCookies([{ name: cname ?? '', value: cvalue ?? '', url: coord.url }]);
@@ -155,7 +154,7 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
       for (const [name] of views) {
         metrics.push({
           workload: 'dashboard',
-          metric: `${name}: first contentful paint, ${tasks.toLocaleString('en-US')} tasks, ${agents.toLocaleString('en-US')} agents (server ${round(median(server[name] ?? []))} ms${name === 'Overview' ? `, ${round(median(overviewUncached))} ms uncached` : ''})`,
+          metric: `${name}: first contentful paint, ${tasks.toLocaleString('en-US')} tasks, ${agents.toLocaleString('en-US')} agents (server ${round(median(server[name] ?? []))} ms${name === 'Overview' ? `, ${round(overviewFirst)} ms computing the counts` : ''})`,
           value: round(median(paint[name] ?? [])),
           unit: 'ms',
           target: { op: '<=', value: 500 },
@@ -175,9 +174,17 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
 
     // ---- 2. throughput with five live dashboards, against none ----
     const total = ctx.quick ? 3000 : 20_000;
-    const runs: { dashboards: number; perS: number; coordinatorUsPerTask: number | null }[] = [];
-    for (const dashboards of [0, 5, 0, 5]) {
-      const c = await startCoordinator({ store: ctx.store });
+    const runs: {
+      dashboards: number;
+      perS: number;
+      coordinatorUsPerTask: number | null;
+      browsersUsPerTask: number | null;
+    }[] = [];
+    const browsersCpu = () => descendantsCpuMs(process.pid, /chrom/i);
+    const profiles: Record<string, unknown> = {};
+    for (const [run, dashboards] of [0, 5, 0, 5, 0, 5].entries()) {
+      const c = await startCoordinator({ store: ctx.store, cpuProfileDir: ctx.cpuProfileDir });
+      const window = { fromUs: 0, toUs: 0 };
       const http = new HttpClient({ url: c.url, token: c.adminToken, maxSockets: 4 });
       const context = await browser.newContext();
       try {
@@ -203,6 +210,8 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
           mode: ctx.workerMode,
         };
         const cpuBefore = cpuTimeMs(c.pid);
+        const browsersBefore = browsersCpu();
+        window.fromUs = monotonicUs();
         const worker = spawnJsonChild('worker-process', config);
         try {
           const starting = await worker.waitFor((m) => m.type === 'starting', 30_000);
@@ -210,43 +219,73 @@ export async function dashboard(ctx: WorkloadContext): Promise<WorkloadResult> {
             (m) => m.type === 'count' && (m.completed as number) >= total,
             240_000,
           );
+          window.toUs = monotonicUs();
           const perS = (total * 1000) / ((done.at as number) - (starting.at as number));
           const cpuAfter = cpuTimeMs(c.pid);
+          const browsersAfter = browsersCpu();
+          const browsersUs =
+            browsersBefore === null || browsersAfter === null
+              ? null
+              : round(((browsersAfter - browsersBefore) * 1000) / total, 1);
           const usPerTask =
             cpuBefore === null || cpuAfter === null
               ? null
               : round(((cpuAfter - cpuBefore) * 1000) / total, 1);
-          runs.push({ dashboards, perS: round(perS), coordinatorUsPerTask: usPerTask });
+          runs.push({
+            dashboards,
+            perS: round(perS),
+            coordinatorUsPerTask: usPerTask,
+            browsersUsPerTask: browsersUs,
+          });
           ctx.log(
-            `dashboard: ${dashboards} dashboards open: ${round(perS)} tasks/s, coordinator ${usPerTask} µs/task`,
+            `dashboard: ${dashboards} dashboards open: ${round(perS)} tasks/s, coordinator ${usPerTask} µs/task, browsers ${browsersUs} µs/task`,
           );
         } finally {
           await stopJsonChild(worker);
         }
       } finally {
         await context.close();
-        await c.stop();
+        const { cpuProfile } = await c.stop();
+        // `--cpu-prof`: where the coordinator's time went while the worker ran, run by run.
+        const one: Record<string, unknown> = {};
+        attachProfile(ctx, one, cpuProfile, { [`run ${run + 1}, ${dashboards} dashboards`]: window });
+        if (one.cpuProfile !== undefined) profiles[`run ${run + 1}`] = one.cpuProfile;
       }
     }
+    if (Object.keys(profiles).length > 0) details.cpuProfile = profiles;
     details.throughputRuns = runs;
-    const best = (n: number) => Math.max(...runs.filter((r) => r.dashboards === n).map((r) => r.perS));
-    const ratio = best(5) / best(0);
-    const cpu = (n: number) =>
-      Math.min(
-        ...runs
-          .filter((r) => r.dashboards === n && r.coordinatorUsPerTask !== null)
-          .map((r) => r.coordinatorUsPerTask as number),
-      );
+    const of = (n: number, key: 'perS' | 'coordinatorUsPerTask' | 'browsersUsPerTask') =>
+      runs
+        .filter((r) => r.dashboards === n)
+        .map((r) => r[key])
+        .filter((x): x is number => x !== null);
+    const best = (n: number) => Math.max(...of(n, 'perS'));
+    const mid = (n: number) => median(of(n, 'perS'));
+    const cpu = (n: number) => median(of(n, 'coordinatorUsPerTask'));
+    const n = runs.length / 2;
     metrics.push({
       workload: 'dashboard',
-      metric: `coordinator CPU per task, 5 live dashboards vs none (${cpu(5)} / ${cpu(0)} µs, best of 2 each)`,
+      metric: `coordinator CPU per task, 5 live dashboards vs none (${cpu(5)} / ${cpu(0)} µs, median of ${n} each)`,
       value: round((cpu(5) / cpu(0)) * 100, 1),
       unit: '%',
     });
     metrics.push({
       workload: 'dashboard',
-      metric: `throughput with 5 live dashboards vs none (${best(5)} / ${best(0)} tasks/s, best of 2 each)`,
-      value: round(ratio * 100, 1),
+      metric: `the five browsers' CPU per task (median of ${n}), on the same machine`,
+      value: round(median(of(5, 'browsersUsPerTask')), 1),
+      unit: 'µs',
+    });
+    metrics.push({
+      workload: 'dashboard',
+      metric: `throughput with 5 live dashboards vs none (${mid(5)} / ${mid(0)} tasks/s, median of ${n} each)`,
+      value: round((mid(5) / mid(0)) * 100, 1),
+      unit: '%',
+      target: { op: '>=', value: 95 },
+    });
+    metrics.push({
+      workload: 'dashboard',
+      metric: `throughput with 5 live dashboards vs none (${best(5)} / ${best(0)} tasks/s, best of ${n} each)`,
+      value: round((best(5) / best(0)) * 100, 1),
       unit: '%',
       target: { op: '>=', value: 95 },
     });

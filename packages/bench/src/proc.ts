@@ -143,3 +143,43 @@ export function startNoiseMeter(serverCpuMs?: () => number | null): () => {
     };
   };
 }
+
+/**
+ * CPU time (ms) of the live descendants of `rootPid` whose command name matches `name` (the
+ * headless browsers this process launched, say), or null without `/proc`.
+ */
+export function descendantsCpuMs(rootPid: number, name: RegExp): number | null {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  const procs: { pid: number; ppid: number; comm: string; ticks: number }[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat
+        .slice(stat.lastIndexOf(')') + 2)
+        .split(' ')
+        .map(Number);
+      procs.push({ pid: Number(entry), ppid: f[PPID]!, comm, ticks: f[UTIME]! + f[STIME]! });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const inTree = new Set([rootPid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of procs)
+      if (!inTree.has(p.pid) && inTree.has(p.ppid)) {
+        inTree.add(p.pid);
+        grew = true;
+      }
+  }
+  let ticks = 0;
+  for (const p of procs) if (p.pid !== rootPid && inTree.has(p.pid) && name.test(p.comm)) ticks += p.ticks;
+  return ticksMs(ticks);
+}

@@ -10,13 +10,30 @@ const REFRESH_EVERY_MS = 250;
 // ---- live region refresh, at most one fetch per REFRESH_EVERY_MS however many changes arrive ----
 // The pause between refreshes grows with what the last one cost (20 × its duration, at most 3 s), so a
 // page keeps the coordinator busy at most a twentieth of the time and a busy one is asked less often.
+// The server shares what it computes between pages; when it answered with data older than a change it
+// says when a fresh answer is due (x-rouse-refresh-in), and the page asks once more then.
 let pending = false;
+let again = null;
+let lastText = null;
 let inflight = false;
 let lastRefresh = 0;
 let lastCost = 0;
 let refreshes = 0;
 
+// A page nobody sees (a background tab) does not refresh; it catches up when it is shown again.
+let hiddenChanges = false;
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden && hiddenChanges) {
+    hiddenChanges = false;
+    schedule();
+  }
+});
+
 function schedule() {
+  if (document.hidden) {
+    hiddenChanges = true;
+    return;
+  }
   if (pending || !live) return;
   pending = true;
   const every = Math.min(3000, Math.max(REFRESH_EVERY_MS, lastCost * 20));
@@ -50,6 +67,16 @@ async function refresh() {
   if (res.status === 401) return signedOut();
   if (!res.ok) return;
   const text = await res.text();
+  const refreshIn = Number(res.headers.get('x-rouse-refresh-in'));
+  if (refreshIn > 0 && again === null) {
+    again = setTimeout(() => {
+      again = null;
+      schedule();
+    }, refreshIn);
+  }
+  // Nothing changed on the page: leave it alone (no re-layout, selection and focus untouched).
+  if (text === lastText) return;
+  lastText = text;
   const checked = new Set([...document.querySelectorAll('input[name="id"]:checked')].map((i) => i.value));
   const open = new Set([...live.querySelectorAll('details[open]')].map(keyOf));
   const active = document.activeElement;

@@ -51,6 +51,15 @@ export function jsonViewer(id: string, title: string, value: Json | undefined, d
  */
 export function sparkline(values: readonly number[], label: string, width = 160, height = 32): Html {
   if (values.length < 2) return html`<span class="muted">${label}: not enough samples yet</span>`;
+  return sparkSvg(values, label, width, height);
+}
+
+/** A small sparkline for a table cell: nothing at all when there are fewer than two values. */
+export function miniSparkline(values: readonly number[], label: string): Html | '' {
+  return values.length < 2 ? '' : sparkSvg(values, label, 64, 18);
+}
+
+function sparkSvg(values: readonly number[], label: string, width: number, height: number): Html {
   const max = Math.max(...values, 1e-9);
   const step = width / (values.length - 1);
   const points = values

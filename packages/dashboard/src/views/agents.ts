@@ -1,18 +1,21 @@
 /** Agents and Agent: derived status, conditions with evidence, the ladder's interventions, snapshots, commands. */
-import type {
-  Agent,
-  AgentConditionRecord,
-  AgentDiagnosis,
-  AgentSnapshot,
-  Intervention,
+import {
+  AGENT_STATUSES,
+  type Agent,
+  type AgentConditionRecord,
+  type AgentDiagnosis,
+  type AgentSnapshot,
+  type Intervention,
 } from '@rouse/protocol';
-import { actionButton, badge, empty, facts, jsonViewer, sparkline } from '../components.js';
+import { actionButton, badge, empty, facts, jsonViewer, miniSparkline, sparkline } from '../components.js';
 import { ago, isoTime, prettyJson } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { View, ViewContext } from '../layout.js';
 
 export interface AgentsData {
   agents: Agent[];
+  /** Each agent's recent RSS (bytes) and CPU (%) samples, oldest first (agents without are left out). */
+  samples?: ReadonlyMap<string, { rss: number[]; cpu: number[] }>;
   nextCursor: string | null;
   status?: string;
   type?: string;
@@ -32,7 +35,10 @@ export function agentsView(data: AgentsData, ctx: ViewContext): View {
     return s === '' ? '' : `?${s}`;
   };
   const head = html`<form method="get" action="/agents" class="filters" aria-label="Filter agents">
-<div class="field"><label for="a-status">Status</label><input id="a-status" name="status" value="${data.status ?? ''}"></div>
+<div class="field"><label for="a-status">Status</label><select id="a-status" name="status"><option value="">any</option>${AGENT_STATUSES.map(
+    (st) =>
+      html`<option value="${st}"${st === data.status ? html` selected` : ''}>${st.replace(/_/g, ' ')}</option>`,
+  )}</select></div>
 <div class="field"><label for="a-type">Type</label><input id="a-type" name="type" value="${data.type ?? ''}"></div>
 <div class="field"><button type="submit">Apply</button> <a href="/agents">Clear</a></div></form>`;
   const live =
@@ -43,12 +49,13 @@ export function agentsView(data: AgentsData, ctx: ViewContext): View {
 <tbody>${data.agents.map(
           (
             a,
-          ) => html`<tr data-row data-href="/agents/${a.id}"><td><a href="/agents/${a.id}">${a.name}</a> <span class="mono muted">${a.id}</span></td>
-<td>${a.agentType}</td><td>${badge(a.status, 'agent')}</td>
+          ) => html`<tr data-row data-href="/agents/${a.id}"><td><a href="/agents/${a.id}">${a.name}</a> <span class="mono muted id">${a.id}</span></td>
+<td class="nowrap">${a.agentType}</td><td>${badge(a.status, 'agent')}</td>
 <td>${a.conditions.length === 0 ? '—' : a.conditions.map((c) => badge(c.condition, 'condition'))}</td>
 <td class="num">${a.incarnation}</td><td>${ago(a.lastHeartbeatAt, ctx.now)}</td><td class="num">${a.currentTaskIds.length}</td>
 <td>${a.supervisorId ? html`<a class="mono" href="/agents/${a.supervisorId}">${a.supervisorId}</a>` : '—'}</td>
-<td>${mb(a.metrics?.rssBytes)}</td><td>${a.metrics?.cpuPercent === undefined ? '—' : `${a.metrics.cpuPercent.toFixed(0)} %`}</td></tr>`,
+<td class="metric">${miniSparkline(data.samples?.get(a.id)?.rss ?? [], `RSS of ${a.name}, recent samples`)}<span>${mb(a.metrics?.rssBytes)}</span></td>
+<td class="metric">${miniSparkline(data.samples?.get(a.id)?.cpu ?? [], `CPU of ${a.name}, recent samples`)}<span>${a.metrics?.cpuPercent === undefined ? '—' : `${a.metrics.cpuPercent.toFixed(0)} %`}</span></td></tr>`,
         )}</tbody></table></div>
 <nav class="pager" aria-label="Pages">${data.nextCursor ? html`<a rel="next" href="/agents${q(data.nextCursor)}">Next page</a>` : ''}</nav>`;
   return { title: 'Agents', nav: 'agents', topics: ['agents'], head, live };

@@ -2,13 +2,40 @@
 import type { Alert, Intervention, PoliciesResponse } from '@rouse/protocol';
 import { badge, empty } from '../components.js';
 import { ago, duration, isoTime, prettyJson } from '../format.js';
-import { html } from '../html.js';
+import { type Html, html } from '../html.js';
 import type { View, ViewContext } from '../layout.js';
 import { interventionItem } from './agents.js';
 import type { DependencyView } from './overview.js';
 
+/** Where a list page is: the cursor it was opened at (none: the first page) and its page size. */
+export interface ListPage {
+  cursor?: string;
+  /** Given only when the URL asked for another size than the default. */
+  limit?: number;
+  nextCursor: string | null;
+}
+
+/** "First page" and "Next page" links for `path`, keeping `params` (filters) and the page size. */
+export function pager(path: string, params: Record<string, string | undefined>, p: ListPage): Html {
+  const q = (cursor: string | null) => {
+    const s = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') s.set(k, v);
+    if (p.limit !== undefined) s.set('limit', String(p.limit));
+    if (cursor) s.set('cursor', cursor);
+    const text = s.toString();
+    return text === '' ? path : `${path}?${text}`;
+  };
+  return html`<nav class="pager" aria-label="Pages">${p.cursor ? html`<a href="${q(null)}">First page</a>` : ''}${
+    p.nextCursor ? html`<a href="${q(p.nextCursor)}" rel="next">Next page</a>` : ''
+  }</nav>`;
+}
+
+function shown(n: number, p: ListPage, what: string): Html {
+  return html`<p class="muted count">${n} ${what} shown${p.cursor ? ' (a later page)' : ''}${p.nextCursor ? ', more on the next page' : ''}</p>`;
+}
+
 export function interventionsView(
-  data: { interventions: Intervention[]; nextCursor: string | null },
+  data: { interventions: Intervention[] } & ListPage,
   ctx: ViewContext,
 ): View {
   const items = data.interventions.map(
@@ -20,7 +47,9 @@ export function interventionsView(
     nav: 'interventions',
     topics: ['interventions'],
     live:
-      data.interventions.length === 0 ? empty('No interventions yet.') : html`<ul class="list">${items}</ul>`,
+      data.interventions.length === 0 && !data.cursor
+        ? empty('No interventions yet.')
+        : html`${shown(data.interventions.length, data, 'interventions')}<ul class="list">${items}</ul>${pager('/interventions', {}, data)}`,
   };
 }
 
@@ -45,16 +74,16 @@ ${
 }</li>`;
 }
 
-export function alertsView(data: { alerts: Alert[]; state?: string }, ctx: ViewContext): View {
+export function alertsView(data: { alerts: Alert[]; state?: string } & ListPage, ctx: ViewContext): View {
   return {
     title: 'Alerts',
     nav: 'alerts',
     topics: ['alerts'],
     head: html`<nav class="pager" aria-label="Alert states"><a href="/alerts"${data.state === undefined ? html` aria-current="page"` : ''}>All</a> <a href="/alerts?state=firing"${data.state === 'firing' ? html` aria-current="page"` : ''}>Firing</a> <a href="/alerts?state=resolved"${data.state === 'resolved' ? html` aria-current="page"` : ''}>Resolved</a></nav>`,
     live:
-      data.alerts.length === 0
+      data.alerts.length === 0 && !data.cursor
         ? empty('No alerts.')
-        : html`<ul class="list alerts">${data.alerts.map((a) => alertItem(a, ctx.now))}</ul>`,
+        : html`${shown(data.alerts.length, data, 'alerts')}<ul class="list alerts">${data.alerts.map((a) => alertItem(a, ctx.now))}</ul>${pager('/alerts', { state: data.state }, data)}`,
   };
 }
 

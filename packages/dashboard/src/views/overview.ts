@@ -30,6 +30,13 @@ export interface OverviewData {
   dependencies: DependencyView[];
 }
 
+/** `n` in `windowMs` as a rate a person reads: per minute, or per hour when under one a minute. */
+function rate(n: number, windowMs: number): string {
+  const perMin = n / Math.max(1, windowMs / 60_000);
+  if (perMin >= 1) return `${perMin.toFixed(perMin < 10 ? 1 : 0)}/min`;
+  return `${(perMin * 60).toFixed(perMin * 60 < 10 && perMin > 0 ? 1 : 0)}/h`;
+}
+
 export function overviewView(data: OverviewData, ctx: ViewContext): View {
   const byStatus = new Map<TaskStatus, number>();
   const types = new Map<string, Map<TaskStatus, number>>();
@@ -61,10 +68,10 @@ export function overviewView(data: OverviewData, ctx: ViewContext): View {
   )}</ul></section>
 <section class="card" aria-labelledby="ov-throughput"><h2 id="ov-throughput">Last ${window}</h2>
 <dl class="facts">
-<dt>Completed</dt><dd>${completedSince} <span class="muted">(${(completedSince / Math.max(1, data.windowMs / 60_000)).toFixed(1)}/min)</span></dd>
+<dt>Completed</dt><dd>${completedSince} <span class="muted">(${rate(completedSince, data.windowMs)})</span></dd>
 <dt>Failed for good</dt><dd>${failedSince}</dd>
 <dt>Failure rate</dt><dd>${finished === 0 ? '—' : percent(failedSince / finished)}</dd>
-<dt>Created → completed</dt><dd>p50 ${lat(0.5)} · p90 ${lat(0.9)} · p99 ${lat(0.99)}</dd>
+<dt>Created → completed</dt><dd><span class="nowrap">p50 ${lat(0.5)}</span> · <span class="nowrap">p90 ${lat(0.9)}</span> · <span class="nowrap">p99 ${lat(0.99)}</span></dd>
 </dl></section>
 <section class="card" aria-labelledby="ov-agents"><h2 id="ov-agents">Agents</h2>
 <p class="big">${agentTotal}</p>

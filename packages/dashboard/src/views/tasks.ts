@@ -39,7 +39,7 @@ function filterForm(f: TaskFilters): ReturnType<typeof html> {
   const one = f.status?.length === 1 ? f.status[0] : '';
   return html`<form method="get" action="/tasks" class="filters" role="search" aria-label="Filter tasks">
 <div class="field grow"><label for="search">Search</label>
-<input id="search" name="q" type="search" value="${f.q ?? ''}" placeholder="id, idempotency key, a word of the payload or labels" data-search></div>
+<input id="search" name="q" type="search" value="${f.q ?? ''}" placeholder="id, key, or a word of payload or labels" data-search></div>
 <div class="field"><label for="f-status">Status</label>
 <select id="f-status" name="status"><option value="">any</option>${TASK_STATUSES.map(
     (s) => html`<option value="${s}"${s === one ? html` selected` : ''}>${s}</option>`,

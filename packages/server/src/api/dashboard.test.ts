@@ -277,3 +277,144 @@ describe('the browser stream', () => {
     h.app.server.closeAllConnections();
   });
 });
+
+/** The ids a list page shows (`attr` marks each item) and its "Next page" / "First page" links. */
+function listPage(body: string, attr: RegExp): { ids: string[]; next: string | null; first: string | null } {
+  const decode = (s: string) => s.replace(/&amp;/g, '&');
+  const next = /<a href="([^"]+)" rel="next">Next page<\/a>/.exec(body)?.[1];
+  const first = /<a href="([^"]+)">First page<\/a>/.exec(body)?.[1];
+  return {
+    ids: [...body.matchAll(attr)].map((m) => m[1]!),
+    next: next === undefined ? null : decode(next),
+    first: first === undefined ? null : decode(first),
+  };
+}
+
+describe('dashboard shared reads', () => {
+  it('pages share what they read; an answer older than a change says when to ask again, and that answer is current', async () => {
+    h = await createHarness();
+    const { cookie } = await loginWithToken(h, TOKENS.readonly);
+    const fragment = () =>
+      h!.request('GET', '/tasks', { token: null, headers: { cookie, 'x-rouse-fragment': '1' } });
+    const a = await h.createTask();
+    const first = await fragment();
+    expect(first.body).toContain(a.id);
+    expect(first.headers['x-rouse-refresh-in']).toBeUndefined();
+    // Nothing changed: the same answer, current.
+    const again = await fragment();
+    expect(again.body).toBe(first.body);
+    expect(again.headers['x-rouse-refresh-in']).toBeUndefined();
+    // A change: the next answer is either computed anew, or shared and stale with a time to ask again;
+    // asking then shows the change.
+    let announced: () => void = () => {};
+    const seen = new Promise<void>((resolve) => {
+      announced = resolve;
+    });
+    const unsubscribe = h.coordinator.subscribe(
+      (e) => {
+        if (e.type === 'task.created') announced();
+      },
+      { everyCoordinator: true },
+    );
+    const b = await h.createTask();
+    await seen; // the page's stream has it too: a page would refetch now
+    unsubscribe();
+    let res = await fragment();
+    for (let i = 0; i < 5 && res.headers['x-rouse-refresh-in'] !== undefined; i++) {
+      const wait = Number(res.headers['x-rouse-refresh-in']);
+      expect(wait).toBeGreaterThan(0);
+      expect(wait).toBeLessThanOrEqual(250);
+      expect(res.body).not.toContain(b.id);
+      await new Promise((r) => setTimeout(r, wait));
+      res = await fragment();
+    }
+    expect(res.headers['x-rouse-refresh-in']).toBeUndefined();
+    expect(res.body).toContain(b.id);
+  });
+});
+
+describe('dashboard list pages', () => {
+  it('Interventions pages with a cursor, keeping the page size, through to the last page', async () => {
+    h = await createHarness();
+    for (let i = 0; i < 5; i++) {
+      const agent = await h.register();
+      const sent = await h.request('POST', `/v1/agents/${agent.agentId}/commands`, {
+        body: { type: 'wake', reason: `wake ${i}` },
+      });
+      expect(sent.statusCode).toBe(202);
+    }
+    const listed = (await h.request('GET', '/v1/interventions?limit=100')).json().interventions as {
+      id: string;
+    }[];
+    expect(listed).toHaveLength(5);
+    const { cookie } = await loginWithToken(h, TOKENS.readonly);
+    const get = (url: string) => h!.request('GET', url, { token: null, headers: { cookie } });
+
+    const seen: string[][] = [];
+    let url: string | null = '/interventions?limit=2';
+    const firsts: (string | null)[] = [];
+    for (let i = 0; i < 10 && url !== null; i++) {
+      const res = await get(url);
+      expect(res.statusCode).toBe(200);
+      const p = listPage(res.body, /<li data-intervention="([^"]+)"/g);
+      seen.push(p.ids);
+      firsts.push(p.first);
+      if (p.next !== null) expect(p.next).toMatch(/^\/interventions\?limit=2&cursor=/);
+      url = p.next;
+    }
+    expect(seen.map((ids) => ids.length)).toEqual([2, 2, 1]);
+    expect(seen.flat()).toEqual(listed.map((i) => i.id));
+    // A later page links back to the first one; the first has no such link.
+    expect(firsts).toEqual([null, '/interventions?limit=2', '/interventions?limit=2']);
+    // The default page is the whole list here; a page size out of range or a forged cursor is refused.
+    expect(listPage((await get('/interventions')).body, /<li data-intervention="([^"]+)"/g).ids).toHaveLength(
+      5,
+    );
+    expect((await get('/interventions?limit=0')).statusCode).toBe(400);
+    expect((await get('/interventions?limit=101')).statusCode).toBe(400);
+    const forged = await get('/interventions?cursor=nope');
+    expect(forged.statusCode).toBe(400);
+    expect(forged.body).toContain('cursor');
+  });
+
+  it('Alerts pages with a cursor, keeping the state filter and the page size', async () => {
+    h = await createHarness();
+    const raised: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const alert = await h.alerts.raise({
+        agentId: `agt_${i}`,
+        agentType: `type-${i}`,
+        condition: 'progress_stalled',
+        severity: 'high',
+        summary: `agent ${i} is stuck`,
+        source: 'alert_rung',
+      });
+      raised.push(alert!.id);
+    }
+    // One of them resolves: the firing pages leave it out.
+    await h.alerts.clear({ agentId: 'agt_1', condition: 'progress_stalled' });
+    await h.alerts.idle();
+    const firing = (await h.request('GET', '/v1/alerts?state=firing&limit=100')).json().alerts as {
+      id: string;
+    }[];
+    expect(firing.map((a) => a.id)).toEqual([raised[3], raised[2], raised[0]]);
+    const { cookie } = await loginWithToken(h, TOKENS.readonly);
+    const get = (url: string) => h!.request('GET', url, { token: null, headers: { cookie } });
+
+    const seen: string[][] = [];
+    let url: string | null = '/alerts?state=firing&limit=2';
+    for (let i = 0; i < 10 && url !== null; i++) {
+      const res = await get(url);
+      expect(res.statusCode).toBe(200);
+      const p = listPage(res.body, /<li id="alert-([^"]+)"/g);
+      seen.push(p.ids);
+      if (p.next !== null) expect(p.next).toMatch(/^\/alerts\?state=firing&limit=2&cursor=/);
+      if (i > 0) expect(p.first).toBe('/alerts?state=firing&limit=2');
+      url = p.next;
+    }
+    expect(seen).toEqual([[raised[3], raised[2]], [raised[0]]]);
+    const all = listPage((await get('/alerts')).body, /<li id="alert-([^"]+)"/g);
+    expect(all.ids).toEqual([...raised].reverse());
+    expect(all.next).toBeNull();
+  });
+});

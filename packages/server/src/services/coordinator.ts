@@ -256,6 +256,8 @@ export interface Coordinator {
    * and its spaced metric samples, oldest first; null for an unknown agent.
    */
   agentHistory(caller: Caller, agentId: string): Promise<{ gaps: number[]; samples: MetricSample[] } | null>;
+  /** The metric samples of each of `agentIds` (oldest first), for the Agents list; unknown ids are left out. */
+  agentSamples(caller: Caller, agentIds: readonly string[]): Promise<Map<string, MetricSample[]>>;
   /** The overview's task counts: by type and status, and what finished in the `windowMs` before now. */
   taskSummary(caller: Caller, windowMs: number): Promise<TaskSummary & { since: number }>;
 }

@@ -399,6 +399,12 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       const [watch] = await store.getAgentWatches([agentId]);
       return watch === undefined ? null : { gaps: watch.gaps, samples: watch.samples };
     },
+    async agentSamples(caller, agentIds) {
+      requireRead(caller, 'read agent history');
+      if (agentIds.length === 0) return new Map();
+      const watches = await store.getAgentWatches(agentIds);
+      return new Map(watches.map((w) => [w.agentId, w.samples]));
+    },
     async taskSummary(caller, windowMs) {
       requireRead(caller, 'read the task summary');
       const since = clock.now() - windowMs;

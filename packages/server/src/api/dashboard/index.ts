@@ -46,13 +46,19 @@ import {
   sessionIdOf,
   setSessionCookie,
 } from './session.js';
+import { SharedReads, type ShareOptions } from './shared.js';
 import { BrowserStreams } from './stream.js';
 
 const FORM_BODY_BYTES = 256 * 1024;
 const MAX_BULK = 1000;
 const HOUR = 3_600_000;
 const LOG_WAIT_MS = 25_000;
-const OVERVIEW_CACHE_MS = 1000;
+/** The overview's task counts (a scan of the store): see `overviewData`. */
+const SUMMARY_SHARE: ShareOptions = { minMs: 1000, costFactor: 50 };
+/** Lists (an index read of a page): shared by the pages that ask within the same window. */
+const LIST_SHARE: ShareOptions = { minMs: 250, costFactor: 10 };
+/** Interventions and alerts per page. */
+const LIST_PAGE = 50;
 
 const SECURITY_HEADERS = {
   'content-security-policy':
@@ -103,15 +109,52 @@ function heartbeatGaps(
   return at.slice(1).map((t, i) => t - (at[i] ?? t));
 }
 
+type Sample = { rssBytes: number | null; cpuPercent: number | null };
+const rssOf = (xs: readonly Sample[]): number[] =>
+  xs.flatMap((x) => (x.rssBytes === null ? [] : [x.rssBytes]));
+const cpuOf = (xs: readonly Sample[]): number[] =>
+  xs.flatMap((x) => (x.cpuPercent === null ? [] : [x.cpuPercent]));
+
+/** A list page's `cursor` and `limit` (1–100; absent: the default) from its query string. */
+function listPageOf(request: FastifyRequest): { cursor?: string; limit?: number } {
+  const q = request.query as Record<string, unknown>;
+  const out: { cursor?: string; limit?: number } = {};
+  if (typeof q.cursor === 'string' && q.cursor !== '') out.cursor = q.cursor;
+  if (typeof q.limit === 'string' && q.limit !== '') {
+    const limit = Number(q.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new RouseError('validation_failed', 'limit: an integer from 1 to 100', {});
+    out.limit = limit;
+  }
+  return out;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     dashboardSession: BrowserSession | null;
+    /** How long until the page's data would be computed anew, when it was shared and older than a change (ms; 0: current). */
+    dashboardStaleMs: number;
   }
 }
 
 export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void {
   const { coordinator } = ctx;
   const streams = new BrowserStreams(coordinator, ctx.sse);
+  const reads = new SharedReads(
+    () => streams.seq,
+    () => coordinator.now(),
+  );
+  /** A read shared between the pages of a role (see shared.ts); its staleness goes to the page. */
+  const shared = <T>(
+    request: FastifyRequest,
+    key: string,
+    options: ShareOptions,
+    load: () => Promise<T>,
+  ): Promise<T> => {
+    const r = reads.read(key, options, load);
+    request.dashboardStaleMs = Math.max(request.dashboardStaleMs, r.staleMs);
+    return r.value;
+  };
   app.addHook('onClose', async () => streams.close());
 
   app.register(async (scope) => {
@@ -124,6 +167,7 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
       (_request, body, done) => done(null, parseForm(body as string)),
     );
     scope.decorateRequest('dashboardSession', null);
+    scope.decorateRequest('dashboardStaleMs', 0);
 
     scope.addHook('onSend', async (_request, reply, payload) => {
       reply.headers(SECURITY_HEADERS);
@@ -200,7 +244,11 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
         }
         const vc = viewContext(request, session);
         const view = await load(request, session, vc);
-        return sendHtml(reply, isFragment(request) ? view.live : page(view, vc, urls));
+        if (!isFragment(request)) return sendHtml(reply, page(view, vc, urls));
+        // Shared data older than the newest change: the page asks again when a fresh answer is due.
+        if (request.dashboardStaleMs > 0)
+          reply.header('x-rouse-refresh-in', String(request.dashboardStaleMs));
+        return sendHtml(reply, view.live);
       });
     }
 
@@ -279,40 +327,35 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
     });
 
     // ---- views ----
-    // The overview's numbers scan the store: computed at most once a second per role however many
-    // pages show them, and kept ten times as long as they took to compute (so that on a large store
-    // the overviews cost the coordinator at most a tenth of its time).
-    const overviewCache = new Map<string, { at: number; keepMs: number; data: Promise<OverviewData> }>();
-    const overviewData = (session: BrowserSession): Promise<OverviewData> => {
-      const now = coordinator.now();
-      const hit = overviewCache.get(session.role);
-      if (hit !== undefined && now - hit.at < hit.keepMs && now >= hit.at) return hit.data;
+    // The overview's task counts scan the store: shared by every page of a role, and computed at most
+    // once every 50 times what they cost (at least a second), so that however many overviews are open
+    // they take at most a fiftieth of the coordinator's time. The rest is cheap: shared for 250 ms.
+    const overviewData = async (request: FastifyRequest, session: BrowserSession): Promise<OverviewData> => {
       const caller = session.caller;
-      const data = Promise.all([
-        coordinator.taskSummary(caller, HOUR),
-        coordinator.watchdogGauges(),
-        coordinator.listAlerts(caller, { states: ['firing'], limit: 50 }),
-        coordinator.listDependencies(caller),
-      ]).then(([summary, gauges, alerts, dependencies]) => ({
+      const [summary, rest] = await Promise.all([
+        shared(request, `summary|${session.role}`, SUMMARY_SHARE, () =>
+          coordinator.taskSummary(caller, HOUR),
+        ),
+        shared(request, `overview|${session.role}`, LIST_SHARE, () =>
+          Promise.all([
+            coordinator.watchdogGauges(),
+            coordinator.listAlerts(caller, { states: ['firing'], limit: 50 }),
+            coordinator.listDependencies(caller),
+          ]),
+        ),
+      ]);
+      const [gauges, alerts, dependencies] = rest;
+      return {
         tasks: summary,
         windowMs: HOUR,
         agentsByStatus: gauges.agentsByStatus,
         openConditions: gauges.openConditions,
         firingAlerts: alerts.alerts,
         dependencies,
-      }));
-      const entry = { at: now, keepMs: OVERVIEW_CACHE_MS, data };
-      overviewCache.set(session.role, entry);
-      data.then(
-        () => {
-          entry.keepMs = Math.max(OVERVIEW_CACHE_MS, 10 * (coordinator.now() - now));
-        },
-        () => overviewCache.delete(session.role),
-      );
-      return data;
+      };
     };
 
-    pageRoute('/', async (_request, session, vc) => overviewView(await overviewData(session), vc));
+    pageRoute('/', async (request, session, vc) => overviewView(await overviewData(request, session), vc));
 
     pageRoute('/tasks', async (request, session, vc) => {
       const raw = { ...(request.query as Record<string, unknown>) };
@@ -331,7 +374,13 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
           .join('; ');
         return tasksView({ filters, tasks: [], nextCursor: null, error }, vc);
       }
-      const { tasks, nextCursor } = await coordinator.listTasks(session.caller, toTaskQuery(parsed.data));
+      const query = toTaskQuery(parsed.data);
+      const { tasks, nextCursor } = await shared(
+        request,
+        `tasks|${session.role}|${JSON.stringify(query)}`,
+        LIST_SHARE,
+        () => coordinator.listTasks(session.caller, query),
+      );
       return tasksView({ filters, tasks, nextCursor }, vc);
     });
 
@@ -366,13 +415,31 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
       if (status !== undefined && !(AGENT_STATUSES as readonly string[]).includes(status)) {
         throw new RouseError('validation_failed', `status: one of ${AGENT_STATUSES.join(', ')}`, {});
       }
-      const { agents, nextCursor } = await coordinator.listAgents(session.caller, {
-        ...(status ? { statuses: [status as AgentStatus] } : {}),
-        ...(type ? { agentType: type } : {}),
-        limit: 100,
-        cursor,
-      });
-      return agentsView({ agents, nextCursor, ...(status ? { status } : {}), ...(type ? { type } : {}) }, vc);
+      const { agents, nextCursor, history } = await shared(
+        request,
+        `agents|${session.role}|${status ?? ''}|${type ?? ''}|${cursor ?? ''}`,
+        LIST_SHARE,
+        async () => {
+          const list = await coordinator.listAgents(session.caller, {
+            ...(status ? { statuses: [status as AgentStatus] } : {}),
+            ...(type ? { agentType: type } : {}),
+            limit: 100,
+            cursor,
+          });
+          const samples = await coordinator.agentSamples(
+            session.caller,
+            list.agents.map((a) => a.id),
+          );
+          return { ...list, history: samples };
+        },
+      );
+      const samples = new Map(
+        [...history].map(([id, xs]) => [id, { rss: rssOf(xs), cpu: cpuOf(xs) }] as const),
+      );
+      return agentsView(
+        { agents, samples, nextCursor, ...(status ? { status } : {}), ...(type ? { type } : {}) },
+        vc,
+      );
     });
 
     pageRoute('/agents/:id', async (request, session, vc) => {
@@ -396,24 +463,36 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
           conditions: conditions as never,
           interventions: interventions.interventions,
           snapshot,
-          rssSamples: (history?.samples ?? []).flatMap((x) => (x.rssBytes === null ? [] : [x.rssBytes])),
-          cpuSamples: (history?.samples ?? []).flatMap((x) => (x.cpuPercent === null ? [] : [x.cpuPercent])),
+          rssSamples: rssOf(history?.samples ?? []),
+          cpuSamples: cpuOf(history?.samples ?? []),
         },
         vc,
       );
     });
 
-    pageRoute('/interventions', async (_request, session, vc) => {
-      const r = await coordinator.listInterventions(session.caller, { limit: 100 });
-      return interventionsView({ interventions: r.interventions, nextCursor: r.nextCursor }, vc);
+    pageRoute('/interventions', async (request, session, vc) => {
+      const at = listPageOf(request);
+      const r = await coordinator.listInterventions(session.caller, {
+        limit: at.limit ?? LIST_PAGE,
+        ...(at.cursor ? { cursor: at.cursor } : {}),
+      });
+      return interventionsView({ interventions: r.interventions, nextCursor: r.nextCursor, ...at }, vc);
     });
 
     pageRoute('/alerts', async (request, session, vc) => {
       const state = (request.query as Record<string, unknown>).state;
       const states =
         state === 'firing' || state === 'resolved' ? [state as 'firing' | 'resolved'] : undefined;
-      const r = await coordinator.listAlerts(session.caller, { ...(states ? { states } : {}), limit: 100 });
-      return alertsView({ alerts: r.alerts, ...(states ? { state: states[0] } : {}) }, vc);
+      const at = listPageOf(request);
+      const r = await coordinator.listAlerts(session.caller, {
+        ...(states ? { states } : {}),
+        limit: at.limit ?? LIST_PAGE,
+        ...(at.cursor ? { cursor: at.cursor } : {}),
+      });
+      return alertsView(
+        { alerts: r.alerts, nextCursor: r.nextCursor, ...at, ...(states ? { state: states[0] } : {}) },
+        vc,
+      );
     });
 
     scope.get('/alerts/:id', async (request, reply) => {

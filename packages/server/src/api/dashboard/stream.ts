@@ -1,12 +1,18 @@
 /**
  * `GET /events` for the dashboard's pages: one same-origin SSE stream per page, authenticated by the
- * session cookie. Events are not forwarded one by one: each stream gathers what changed and sends it
- * at most every 250 ms as one `changes` frame naming only the ids involved — `{"tasks": [...],
- * "agents": [...], "interventions": n, "alerts": n}`, a list cut at 100 ids and then marked `"more":
- * true` — so a burst of ten thousand transitions costs a stream a few frames, and the page refetches
- * what it shows when a frame concerns it. Frames carry ids `<epoch>-<n>` (n counts events); the last
- * 2,000 events are kept, so a page that reconnects with `Last-Event-ID` gets what it missed in one
- * frame, or `resync` (refetch everything) when that is no longer here (another process, too long ago).
+ * session cookie. Events are not forwarded one by one: the streams gather what changed and send it
+ * as one `changes` frame per window naming only the ids involved — `{"tasks": [...], "agents": [...],
+ * "interventions": n, "alerts": n}`, a list cut at 100 ids and then marked `"more": true` — so a burst
+ * of ten thousand transitions costs a stream a few frames, and the page refetches what it shows when
+ * a frame concerns it. Every stream is flushed by one timer, so the pages refetch together and share
+ * what the server computes for them (see `shared.ts`). The window is 250 ms after a quiet spell and
+ * doubles, up to two seconds, while the changes keep coming: a page shows a change within a quarter
+ * of a second when there are few, and refetches at most every two seconds when there are many (a
+ * refetch costs the browser a render: five pages on a small machine refetching every 250 ms took
+ * CPU from the coordinator they were watching). Frames carry
+ * ids `<epoch>-<n>` (n counts events); the last 2,000 events are kept (in a ring), so a page that
+ * reconnects with `Last-Event-ID` gets what it missed in one frame, or `resync` (refetch everything)
+ * when that is no longer here (another process, too long ago).
  */
 import { randomBytes } from 'node:crypto';
 import type { StreamEvent } from '@rouse/protocol';
@@ -16,6 +22,7 @@ import type { SseHub, SseStream } from '../sse.js';
 
 const KEEP = 2000;
 const FLUSH_MS = 250;
+const BUSY_FLUSH_MS = 2000;
 const MAX_IDS = 100;
 
 /** What one event touched. */
@@ -94,19 +101,23 @@ class Pending {
 interface Client {
   stream: SseStream;
   pending: Pending | null;
-  timer: NodeJS.Timeout | null;
 }
 
 export class BrowserStreams {
   private readonly epoch = randomBytes(4).toString('hex');
-  private readonly events: { n: number; touched: Touched }[] = [];
+  /** The last KEEP events' changes: event n at n % KEEP. */
+  private readonly ring: (Touched | undefined)[] = new Array(KEEP);
   private readonly clients = new Set<Client>();
   private next = 1;
+  private timer: NodeJS.Timeout | null = null;
+  private windowMs = FLUSH_MS;
+  /** When the last window closed (monotonic ms), to tell a steady flow from a quiet spell. */
+  private lastFlushAt = Number.NEGATIVE_INFINITY;
   private readonly unsubscribe: () => void;
 
   constructor(
-    coordinator: Coordinator,
-    private readonly sse: SseHub,
+    coordinator: Pick<Coordinator, 'subscribe'>,
+    private readonly sse: Pick<SseHub, 'open'>,
   ) {
     this.unsubscribe = coordinator.subscribe((event) => this.publish(event), { everyCoordinator: true });
   }
@@ -116,28 +127,38 @@ export class BrowserStreams {
     return this.clients.size;
   }
 
+  /** Events seen so far: anything computed before this moved may predate a change. */
+  get seq(): number {
+    return this.next - 1;
+  }
+
   private publish(event: StreamEvent): void {
     const n = this.next++;
     const touched = touchedBy(event);
-    this.events.push({ n, touched });
-    if (this.events.length > KEEP) this.events.splice(0, this.events.length - KEEP);
-    for (const c of this.clients) this.gather(c, touched, n);
+    this.ring[n % KEEP] = touched;
+    if (this.clients.size === 0) return;
+    for (const c of this.clients) {
+      c.pending ??= new Pending();
+      c.pending.add(touched, n);
+    }
+    if (this.timer !== null) return;
+    // Wire-level pacing, not domain time: a window opened right after the last one closed means the
+    // changes keep coming, and the next frame waits longer.
+    const now = performance.now();
+    this.windowMs =
+      now - this.lastFlushAt < this.windowMs ? Math.min(BUSY_FLUSH_MS, this.windowMs * 2) : FLUSH_MS;
+    this.timer = setTimeout(() => this.flush(), this.windowMs);
+    this.timer.unref();
   }
 
-  private gather(c: Client, touched: Touched, n: number): void {
-    c.pending ??= new Pending();
-    c.pending.add(touched, n);
-    if (c.timer !== null) return;
-    // A wire-level pacing timer, not domain time.
-    c.timer = setTimeout(() => this.flush(c), FLUSH_MS);
-    c.timer.unref();
-  }
-
-  private flush(c: Client): void {
-    c.timer = null;
-    const p = c.pending;
-    c.pending = null;
-    if (p !== null) c.stream.send('changes', p.frame(), `${this.epoch}-${p.last}`);
+  private flush(): void {
+    this.timer = null;
+    this.lastFlushAt = performance.now();
+    for (const c of this.clients) {
+      const p = c.pending;
+      c.pending = null;
+      if (p !== null) c.stream.send('changes', p.frame(), `${this.epoch}-${p.last}`);
+    }
   }
 
   /** Take over the reply; replay from `lastEventId` (header or `?lastEventId=`), or tell the page to resync. */
@@ -147,31 +168,27 @@ export class BrowserStreams {
     const last = typeof header === 'string' ? header : typeof query === 'string' ? query : '';
     const stream = this.sse.open(reply);
     if (stream.closed) return;
-    const client: Client = { stream, pending: null, timer: null };
+    const client: Client = { stream, pending: null };
     this.clients.add(client);
-    stream.signal.addEventListener(
-      'abort',
-      () => {
-        this.clients.delete(client);
-        if (client.timer !== null) clearTimeout(client.timer);
-      },
-      { once: true },
-    );
+    stream.signal.addEventListener('abort', () => this.clients.delete(client), { once: true });
     if (last === '') return;
     const [epoch, nText] = last.split('-');
     const n = Number(nText);
-    const oldest = this.events[0]?.n ?? this.next;
+    const oldest = Math.max(1, this.next - KEEP);
     if (epoch !== this.epoch || !Number.isInteger(n) || n < oldest - 1 || n >= this.next) {
       stream.send('resync', '{}', `${this.epoch}-${this.next - 1}`);
       return;
     }
     const missed = new Pending();
-    for (const e of this.events) if (e.n > n) missed.add(e.touched, e.n);
+    for (let e = n + 1; e < this.next; e++) {
+      const touched = this.ring[e % KEEP];
+      if (touched !== undefined) missed.add(touched, e);
+    }
     if (missed.last > 0) stream.send('changes', missed.frame(), `${this.epoch}-${missed.last}`);
   }
 
   close(): void {
     this.unsubscribe();
-    for (const c of this.clients) if (c.timer !== null) clearTimeout(c.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
   }
 }

@@ -1,5 +1,5 @@
 /** Task reads: one task, pages, history, logs, leases and queue numbers. */
-import type { LogLine, Task, TaskEvent } from '@rouse/protocol';
+import type { LogLine, Task, TaskEvent, TaskStatus } from '@rouse/protocol';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
@@ -58,14 +58,24 @@ export function taskSummary(
   ctx: SqliteContext,
   query: { since: number; latencySample: number },
 ): TaskSummary {
-  const finished = ctx.tasks.summaryFinishedSince.get({ since: query.since }) as {
+  // One scan for the counts and what finished in the window (the latencies take a second one).
+  const groups = ctx.tasks.summaryByTypeAndStatus.all({ since: query.since }) as {
+    type: string;
+    status: TaskStatus;
+    count: number;
     completed: number;
     failed: number;
-  };
+  }[];
+  let completedSince = 0;
+  let failedSince = 0;
+  for (const g of groups) {
+    completedSince += g.completed;
+    failedSince += g.failed;
+  }
   return {
-    byTypeAndStatus: ctx.tasks.summaryByTypeAndStatus.all() as TaskSummary['byTypeAndStatus'],
-    completedSince: finished.completed,
-    failedSince: finished.failed,
+    byTypeAndStatus: groups.map((g) => ({ type: g.type, status: g.status, count: g.count })),
+    completedSince,
+    failedSince,
     latenciesMs: (
       ctx.tasks.summaryLatencies.all({ since: query.since, limit: Math.max(1, query.latencySample) }) as {
         ms: number;

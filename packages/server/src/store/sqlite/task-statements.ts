@@ -60,23 +60,24 @@ export const TASK_SQL = {
   selectTaskHead: `SELECT ${HEAD_COLUMNS} FROM tasks WHERE id = @id`,
 
   /**
-   * A page of tasks, newest first. Every filter is optional (null = any). Params: @type, @agentId,
-   * @labels (JSON object, all must match), @beforeSeq (cursor; a bound of the primary-key walk), @limit.
+   * The overview's counts by type and status, and in the same scan (SQLite's reads block the
+   * coordinator's thread) how many of each finished since @since: completed, and failed for good.
    */
-  /** The overview's counts by type and status. No params. */
-  summaryByTypeAndStatus: 'SELECT type, status, count(*) AS count FROM tasks GROUP BY type, status',
-
-  /** Tasks finished since @since: completed, and failed for good. */
-  summaryFinishedSince: `
-    SELECT coalesce(sum(status = 'completed'), 0) AS completed,
-           coalesce(sum(status IN ('failed', 'timeout') AND next_attempt_at IS NULL), 0) AS failed
-    FROM tasks WHERE finished_at >= @since`,
+  summaryByTypeAndStatus: `
+    SELECT type, status, count(*) AS count,
+           coalesce(sum(finished_at >= @since AND status = 'completed'), 0) AS completed,
+           coalesce(sum(finished_at >= @since AND status IN ('failed', 'timeout') AND next_attempt_at IS NULL), 0) AS failed
+    FROM tasks GROUP BY type, status`,
 
   /** created → completed of the newest completed since @since, at most @limit. */
   summaryLatencies: `
     SELECT finished_at - created_at AS ms FROM tasks
     WHERE status = 'completed' AND finished_at >= @since ORDER BY finished_at DESC LIMIT @limit`,
 
+  /**
+   * A page of tasks, newest first. Every filter is optional (null = any). Params: @type, @agentId,
+   * @labels (JSON object, all must match), @beforeSeq (cursor; a bound of the primary-key walk), @limit.
+   */
   listTasks: `
     SELECT ${TASK_COLUMNS} FROM tasks
     WHERE seq < coalesce(@beforeSeq, ${MAX_SEQ})

@@ -1,0 +1,133 @@
+/**
+ * The browser streams' pacing, on fake timers: a lone change is sent within 250 ms; a steady flow
+ * widens the window to 2 s (a page refetches at most every two seconds); a quiet spell brings it back
+ * to 250 ms; every stream is flushed by the same timer; a page that comes back gets what it missed
+ * from the ring, or `resync` once that is gone.
+ */
+import type { StreamEvent } from '@rouse/protocol';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { SseStream } from '../sse.js';
+import { BrowserStreams } from './stream.js';
+
+interface Frame {
+  at: number;
+  event: string;
+  data: string;
+  id: string;
+}
+
+function setup() {
+  let listener: (e: StreamEvent) => void = () => {};
+  const streams = new BrowserStreams(
+    {
+      subscribe: (l) => {
+        listener = l;
+        return () => {};
+      },
+    },
+    {
+      open: () => {
+        const abort = new AbortController();
+        const frames: Frame[] = [];
+        const stream: SseStream = {
+          signal: abort.signal,
+          closed: false,
+          send: (event, data, id) => {
+            frames.push({ at: performance.now(), event, data, id: String(id) });
+            return true;
+          },
+          comment: () => true,
+          close: () => abort.abort(),
+        };
+        opened.push({ frames, close: () => abort.abort() });
+        return stream;
+      },
+    },
+  );
+  const opened: { frames: Frame[]; close: () => void }[] = [];
+  const open = (lastEventId = '') => {
+    streams.serve(
+      { headers: lastEventId === '' ? {} : { 'last-event-id': lastEventId }, query: {} } as FastifyRequest,
+      {} as FastifyReply,
+    );
+    return opened.at(-1)!;
+  };
+  let n = 0;
+  const change = () =>
+    listener({ type: 'task.progress', at: 0, taskId: `tsk_${++n}`, progress: null, phase: null });
+  return { streams, open, change };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('BrowserStreams pacing', () => {
+  it('a lone change goes out within 250 ms, to every open stream at once, naming its ids', async () => {
+    const { open, change } = setup();
+    const a = open();
+    const b = open();
+    const t0 = performance.now();
+    change();
+    await vi.advanceTimersByTimeAsync(249);
+    expect(a.frames).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(a.frames.map((f) => [f.event, f.at - t0])).toEqual([['changes', 250]]);
+    expect(b.frames.map((f) => [f.data, f.at])).toEqual(a.frames.map((f) => [f.data, f.at]));
+    expect(JSON.parse(a.frames[0]!.data).tasks).toEqual(['tsk_1']);
+  });
+
+  it('a steady flow widens the window to 2 s; after a quiet spell a change goes out within 250 ms again', async () => {
+    const { open, change } = setup();
+    const page = open();
+    // A change every 50 ms for 12 s.
+    for (let i = 0; i < 240; i++) {
+      change();
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    const gaps = page.frames.slice(1).map((f, i) => f.at - page.frames[i]!.at);
+    expect(gaps.slice(0, 3)).toEqual([500, 1000, 2000]);
+    expect(gaps.slice(3).every((g) => g === 2000)).toBe(true);
+    expect(page.frames.length).toBeLessThanOrEqual(9);
+    // Every change was named by some frame.
+    const named = new Set(page.frames.flatMap((f) => JSON.parse(f.data).tasks as string[]));
+    await vi.advanceTimersByTimeAsync(2000);
+    for (const f of page.frames) for (const id of JSON.parse(f.data).tasks as string[]) named.add(id);
+    expect(named.size).toBe(240);
+    // Quiet for 3 s, then one change: 250 ms.
+    await vi.advanceTimersByTimeAsync(3000);
+    const before = page.frames.length;
+    const t = performance.now();
+    change();
+    await vi.advanceTimersByTimeAsync(250);
+    expect(page.frames.length).toBe(before + 1);
+    expect(page.frames.at(-1)!.at - t).toBe(250);
+  });
+
+  it('a page that comes back gets what it missed in one frame, or resync once the ring has moved past it', async () => {
+    const { open, change } = setup();
+    const first = open();
+    change();
+    await vi.advanceTimersByTimeAsync(250);
+    const seen = first.frames.at(-1)!.id;
+    first.close();
+    change();
+    change();
+    const back = open(seen);
+    expect(back.frames.map((f) => [f.event, JSON.parse(f.data).tasks])).toEqual([
+      ['changes', ['tsk_2', 'tsk_3']],
+    ]);
+    // The ring keeps 2,000 events: a page that missed exactly that many still gets them (ids cut at 100).
+    const lastSeen = back.frames.at(-1)!.id;
+    for (let i = 0; i < 2000; i++) change();
+    const justInTime = open(lastSeen).frames;
+    expect(justInTime.map((f) => [f.event, JSON.parse(f.data).more])).toEqual([['changes', true]]);
+    change();
+    expect(open(lastSeen).frames.map((f) => f.event)).toEqual(['resync']);
+    expect(open('someone-else-1').frames.map((f) => f.event)).toEqual(['resync']);
+  });
+});
