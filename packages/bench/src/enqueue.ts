@@ -75,8 +75,6 @@ export async function enqueue(ctx: WorkloadContext): Promise<WorkloadResult> {
       ...(ctx.store.targets.enqueueBatchedPerS
         ? { target: { op: '>=' as const, value: ctx.store.targets.enqueueBatchedPerS } }
         : {}),
-      peer: 'BullMQ 11,000/s',
-      peerRatio: batchedPerS / 11_000,
     });
     metrics.push({
       workload: 'enqueue',
@@ -86,8 +84,6 @@ export async function enqueue(ctx: WorkloadContext): Promise<WorkloadResult> {
       ...(ctx.store.targets.enqueueSinglePerS
         ? { target: { op: '>=' as const, value: ctx.store.targets.enqueueSinglePerS } }
         : {}),
-      peer: 'BullMQ 4,000/s',
-      peerRatio: singlePerS / 4000,
     });
   } finally {
     http.close();

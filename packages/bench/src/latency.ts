@@ -145,7 +145,6 @@ export async function latency(ctx: WorkloadContext): Promise<WorkloadResult> {
           value: s.p50,
           unit: 'ms',
           ...(p50Target ? { target: { op: '<=' as const, value: p50Target } } : {}),
-          peer: 'BullMQ 1 ms',
         });
         metrics.push({ workload: 'latency', metric: `${label} p90`, value: s.p90, unit: 'ms' });
         metrics.push({
@@ -154,7 +153,6 @@ export async function latency(ctx: WorkloadContext): Promise<WorkloadResult> {
           value: s.p99,
           unit: 'ms',
           ...(p99Target ? { target: { op: '<=' as const, value: p99Target } } : {}),
-          peer: 'BullMQ 11 ms',
         });
         metrics.push({ workload: 'latency', metric: `${label} max`, value: s.max, unit: 'ms' });
       }

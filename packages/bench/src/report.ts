@@ -80,8 +80,7 @@ function formatTarget(m: Metric): string {
 }
 
 function formatPeer(m: Metric): string {
-  if (!m.peer) return '';
-  return m.peerRatio !== undefined ? `${m.peer} (×${round(m.peerRatio, 2)})` : m.peer;
+  return m.peer ?? '';
 }
 
 /** The human table, one row per metric; errors follow the table. */

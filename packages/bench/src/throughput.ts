@@ -15,8 +15,6 @@ import { anyTask, createBatched, listAll, sleep, UNFINISHED } from './tasks.js';
 import type { WorkerProcessConfig } from './worker-process.js';
 import { attachProfile, type Metric, type WorkloadContext, type WorkloadResult } from './workload.js';
 
-const BULLMQ_PER_S = 5600;
-const PGBOSS_PER_S = 2400;
 const CONCURRENCY = 16;
 
 export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> {
@@ -125,16 +123,6 @@ export async function throughput(ctx: WorkloadContext): Promise<WorkloadResult> 
         ...(ctx.store.targets.throughputPerS
           ? { target: { op: '>=' as const, value: ctx.store.targets.throughputPerS } }
           : {}),
-        peer: `BullMQ ${BULLMQ_PER_S.toLocaleString('en-US')}/s`,
-        peerRatio: perS / BULLMQ_PER_S,
-      });
-      metrics.push({
-        workload: 'throughput',
-        metric: 'vs pg-boss',
-        value: perS,
-        unit: 'tasks/s',
-        peer: `pg-boss ${PGBOSS_PER_S.toLocaleString('en-US')}/s`,
-        peerRatio: perS / PGBOSS_PER_S,
       });
       metrics.push({
         workload: 'throughput',

@@ -37,10 +37,12 @@ export interface Metric {
   value: number | null;
   unit: string;
   target?: Target;
-  /** What the peers do on the same workload, for the table (e.g. `BullMQ 5,600/s`). */
+  /**
+   * How peers go about the same thing, in words (e.g. `polled: + scan interval`). Never a number
+   * remembered from another run: this machine's speed moves between days, so peers are compared
+   * only side by side in one run (the peers bench, docs/performance.md).
+   */
   peer?: string;
-  /** The ratio value / peer value, when there is one peer number to compare against. */
-  peerRatio?: number;
 }
 
 export interface WorkloadResult {

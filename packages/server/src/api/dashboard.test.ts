@@ -207,38 +207,38 @@ describe('GET /v1/tasks?q=', () => {
   });
 });
 
-describe('the browser stream', () => {
-  /** Read SSE frames from `res` until `want` matches one (bounded by the reader's own end). */
-  async function frames(res: Response, want: (f: { event: string; id: string; data: string }) => boolean) {
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffer = '';
-    const seen: { event: string; id: string; data: string }[] = [];
-    for (let i = 0; i < 1000; i++) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let cut = buffer.indexOf('\n\n');
-      while (cut !== -1) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const f = { event: '', id: '', data: '' };
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event: ')) f.event = line.slice(7);
-          if (line.startsWith('id: ')) f.id = line.slice(4);
-          if (line.startsWith('data: ')) f.data = line.slice(6);
-        }
-        if (f.event !== '') seen.push(f);
-        if (f.event !== '' && want(f)) {
-          await reader.cancel();
-          return seen;
-        }
-        cut = buffer.indexOf('\n\n');
+/** Read SSE frames from `res` until `want` matches one (bounded by the reader's own end). */
+async function frames(res: Response, want: (f: { event: string; id: string; data: string }) => boolean) {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const seen: { event: string; id: string; data: string }[] = [];
+  for (let i = 0; i < 1000; i++) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut = buffer.indexOf('\n\n');
+    while (cut !== -1) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const f = { event: '', id: '', data: '' };
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) f.event = line.slice(7);
+        if (line.startsWith('id: ')) f.id = line.slice(4);
+        if (line.startsWith('data: ')) f.data = line.slice(6);
       }
+      if (f.event !== '') seen.push(f);
+      if (f.event !== '' && want(f)) {
+        await reader.cancel();
+        return seen;
+      }
+      cut = buffer.indexOf('\n\n');
     }
-    throw new Error(`stream ended before the frame: ${JSON.stringify(seen)}`);
   }
+  throw new Error(`stream ended before the frame: ${JSON.stringify(seen)}`);
+}
 
+describe('the browser stream', () => {
   it('gathers changes into frames, replays what a reconnecting page missed, and asks for a resync otherwise', async () => {
     h = await createHarness();
     const url = await h.app.listen({ port: 0, host: '127.0.0.1' });
@@ -293,10 +293,23 @@ function listPage(body: string, attr: RegExp): { ids: string[]; next: string | n
 describe('dashboard shared reads', () => {
   it('pages share what they read; an answer older than a change says when to ask again, and that answer is current', async () => {
     h = await createHarness();
+    const url = await h.app.listen({ port: 0, host: '127.0.0.1' });
     const { cookie } = await loginWithToken(h, TOKENS.readonly);
     const fragment = () =>
       h!.request('GET', '/tasks', { token: null, headers: { cookie, 'x-rouse-fragment': '1' } });
+    // No page open: nothing is shared, every answer is computed and current.
+    const early = await h.createTask();
+    expect((await fragment()).body).toContain(early.id);
+    const later = await h.createTask();
+    const fresh = await fragment();
+    expect(fresh.body).toContain(later.id);
+    expect(fresh.headers['x-rouse-refresh-in']).toBeUndefined();
+    // A page is open: its stream is what lets the pages share.
+    const abort = new AbortController();
+    const live = await fetch(`${url}/events`, { headers: { cookie }, signal: abort.signal });
+    expect(live.status).toBe(200);
     const a = await h.createTask();
+    await frames(live, (f) => f.event === 'changes' && f.data.includes(a.id));
     const first = await fragment();
     expect(first.body).toContain(a.id);
     expect(first.headers['x-rouse-refresh-in']).toBeUndefined();
@@ -306,19 +319,9 @@ describe('dashboard shared reads', () => {
     expect(again.headers['x-rouse-refresh-in']).toBeUndefined();
     // A change: the next answer is either computed anew, or shared and stale with a time to ask again;
     // asking then shows the change.
-    let announced: () => void = () => {};
-    const seen = new Promise<void>((resolve) => {
-      announced = resolve;
-    });
-    const unsubscribe = h.coordinator.subscribe(
-      (e) => {
-        if (e.type === 'task.created') announced();
-      },
-      { everyCoordinator: true },
-    );
+    const live2 = await fetch(`${url}/events`, { headers: { cookie }, signal: abort.signal });
     const b = await h.createTask();
-    await seen; // the page's stream has it too: a page would refetch now
-    unsubscribe();
+    await frames(live2, (f) => f.event === 'changes' && f.data.includes(b.id)); // a page would refetch now
     let res = await fragment();
     for (let i = 0; i < 5 && res.headers['x-rouse-refresh-in'] !== undefined; i++) {
       const wait = Number(res.headers['x-rouse-refresh-in']);
@@ -330,6 +333,9 @@ describe('dashboard shared reads', () => {
     }
     expect(res.headers['x-rouse-refresh-in']).toBeUndefined();
     expect(res.body).toContain(b.id);
+    abort.abort();
+    // fetch's connection pool may keep a socket of an aborted stream; cut it so the app can close.
+    h.app.server.closeAllConnections();
   });
 });
 

@@ -7,7 +7,8 @@
  *   that scans the store (the overview's counts) is computed at most once every `costFactor` times
  *   its cost, so the pages cost the coordinator at most 1/`costFactor` of its time however many are
  *   open and however busy it is.
- * An answer older than the newest event is marked stale: the route tells the page when a fresh one
+ * While no page is open nothing is shared (`seq` is NaN: nothing is listened to). An answer older than
+ * the newest event is marked stale: the route tells the page when a fresh one
  * will be computed (`x-rouse-refresh-in`), and the page asks again then, so its last refresh after a
  * burst always shows the end of it.
  */
@@ -53,6 +54,9 @@ export class SharedReads {
   ): { value: Promise<T>; staleMs: number } {
     const now = this.now();
     const seq = this.seq();
+    // No page is open (the streams listen to nothing): there are no pages to share with, and no
+    // events to vouch for an answer. Compute it.
+    if (Number.isNaN(seq)) return { value: load(), staleMs: 0 };
     const hit = this.entries.get(key);
     if (hit !== undefined && now >= hit.at) {
       if (hit.seq === seq) return { value: hit.value as Promise<T>, staleMs: 0 };

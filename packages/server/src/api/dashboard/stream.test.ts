@@ -8,7 +8,7 @@ import type { StreamEvent } from '@rouse/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SseStream } from '../sse.js';
-import { BrowserStreams } from './stream.js';
+import { BrowserStreams, LINGER_MS } from './stream.js';
 
 interface Frame {
   at: number;
@@ -19,11 +19,18 @@ interface Frame {
 
 function setup() {
   let listener: (e: StreamEvent) => void = () => {};
+  const subscriptions = { active: 0, everyCoordinator: 0 };
   const streams = new BrowserStreams(
     {
-      subscribe: (l) => {
+      subscribe: (l, options) => {
         listener = l;
-        return () => {};
+        subscriptions.active++;
+        if (options?.everyCoordinator) subscriptions.everyCoordinator++;
+        return () => {
+          listener = () => {};
+          subscriptions.active--;
+          if (options?.everyCoordinator) subscriptions.everyCoordinator--;
+        };
       },
     },
     {
@@ -56,7 +63,7 @@ function setup() {
   let n = 0;
   const change = () =>
     listener({ type: 'task.progress', at: 0, taskId: `tsk_${++n}`, progress: null, phase: null });
-  return { streams, open, change };
+  return { streams, open, change, subscriptions };
 }
 
 beforeEach(() => {
@@ -129,5 +136,31 @@ describe('BrowserStreams pacing', () => {
     change();
     expect(open(lastSeen).frames.map((f) => f.event)).toEqual(['resync']);
     expect(open('someone-else-1').frames.map((f) => f.event)).toEqual(['resync']);
+  });
+
+  it("listens to every coordinator's events only while a page is open, and a while after the last one left", async () => {
+    const { streams, open, change, subscriptions } = setup();
+    // No page: nothing listened to (a PostgreSQL coordinator with such a listener makes the others relay all they do).
+    expect(subscriptions).toEqual({ active: 0, everyCoordinator: 0 });
+    expect(streams.seq).toBeNaN();
+    const a = open();
+    const b = open();
+    expect(subscriptions).toEqual({ active: 1, everyCoordinator: 1 });
+    change();
+    expect(streams.seq).toBe(1);
+    a.close();
+    b.close();
+    // A page that reconnects within the linger still gets replay.
+    await vi.advanceTimersByTimeAsync(LINGER_MS - 1);
+    expect(subscriptions.active).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(subscriptions).toEqual({ active: 0, everyCoordinator: 0 });
+    expect(streams.seq).toBeNaN();
+    // Back after a gap: what happened meanwhile was not seen, so the page starts over.
+    change();
+    expect(open('any-1').frames.map((f) => f.event)).toEqual(['resync']);
+    expect(subscriptions.active).toBe(1);
+    streams.close();
+    expect(subscriptions.active).toBe(0);
   });
 });

@@ -24,6 +24,8 @@ const KEEP = 2000;
 const FLUSH_MS = 250;
 const BUSY_FLUSH_MS = 2000;
 const MAX_IDS = 100;
+/** How long the streams go on listening after the last page left (a reconnecting page gets replay). */
+export const LINGER_MS = 30_000;
 
 /** What one event touched. */
 export interface Touched {
@@ -104,7 +106,8 @@ interface Client {
 }
 
 export class BrowserStreams {
-  private readonly epoch = randomBytes(4).toString('hex');
+  /** Names one unbroken run of listening: ids of another run (before a gap) get `resync`. */
+  private epoch = randomBytes(4).toString('hex');
   /** The last KEEP events' changes: event n at n % KEEP. */
   private readonly ring: (Touched | undefined)[] = new Array(KEEP);
   private readonly clients = new Set<Client>();
@@ -113,23 +116,52 @@ export class BrowserStreams {
   private windowMs = FLUSH_MS;
   /** When the last window closed (monotonic ms), to tell a steady flow from a quiet spell. */
   private lastFlushAt = Number.NEGATIVE_INFINITY;
-  private readonly unsubscribe: () => void;
+  /**
+   * Set while a page is open. The streams listen to every coordinator's events only then: with
+   * PostgreSQL, a coordinator with such a listener makes the others relay everything they do, and
+   * nobody should pay for that while no dashboard is looked at.
+   */
+  private unsubscribe: (() => void) | null = null;
+  /** After the last page left, listening goes on this long, so a page that reconnects gets replay. */
+  private linger: NodeJS.Timeout | null = null;
 
   constructor(
-    coordinator: Pick<Coordinator, 'subscribe'>,
+    private readonly coordinator: Pick<Coordinator, 'subscribe'>,
     private readonly sse: Pick<SseHub, 'open'>,
-  ) {
-    this.unsubscribe = coordinator.subscribe((event) => this.publish(event), { everyCoordinator: true });
-  }
+  ) {}
 
   /** Streams open now. */
   get open(): number {
     return this.clients.size;
   }
 
-  /** Events seen so far: anything computed before this moved may predate a change. */
+  /**
+   * Events seen so far: anything computed before this moved may predate a change. NaN while no page
+   * is open (nothing is listened to, so nothing can be vouched for: equal to no earlier count).
+   */
   get seq(): number {
-    return this.next - 1;
+    return this.unsubscribe === null ? Number.NaN : this.next - 1;
+  }
+
+  private listen(): void {
+    if (this.linger !== null) clearTimeout(this.linger);
+    this.linger = null;
+    if (this.unsubscribe !== null) return;
+    this.epoch = randomBytes(4).toString('hex');
+    this.unsubscribe = this.coordinator.subscribe((event) => this.publish(event), { everyCoordinator: true });
+  }
+
+  private stopListening(): void {
+    if (this.linger !== null) clearTimeout(this.linger);
+    this.linger = null;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+
+  private lastPageLeft(): void {
+    if (this.linger !== null) clearTimeout(this.linger);
+    this.linger = setTimeout(() => this.stopListening(), LINGER_MS);
+    this.linger.unref();
   }
 
   private publish(event: StreamEvent): void {
@@ -170,7 +202,15 @@ export class BrowserStreams {
     if (stream.closed) return;
     const client: Client = { stream, pending: null };
     this.clients.add(client);
-    stream.signal.addEventListener('abort', () => this.clients.delete(client), { once: true });
+    this.listen();
+    stream.signal.addEventListener(
+      'abort',
+      () => {
+        this.clients.delete(client);
+        if (this.clients.size === 0) this.lastPageLeft();
+      },
+      { once: true },
+    );
     if (last === '') return;
     const [epoch, nText] = last.split('-');
     const n = Number(nText);
@@ -188,7 +228,7 @@ export class BrowserStreams {
   }
 
   close(): void {
-    this.unsubscribe();
+    this.stopListening();
     if (this.timer !== null) clearTimeout(this.timer);
   }
 }
