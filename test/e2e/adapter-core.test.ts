@@ -206,7 +206,9 @@ describe('cliTaskHandler with the fake flavor', () => {
     expect(done).toMatchObject({ status: 'completed', attempt: 1 });
     expect(((await admin.getResult(task.id)).json as { message: string }).message).toBe('fresh');
     const logs = await logText(admin, task.id);
-    expect(logs.some((l) => /the CLI did not resume session \S+ \(.*\); starting a new session/.test(l))).toBe(true);
+    expect(
+      logs.some((l) => /the CLI did not resume session \S+ \(.*\); starting a new session/.test(l)),
+    ).toBe(true);
   });
 
   it('a wake interrupts the hung turn and resumes the same session with the nudge; the task completes', async () => {
