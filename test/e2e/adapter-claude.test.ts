@@ -13,6 +13,7 @@ import { pidsWithArg, startClaudeAgent } from '../harness/claude-agent.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { type FakeAnthropic, lingeringSettings, startFakeAnthropic } from '../harness/fake-anthropic.js';
 import { writePolicyFile } from '../harness/policy-file.js';
+import { alive } from '../harness/processes.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { waitFor, waitForTaskEnd } from '../harness/wait.js';
 
@@ -91,16 +92,6 @@ async function submit(req: CreateTaskRequest): Promise<Task> {
 
 async function logs(id: string): Promise<string[]> {
   return (await admin.getLogs(id)).lines.map((l) => `${l.stream}: ${l.text}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
 }
 
 /** A file the model's Bash command writes (its pid, a marker), once it exists. */

@@ -9,7 +9,6 @@
  * same adapter run by a real `rouse agent` process; a budget breach opening `resource_runaway` on the
  * agent for the task; and a SIGKILLed `rouse agent` taking its CLI's group with it.
  */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Task } from '@rouse/protocol';
 import { Client, Worker } from '@rouse/sdk';
@@ -18,6 +17,7 @@ import { type CliTaskOptions, cliTaskHandler } from '../../packages/agent-host/s
 import { fakeFlavor, fakeTranscript } from '../../packages/agent-host/src/adapters/fake/fake-flavor.js';
 import { startAgentProcess } from '../harness/agent-process.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { alive } from '../harness/processes.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { waitFor, waitForTaskEnd } from '../harness/wait.js';
 
@@ -69,16 +69,6 @@ const final = (admin: Client, id: string, timeoutMs = 20_000): Promise<Task> =>
 
 async function logText(admin: Client, id: string): Promise<string[]> {
   return (await admin.getLogs(id)).lines.map((l) => `${l.stream}: ${l.text}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
 }
 
 async function noticePid(admin: Client, id: string, re: RegExp): Promise<number> {

@@ -6,13 +6,14 @@
  * a cancel kills the command within a second; a wake restarts the command in the same attempt by
  * default, sends `--wake <signal>` to its group, or is only noted with `--wake none`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
 import { Client } from '@rouse/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentProcess, startAgentProcess } from '../harness/agent-process.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { alive } from '../harness/processes.js';
 import { waitFor, waitForTaskEnd } from '../harness/wait.js';
 
 let coord: CoordinatorProcess;
@@ -53,16 +54,6 @@ async function submit(
 }
 
 const final = (id: string, timeoutMs = 20_000): Promise<Task> => waitForTaskEnd(admin, id, { timeoutMs });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-}
 
 async function pidFromLog(id: string, re: RegExp): Promise<number> {
   return waitFor(

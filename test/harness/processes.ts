@@ -3,6 +3,7 @@
  * after each test by `setup.ts`) kills leftovers and fails the test that leaked them.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const live = new Set<ChildProcess>();
@@ -114,4 +115,15 @@ export async function killAll(): Promise<number> {
 export async function assertNoLeakedProcesses(): Promise<void> {
   const leaked = await killAll();
   if (leaked > 0) throw new Error(`test leaked ${leaked} child process(es); stop what you start`);
+}
+
+/** True while `pid` is a live process (not gone, not a zombie waiting to be reaped). Linux /proc. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
 }
