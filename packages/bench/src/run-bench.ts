@@ -5,7 +5,7 @@
  * `bench-results/latest.json`. A report, not a test: missed targets do not change the exit code;
  * a workload that could not run does (exit 1).
  *
- *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,failover,supervisor,recovery,adapters]
+ *   node packages/bench/dist/main.js [--only throughput,latency,detection,enqueue,heartbeats,fleet,fleet-floor,failover,supervisor,recovery,adapters,dashboard]
  *     [--quick] [--json] [--store sqlite|postgres|postgres-2] [--worker sdk|raw] [--out bench-results]
  *     [--cpu-prof]
  *
@@ -31,6 +31,7 @@ import { detection } from './detection.js';
 import { enqueue } from './enqueue.js';
 import { failover } from './failover.js';
 import { fleet } from './fleet.js';
+import { fleetFloor } from './fleet-floor.js';
 import { heartbeats } from './heartbeats.js';
 import { latency } from './latency.js';
 import { startNoiseMeter } from './proc.js';
@@ -49,6 +50,7 @@ const WORKLOADS: Record<string, Workload> = {
   enqueue,
   heartbeats,
   fleet,
+  'fleet-floor': fleetFloor,
   failover,
   supervisor,
   recovery,
@@ -66,6 +68,9 @@ Options:
                     policy; heartbeat latency, beats/s, coordinator CPU and conditions over a healthy
                     phase (2 min; quick 20 s), then lost detection (100 agents SIGSTOPped) and stall
                     detection (100 agents whose progress stops), each as the excess over its due time
+                    fleet-floor: the same agents against a bare HTTP server that spends 0, 150 and
+                    250 µs of CPU a beat (45 s each; quick 10 s): the heartbeat latency this machine
+                    and these clients allow at each cost, to read next to fleet
                     supervisor: one rouse supervise with 200 plain children (quick: 50) beating once a
                     second; its CPU, and the coordinator's CPU per supervisor heartbeat
                     recovery: 20 plain programs under a supervisor stall now and then (quick: 5);
