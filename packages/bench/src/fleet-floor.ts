@@ -2,8 +2,9 @@
  * Fleet floor: the `fleet` workload's agents and schedule (10,000 agents in the same processes, a beat
  * every 5 s ± 10 %; quick: 1,000) against `floor-server.ts` instead of a coordinator — a bare HTTP
  * server that spends a fixed CPU time on each beat and nothing else. For each cost per beat it reports
- * the heartbeat latency the agents see. Read next to `fleet`: it says what a coordinator may spend
- * per beat, on this machine and with these clients, for a given p99 — whatever it spends it on.
+ * the heartbeat latency the agents see; the last row batches the beats as a group commit does. Read
+ * next to `fleet`: it says what a coordinator may spend per beat, on this machine and with these
+ * clients, for a given p99 — whatever it spends it on — and what batching costs on top.
  */
 import { type JsonChild, spawnJsonChild, stopJsonChild } from './child.js';
 import { fleetPlan, INTERVAL_MS, totalAgents } from './fleet-plan.js';
@@ -20,8 +21,16 @@ import { sleep } from './tasks.js';
 import type { Metric, WorkloadContext, WorkloadResult } from './workload.js';
 
 const W = 'fleet-floor';
-/** CPU per beat the floor server spends, µs: none, and around what a coordinator spends. */
-const WORK_US = [0, 150, 250] as const;
+/**
+ * CPU per beat the floor server spends (µs: none, and around what a coordinator spends), and the
+ * group-commit window it batches beats in (ms; 0: each beat answered as soon as its work is done).
+ */
+const FLOORS = [
+  { workUs: 0, batchMs: 0 },
+  { workUs: 150, batchMs: 0 },
+  { workUs: 250, batchMs: 0 },
+  { workUs: 250, batchMs: 2 },
+] as const;
 
 export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> {
   const plan = fleetPlan(ctx.quick);
@@ -36,11 +45,11 @@ export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> 
     runs,
   };
   const result: WorkloadResult = { workload: W, store: 'none', metrics, details };
-  for (const workUs of WORK_US) {
+  for (const { workUs, batchMs } of FLOORS) {
     let server: JsonChild | null = null;
     let procs: FleetProcess[] = [];
     try {
-      server = spawnJsonChild('floor-server', { workUs });
+      server = spawnJsonChild('floor-server', { workUs, batchMs });
       const listening = await server.waitFor((m) => m.type === 'listening', 10_000);
       procs = spawnFleet(listening.url as string, 'floor', plan);
       await awaitRegistered(procs, ctx.quick ? 60_000 : 300_000, ctx.log);
@@ -58,6 +67,7 @@ export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> 
       const cores = cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / elapsedMs;
       runs.push({
         workUs,
+        batchMs,
         beats: latencies.length,
         beatsPerS: round((latencies.length * 1000) / elapsedMs),
         errors,
@@ -65,9 +75,9 @@ export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> 
         serverCores: cores === null ? null : round(cores, 3),
       });
       ctx.log(
-        `${W}: ${workUs} µs a beat: p50 ${round(latency.p50)} ms, p99 ${round(latency.p99)} ms, server ${cores === null ? '?' : round(cores, 2)} cores`,
+        `${W}: ${workUs} µs a beat${batchMs > 0 ? ` in ${batchMs} ms batches` : ''}: p50 ${round(latency.p50)} ms, p99 ${round(latency.p99)} ms, server ${cores === null ? '?' : round(cores, 2)} cores`,
       );
-      const label = `floor server at ${workUs} µs of CPU a beat`;
+      const label = `floor server at ${workUs} µs of CPU a beat${batchMs > 0 ? `, in ${batchMs} ms batches` : ''}`;
       metrics.push({
         workload: W,
         metric: `${label}: heartbeat latency p50 (client)`,

@@ -5,14 +5,19 @@
  * No store, no validation, no batching: what the fleet's clients and this machine allow at a given
  * cost per beat.
  *
- * argv[2]: JSON `{workUs}`. stdout: `{type: 'listening', url}` once it listens on a loopback port.
- * stdin: `stop`.
+ * With `batchMs` it answers the way a coordinator with a group commit does: half of `workUs` when
+ * the beat arrives, the other half in a batch with the beats of the next `batchMs` (one timer from the
+ * batch's first beat), each answered in turn once its half is done.
+ *
+ * argv[2]: JSON `{workUs, batchMs?}`. stdout: `{type: 'listening', url}` once it listens on a
+ * loopback port. stdin: `stop`.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
 
-const config = JSON.parse(process.argv[2] ?? '{}') as { workUs?: number };
+const config = JSON.parse(process.argv[2] ?? '{}') as { workUs?: number; batchMs?: number };
 const workUs = config.workUs ?? 0;
+const batchMs = config.batchMs ?? 0;
 const BEAT_ANSWER = JSON.stringify({ heartbeatIntervalMs: 5000, tasks: [], commands: [] });
 
 /** Keep the CPU busy for `us` microseconds (a stand-in for a coordinator's work on one beat). */
@@ -28,7 +33,6 @@ const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    let answer: string;
     try {
       JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
     } catch {
@@ -37,17 +41,35 @@ const server = createServer((req, res) => {
     }
     if (req.method === 'POST' && req.url === '/v1/agents') {
       const id = `agt_floor_${++registered}`;
-      answer = JSON.stringify({ agent: { id }, token: `token-${id}` });
       res.statusCode = 201;
+      send(res, JSON.stringify({ agent: { id }, token: `token-${id}` }));
+    } else if (batchMs > 0) {
+      spin(workUs / 2);
+      batch.push(res);
+      if (batch.length === 1) setTimeout(flush, batchMs);
     } else {
       spin(workUs);
-      answer = BEAT_ANSWER;
+      send(res, BEAT_ANSWER);
     }
-    res.setHeader('content-type', 'application/json; charset=utf-8');
-    res.setHeader('content-length', Buffer.byteLength(answer));
-    res.end(answer);
   });
 });
+
+function send(res: ServerResponse, answer: string): void {
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(answer));
+  res.end(answer);
+}
+
+/** The beats waiting for the batch timer. */
+let batch: ServerResponse[] = [];
+function flush(): void {
+  const beats = batch;
+  batch = [];
+  for (const res of beats) {
+    spin(workUs / 2);
+    send(res, BEAT_ANSWER);
+  }
+}
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();

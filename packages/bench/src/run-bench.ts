@@ -69,8 +69,8 @@ Options:
                     phase (2 min; quick 20 s), then lost detection (100 agents SIGSTOPped) and stall
                     detection (100 agents whose progress stops), each as the excess over its due time
                     fleet-floor: the same agents against a bare HTTP server that spends 0, 150 and
-                    250 µs of CPU a beat (45 s each; quick 10 s): the heartbeat latency this machine
-                    and these clients allow at each cost, to read next to fleet
+                    250 µs of CPU a beat, and 250 µs in 2 ms batches (45 s each; quick 10 s): the
+                    heartbeat latency this machine and these clients allow, to read next to fleet
                     supervisor: one rouse supervise with 200 plain children (quick: 50) beating once a
                     second; its CPU, and the coordinator's CPU per supervisor heartbeat
                     recovery: 20 plain programs under a supervisor stall now and then (quick: 5);
