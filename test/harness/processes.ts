@@ -3,7 +3,6 @@
  * after each test by `setup.ts`) kills leftovers and fails the test that leaked them.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const live = new Set<ChildProcess>();
@@ -118,12 +117,4 @@ export async function assertNoLeakedProcesses(): Promise<void> {
 }
 
 /** True while `pid` is a live process (not gone, not a zombie waiting to be reaped). Linux /proc. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-}
+export { alive } from '../../packages/agent-host/src/test-support/processes.js';

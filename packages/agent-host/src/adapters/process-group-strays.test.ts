@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { alive } from '../test-support/processes.js';
 import { ProcessGroup } from './process-group.js';
 
 const groups: ProcessGroup[] = [];
@@ -45,16 +46,6 @@ async function strayPid(out: string[]): Promise<number> {
   const pid = Number(out[0]);
   strays.push(pid);
   return pid;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
 }
 
 describe('ProcessGroup: descendants outside the group', () => {

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { alive } from '../test-support/processes.js';
 import { ProcessGroup } from './process-group.js';
 
 const groups: ProcessGroup[] = [];
@@ -23,16 +24,6 @@ function start(script: string, extra: Partial<Parameters<typeof ProcessGroup.spa
   });
   groups.push(g);
   return { g, out, err };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
 }
 
 async function waitForLine(lines: string[], re: RegExp): Promise<string> {
