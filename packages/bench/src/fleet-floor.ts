@@ -74,10 +74,10 @@ export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> 
         latencyMs: roundSummary(latency),
         serverCores: cores === null ? null : round(cores, 3),
       });
-      ctx.log(
-        `${W}: ${workUs} µs a beat${batchMs > 0 ? ` in ${batchMs} ms batches` : ''}: p50 ${round(latency.p50)} ms, p99 ${round(latency.p99)} ms, server ${cores === null ? '?' : round(cores, 2)} cores`,
-      );
       const label = `floor server at ${workUs} µs of CPU a beat${batchMs > 0 ? `, in ${batchMs} ms batches` : ''}`;
+      ctx.log(
+        `${W}: ${label}: p50 ${round(latency.p50)} ms, p99 ${round(latency.p99)} ms, server ${cores === null ? '?' : round(cores, 2)} cores`,
+      );
       metrics.push({
         workload: W,
         metric: `${label}: heartbeat latency p50 (client)`,
