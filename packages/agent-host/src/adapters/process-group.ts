@@ -226,13 +226,15 @@ export class ProcessGroup {
     if (this.pid === null) return this.exited;
     if (this.exit === null || this.groupAlive()) {
       if (graceMs > 0) this.signal(options.signal ?? 'SIGTERM');
-      const deadline = Date.now() + graceMs;
-      while (Date.now() < deadline && (this.exit === null || this.groupAlive())) await delay(POLL_MS);
+      // Real processes take real time to exit: the deadlines are monotonic (a wall-clock step must
+      // not stretch or cut the grace), not a clock a test could move.
+      const deadline = performance.now() + graceMs;
+      while (performance.now() < deadline && (this.exit === null || this.groupAlive())) await delay(POLL_MS);
       if (this.exit === null || this.groupAlive()) this.signal('SIGKILL');
     }
     const info = await this.exited;
-    const killDeadline = Date.now() + KILL_WAIT_MS;
-    while (this.groupAlive() && Date.now() < killDeadline) await delay(POLL_MS);
+    const killDeadline = performance.now() + KILL_WAIT_MS;
+    while (this.groupAlive() && performance.now() < killDeadline) await delay(POLL_MS);
     if (!this.groupAlive()) {
       this.guard?.unwatch(this.pid);
       this.guard = null;
