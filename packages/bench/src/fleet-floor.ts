@@ -15,7 +15,7 @@ import {
   spawnFleet,
   stopFleet,
 } from './fleet-processes.js';
-import { cpuTimeMs } from './proc.js';
+import { cpuTimeMs, runQueueWaitMs } from './proc.js';
 import { round, roundSummary, summarize } from './stats.js';
 import { sleep } from './tasks.js';
 import type { Metric, WorkloadContext, WorkloadResult } from './workload.js';
@@ -56,11 +56,17 @@ export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> 
       await sleep(warmupMs);
       for (const p of procs) p.child.send('measure');
       const cpuBefore = cpuTimeMs(server.pid);
+      const waitBefore = runQueueWaitMs(server.pid);
       const started = performance.now();
       await sleep(measureMs);
       const reports = await collectReports(procs);
       const elapsedMs = performance.now() - started;
       const cpuAfter = cpuTimeMs(server.pid);
+      const waitAfter = runQueueWaitMs(server.pid);
+      const waitMsPerS =
+        waitBefore === null || waitAfter === null
+          ? null
+          : round(((waitAfter - waitBefore) * 1000) / elapsedMs, 1);
       const latencies = reports.flatMap((r) => r.latenciesMs);
       const errors = reports.reduce((n, r) => n + r.errors, 0);
       const latency = summarize(latencies);
@@ -73,6 +79,7 @@ export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> 
         errors,
         latencyMs: roundSummary(latency),
         serverCores: cores === null ? null : round(cores, 3),
+        serverRunQueueWaitMsPerS: waitMsPerS,
       });
       const label = `floor server at ${workUs} µs of CPU a beat${batchMs > 0 ? `, in ${batchMs} ms batches` : ''}`;
       ctx.log(
@@ -91,6 +98,12 @@ export async function fleetFloor(ctx: WorkloadContext): Promise<WorkloadResult> 
         unit: 'ms',
       });
       metrics.push({ workload: W, metric: `${label}: server CPU`, value: cores, unit: 'cores' });
+      metrics.push({
+        workload: W,
+        metric: `${label}: server waiting for a CPU (run queue)`,
+        value: waitMsPerS,
+        unit: 'ms/s',
+      });
       if (errors > 0)
         metrics.push({ workload: W, metric: `${label}: heartbeat errors`, value: errors, unit: '' });
     } finally {

@@ -36,7 +36,7 @@ import {
   stopFleet,
 } from './fleet-processes.js';
 import { HttpClient } from './http-client.js';
-import { cpuTimeMs, machineCpuMs } from './proc.js';
+import { cpuTimeMs, machineCpuMs, runQueueWaitMs } from './proc.js';
 import { monotonicUs, type ProfileWindow } from './profile-summary.js';
 import { bucketQuantile, histogramBuckets, seriesByLabel, sumSeries } from './prometheus-text.js';
 import { round, roundSummary, summarize } from './stats.js';
@@ -191,15 +191,18 @@ async function checkPolicy(admin: HttpClient): Promise<void> {
   }
 }
 
-function cpuSum(pids: readonly number[]): number | null {
+/** The sum of `read(pid)` over `pids`, or null when one of them cannot be read. */
+function sumOf(pids: readonly number[], read: (pid: number) => number | null): number | null {
   let sum = 0;
   for (const pid of pids) {
-    const ms = cpuTimeMs(pid);
+    const ms = read(pid);
     if (ms === null) return null;
     sum += ms;
   }
   return sum;
 }
+
+const cpuSum = (pids: readonly number[]) => sumOf(pids, cpuTimeMs);
 
 function benchCpuMs(): number {
   const u = process.cpuUsage();
@@ -221,6 +224,7 @@ async function healthyPhase(
   const metricsBefore = await admin.getText('/metrics');
   const before = {
     coord: cpuSum(coordPids),
+    coordWait: sumOf(coordPids, runQueueWaitMs),
     children: cpuSum(childPids),
     bench: benchCpuMs(),
     server: ctx.store.serverCpuMs?.() ?? null,
@@ -235,6 +239,7 @@ async function healthyPhase(
   const elapsedMs = performance.now() - t;
   const after = {
     coord: cpuSum(coordPids),
+    coordWait: sumOf(coordPids, runQueueWaitMs),
     children: cpuSum(childPids),
     bench: benchCpuMs(),
     server: ctx.store.serverCpuMs?.() ?? null,
@@ -259,6 +264,9 @@ async function healthyPhase(
     sumSeries(metricsBefore, 'rouse_agent_heartbeats_total', { outcome: 'ok' });
   const perS = (okBeats * 1000) / elapsedMs;
   const coordMs = before.coord !== null && after.coord !== null ? after.coord - before.coord : null;
+  const coordWaitMs =
+    before.coordWait !== null && after.coordWait !== null ? after.coordWait - before.coordWait : null;
+  const waitMsPerS = coordWaitMs === null ? null : round((coordWaitMs * 1000) / elapsedMs, 1);
   const serverMs = before.server !== null && after.server !== null ? after.server - before.server : null;
   const childrenMs =
     before.children !== null && after.children !== null ? after.children - before.children : null;
@@ -316,6 +324,7 @@ async function healthyPhase(
         bench: s(benchMs),
         storeServer: s(serverMs),
       },
+      coordinatorRunQueueWaitMsPerS: waitMsPerS,
       coordinatorCpuUsPerHeartbeat: coordMs === null ? null : round((coordMs * 1000) / okBeats, 1),
       storeServerCpuUsPerHeartbeat: serverMs === null ? null : round((serverMs * 1000) / okBeats, 1),
       otherProcessesCpuPercent: noisePercent,
@@ -358,6 +367,9 @@ async function healthyPhase(
     coresTarget === undefined ? undefined : { op: '<=', value: coresTarget },
   );
   m('coordinator CPU per heartbeat', coordMs === null ? null : (coordMs * 1000) / okBeats, 'µs');
+  // Runnable but not running: the other processes (the agents above all) had both cores. Part of
+  // every beat's latency that no work inside the coordinator explains; fleet-floor reports the same.
+  m('coordinator main thread waiting for a CPU (run queue), healthy phase', waitMsPerS, 'ms/s');
   if (ctx.store.serverCpuMs !== undefined) {
     m('PostgreSQL server CPU, healthy phase', s(serverMs), 'cores');
     m('PostgreSQL server CPU per heartbeat', serverMs === null ? null : (serverMs * 1000) / okBeats, 'µs');

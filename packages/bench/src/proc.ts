@@ -92,6 +92,20 @@ export function serverTreeCpuMs(rootPid: number): number | null {
   return ticksMs(ticks);
 }
 
+/**
+ * How long a live process's main thread has been runnable but waiting for a CPU so far (the run
+ * queue; `/proc/<pid>/schedstat`, second field), in ms, or null when it is gone or `/proc` is missing.
+ * A server's latency includes this wait, which its own CPU time does not show.
+ */
+export function runQueueWaitMs(pid: number): number | null {
+  try {
+    const waitNs = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ')[1]);
+    return Number.isFinite(waitNs) ? waitNs / 1e6 : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Busy and total CPU time of the whole machine so far (`/proc/stat`), in ms summed over CPUs. */
 export function machineCpuMs(): { busyMs: number; totalMs: number } | null {
   try {
