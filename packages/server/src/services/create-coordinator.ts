@@ -18,6 +18,7 @@ import {
 import { NotFoundError, RouseError } from '../core/errors.js';
 import { checkPolicies } from '../core/policies/check-policies.js';
 import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
+import { toSample } from '../store/agent-row.js';
 import { type BlobSweepResult, ownerOfBlobKey } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
@@ -397,13 +398,13 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     async agentHistory(caller, agentId) {
       requireRead(caller, 'read agent history');
       const [watch] = await store.getAgentWatches([agentId]);
-      return watch === undefined ? null : { gaps: watch.gaps, samples: watch.samples };
+      return watch === undefined ? null : { gaps: watch.gaps, samples: watch.samples.map(toSample) };
     },
     async agentSamples(caller, agentIds) {
       requireRead(caller, 'read agent history');
       if (agentIds.length === 0) return new Map();
       const watches = await store.getAgentWatches(agentIds);
-      return new Map(watches.map((w) => [w.agentId, w.samples]));
+      return new Map(watches.map((w) => [w.agentId, w.samples.map(toSample)]));
     },
     async taskSummary(caller, windowMs) {
       requireRead(caller, 'read the task summary');

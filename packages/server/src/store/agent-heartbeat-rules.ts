@@ -50,9 +50,8 @@ export function heartbeatColumns(row: AgentRow, input: AgentHeartbeatInput, now:
     (last === undefined || now - (last[0] as number) >= input.sampleSpacingMs)
   ) {
     const s = input.sample;
-    samples = [...samples, [now, s.rssBytes, s.cpuPercent, s.iterationMs]].slice(
-      -Math.max(1, input.maxSamples),
-    );
+    const sample = [now, s.rssBytes, s.cpuPercent, s.iterationMs] as const;
+    samples = [...samples, sample].slice(-Math.max(1, input.maxSamples));
   }
   let gaps: number[] = [];
   if (input.maxGaps > 0) {

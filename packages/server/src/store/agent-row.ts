@@ -13,6 +13,7 @@ import type {
   ReportedAgentStatus,
 } from '@rouse/protocol';
 import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
+import type { MetricSample as SampleTuple } from '../core/watchdog/samples.js';
 import type { AgentLifecycle } from './agent-store.js';
 import type { AgentWatch, ConditionKey, ConditionRecord, MetricSample } from './watchdog-store.js';
 
@@ -89,7 +90,7 @@ export interface AgentRow {
   /** `kind` or `kind taskId`, in opening order. */
   open_conditions: string[];
   /** `[at, rssBytes, cpuPercent, iterationMs]`, oldest first. */
-  samples: (number | null)[][];
+  samples: readonly SampleTuple[];
   gaps: number[];
 }
 
@@ -120,10 +121,6 @@ export function parseConditionToken(token: string): ConditionKey {
 
 export function toSample(s: readonly (number | null)[]): MetricSample {
   return { at: s[0] as number, rssBytes: s[1] ?? null, cpuPercent: s[2] ?? null, iterationMs: s[3] ?? null };
-}
-
-export function sampleTuple(s: MetricSample): (number | null)[] {
-  return [s.at, s.rssBytes, s.cpuPercent, s.iterationMs];
 }
 
 /** The wire agent: its derived status from the row, its open conditions from `conditions`. */
@@ -194,7 +191,7 @@ export function toWatch(r: AgentRow, heldTaskIds: string[]): AgentWatch {
     progress: r.progress,
     phase: r.phase,
     progressChangedAt: r.progress_changed_at,
-    samples: r.samples.map(toSample),
+    samples: r.samples,
     gaps: r.gaps,
     iterationMs: r.metrics?.iterationMs ?? null,
     metrics: r.metrics,

@@ -15,6 +15,7 @@ import type {
   JsonObject,
   ReportedAgentStatus,
 } from '@rouse/protocol';
+import type { MetricSample as SampleTuple } from '../core/watchdog/samples.js';
 import type { AgentLifecycle } from './agent-store.js';
 import type { DependencyRecord } from './coordination.js';
 
@@ -54,8 +55,11 @@ export interface AgentWatch {
   progress: Json | null;
   phase: string | null;
   progressChangedAt: number | null;
-  /** Oldest first, bounded. */
-  samples: MetricSample[];
+  /**
+   * Oldest first, bounded: `[at, rssBytes, cpuPercent, iterationMs]`, the tuples the detectors read
+   * (a heartbeat reads them on every beat, so they are not copied into objects).
+   */
+  samples: readonly SampleTuple[];
   /** Gaps between its recent heartbeats (ms), oldest first, when kept. */
   gaps: number[];
   /** The last reported iteration time (ms), if any. */

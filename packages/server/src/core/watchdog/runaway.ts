@@ -25,6 +25,7 @@ import {
   SAMPLE_CPU,
   SAMPLE_ITERATION,
   SAMPLE_RSS,
+  type SampleMetric,
 } from './samples.js';
 
 export const RUNAWAY_RULES = ['rss_limit', 'rss_growth', 'cpu_pinned', 'iteration_slow'] as const;
@@ -86,8 +87,7 @@ export function rssLimitRule(
 ): RunawayFinding | null {
   const limit = limits.rssLimitBytes;
   if (limit === null) return null;
-  const points = pointsBetween(samples, SAMPLE_RSS, -Infinity, Infinity);
-  const run = trailingRun(points, (p) => p.value > limit);
+  const run = trailingRunOf(samples, SAMPLE_RSS, (value) => value > limit);
   if (run === null) return null;
   return {
     rule: 'rss_limit',
@@ -144,8 +144,7 @@ export function cpuPinnedOpensAt(
 ): number | null {
   const threshold = limits.cpuPercent;
   if (threshold === null) return null;
-  const points = pointsBetween(samples, SAMPLE_CPU, -Infinity, Infinity);
-  const run = trailingRun(points, (p) => p.value > threshold);
+  const run = trailingRunOf(samples, SAMPLE_CPU, (value) => value > threshold);
   if (run === null) return null;
   return Math.max(run.first.at, lastProgressAt ?? -Infinity) + limits.cpuWindowMs;
 }
@@ -214,6 +213,34 @@ export function iterationSlowRule(
 }
 
 /** The points at the end that all satisfy `pred` (null when the last one does not). */
+/**
+ * The first and last point of the run of samples reporting `metric` whose values pass `pred` and
+ * that reaches the latest sample reporting it (samples without the metric are skipped), or null when
+ * the latest one does not pass. The same answer as `trailingRun` over the metric's points, read
+ * backwards from the ring without building them: these rules run on every heartbeat.
+ */
+function trailingRunOf(
+  samples: readonly MetricSample[],
+  metric: SampleMetric,
+  pred: (value: number) => boolean,
+): { first: MetricPoint; last: MetricPoint } | null {
+  let first: MetricSample | null = null;
+  let last: MetricSample | null = null;
+  for (let i = samples.length - 1; i >= 0; i--) {
+    const s = samples[i]!;
+    const value = s[metric];
+    if (value === null) continue;
+    if (!pred(value)) break;
+    first = s;
+    last ??= s;
+  }
+  if (first === null || last === null) return null;
+  return {
+    first: { at: first[0], value: first[metric] as number },
+    last: { at: last[0], value: last[metric] as number },
+  };
+}
+
 function trailingRun(
   points: readonly MetricPoint[],
   pred: (p: MetricPoint) => boolean,

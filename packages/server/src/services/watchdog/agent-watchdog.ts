@@ -75,20 +75,23 @@ const CLOSE_REASONS: Record<ConditionKind, string> = {
  * The ring's samples as the core reads them, plus the last heartbeat's metrics when the ring skipped
  * them (samples are spaced to cover the longest window; the limits must see the latest values).
  */
-function samplesOf(watch: AgentWatch): MetricSample[] {
-  const out: MetricSample[] = watch.samples.map(
-    (s) => [s.at, s.rssBytes, s.cpuPercent, s.iterationMs] as const,
-  );
+function samplesOf(watch: AgentWatch): readonly MetricSample[] {
   const m = watch.metrics;
   const last = watch.samples.at(-1);
   if (
     m !== null &&
     watch.lastHeartbeatAt !== null &&
-    (last === undefined || last.at < watch.lastHeartbeatAt)
+    (last === undefined || last[0] < watch.lastHeartbeatAt)
   ) {
-    out.push([watch.lastHeartbeatAt, m.rssBytes ?? null, m.cpuPercent ?? null, m.iterationMs ?? null]);
+    const latest = [
+      watch.lastHeartbeatAt,
+      m.rssBytes ?? null,
+      m.cpuPercent ?? null,
+      m.iterationMs ?? null,
+    ] as const;
+    return [...watch.samples, latest];
   }
-  return out;
+  return watch.samples;
 }
 
 const keyOf = (c: ConditionKey): string => (c.taskId === null ? c.condition : `${c.condition} ${c.taskId}`);

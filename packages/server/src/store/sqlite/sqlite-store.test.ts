@@ -258,7 +258,7 @@ describe('SQLite specifics', () => {
       const [beaten] = await store.recordAgentHeartbeats([
         beat('agt_old', { sample: { rssBytes: 5, cpuPercent: null, iterationMs: 7.5 } }),
       ]);
-      expect(beaten?.watch.samples).toEqual([{ at: T0, rssBytes: 5, cpuPercent: null, iterationMs: 7.5 }]);
+      expect(beaten?.watch.samples).toEqual([[T0, 5, null, 7.5]]);
     } finally {
       await store.close();
     }

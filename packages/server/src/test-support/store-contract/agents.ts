@@ -394,10 +394,11 @@ export function agentsContract(h: () => Harness): void {
         clock.advance(step);
         watch = (await store.recordAgentHeartbeats([sampled(rss)]))[0]?.watch;
       }
+      // [at, rssBytes, cpuPercent, iterationMs]
       expect(watch?.samples).toEqual([
-        { at: T0 + 2100, rssBytes: 4, cpuPercent: 10, iterationMs: null },
-        { at: T0 + 3100, rssBytes: 5, cpuPercent: 10, iterationMs: null },
-        { at: T0 + 4100, rssBytes: 6, cpuPercent: 10, iterationMs: null },
+        [T0 + 2100, 4, 10, null],
+        [T0 + 3100, 5, 10, null],
+        [T0 + 4100, 6, 10, null],
       ]);
       expect(watch?.gaps).toEqual([1000, 1000]);
       // Without gaps asked for, none are kept.
