@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   cpuPinnedOpensAt,
@@ -95,6 +96,34 @@ describe('rss_limit', () => {
   it('skips samples that did not report RSS', () => {
     const samples = series(4, S, (i) => (i === 3 ? { cpu: 10 } : { rss: 5 * GiB }));
     expect(rssLimitRule(samples, limits)!.since).toBe(T0);
+  });
+  it('agrees with its definition on any ring: the run above the limit among the RSS samples, up to the latest', () => {
+    const value = fc.option(fc.integer({ min: 1, max: 8 }), { nil: null });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(value, value), { maxLength: 70 }), (metrics) => {
+        const samples = series(metrics.length, S, (i) => {
+          const [rss, cpu] = metrics[i]!;
+          return { ...(rss === null ? {} : { rss: rss * GiB }), ...(cpu === null ? {} : { cpu }) };
+        });
+        // The definition, spelled out: the RSS samples, then the trailing run of those above the limit.
+        const withRss = samples.filter((x) => x[1] !== null);
+        let i = withRss.length;
+        while (i > 0 && (withRss[i - 1]![1] as number) > limits.rssLimitBytes) i--;
+        const run = withRss.slice(i);
+        const f = rssLimitRule(samples, limits);
+        if (run.length === 0) {
+          expect(f).toBeNull();
+          return;
+        }
+        expect(f?.since).toBe(run[0]![0]);
+        expect(f?.evidence).toEqual({
+          rule: 'rss_limit',
+          rssBytes: run.at(-1)![1],
+          rssLimitBytes: limits.rssLimitBytes,
+          at: run.at(-1)![0],
+        });
+      }),
+    );
   });
 });
 
