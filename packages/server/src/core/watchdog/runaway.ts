@@ -87,7 +87,7 @@ export function rssLimitRule(
 ): RunawayFinding | null {
   const limit = limits.rssLimitBytes;
   if (limit === null) return null;
-  const run = trailingRunOf(samples, SAMPLE_RSS, (value) => value > limit);
+  const run = trailingRun(samples, SAMPLE_RSS, (value) => value > limit);
   if (run === null) return null;
   return {
     rule: 'rss_limit',
@@ -144,7 +144,7 @@ export function cpuPinnedOpensAt(
 ): number | null {
   const threshold = limits.cpuPercent;
   if (threshold === null) return null;
-  const run = trailingRunOf(samples, SAMPLE_CPU, (value) => value > threshold);
+  const run = trailingRun(samples, SAMPLE_CPU, (value) => value > threshold);
   if (run === null) return null;
   return Math.max(run.first.at, lastProgressAt ?? -Infinity) + limits.cpuWindowMs;
 }
@@ -159,10 +159,7 @@ export function cpuPinnedRule(
   const opensAt = cpuPinnedOpensAt(samples, limits, lastProgressAt);
   if (opensAt === null || now < opensAt) return null;
   const threshold = limits.cpuPercent!;
-  const run = trailingRun(
-    pointsBetween(samples, SAMPLE_CPU, -Infinity, Infinity),
-    (p) => p.value > threshold,
-  )!;
+  const run = trailingRun(samples, SAMPLE_CPU, (value) => value > threshold)!;
   const inWindow = run.points.filter((p) => p.at >= now - limits.cpuWindowMs);
   return {
     rule: 'cpu_pinned',
@@ -191,8 +188,7 @@ export function iterationSlowRule(
   const baselineLimitMs = useBaseline ? Math.round(iterationFactor * baseline.p95Ms) : null;
   const limitMs = minOf(baselineLimitMs, maxIterationMs);
   if (limitMs === null) return null;
-  const points = pointsBetween(samples, SAMPLE_ITERATION, -Infinity, Infinity);
-  const run = trailingRun(points, (p) => p.value > limitMs);
+  const run = trailingRun(samples, SAMPLE_ITERATION, (value) => value > limitMs);
   if (run === null) return null;
   return {
     rule: 'iteration_slow',
@@ -212,44 +208,28 @@ export function iterationSlowRule(
   };
 }
 
-/** The points at the end that all satisfy `pred` (null when the last one does not). */
 /**
- * The first and last point of the run of samples reporting `metric` whose values pass `pred` and
- * that reaches the latest sample reporting it (samples without the metric are skipped), or null when
- * the latest one does not pass. The same answer as `trailingRun` over the metric's points, read
- * backwards from the ring without building them: these rules run on every heartbeat.
+ * The run of samples reporting `metric` whose values pass `pred` and that reaches the latest sample
+ * reporting it (samples without the metric are skipped), as points oldest first; null when the
+ * latest one does not pass. Read backwards from the ring, so only the run's points are built: these
+ * rules run on every heartbeat, and the run is usually empty.
  */
-function trailingRunOf(
+function trailingRun(
   samples: readonly MetricSample[],
   metric: SampleMetric,
   pred: (value: number) => boolean,
-): { first: MetricPoint; last: MetricPoint } | null {
-  let first: MetricSample | null = null;
-  let last: MetricSample | null = null;
+): { first: MetricPoint; last: MetricPoint; points: MetricPoint[] } | null {
+  const points: MetricPoint[] = [];
   for (let i = samples.length - 1; i >= 0; i--) {
     const s = samples[i]!;
     const value = s[metric];
     if (value === null) continue;
     if (!pred(value)) break;
-    first = s;
-    last ??= s;
+    points.push({ at: s[0], value });
   }
-  if (first === null || last === null) return null;
-  return {
-    first: { at: first[0], value: first[metric] as number },
-    last: { at: last[0], value: last[metric] as number },
-  };
-}
-
-function trailingRun(
-  points: readonly MetricPoint[],
-  pred: (p: MetricPoint) => boolean,
-): { first: MetricPoint; last: MetricPoint; points: MetricPoint[] } | null {
-  let i = points.length;
-  while (i > 0 && pred(points[i - 1]!)) i--;
-  if (i === points.length) return null;
-  const run = points.slice(i);
-  return { first: run[0]!, last: run.at(-1)!, points: run };
+  if (points.length === 0) return null;
+  points.reverse();
+  return { first: points[0]!, last: points.at(-1)!, points };
 }
 
 function minOf(a: number | null, b: number | null): number | null {
