@@ -28,12 +28,11 @@ import type {
   DependencyState,
   Json,
   JsonObject,
-  ReportedAgentStatus,
   SnapshotWritten,
 } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
-import { InvalidOptionError, isTokenRefused, RouseSdkError } from '../errors.js';
+import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
 import { CommandAcks } from '../runtime/command-acks.js';
 import { ConnectionWatch } from '../runtime/connection.js';
@@ -52,15 +51,12 @@ import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.j
 import { WakeState } from '../runtime/wake-state.js';
 import type { MonitorEvents } from './events.js';
 import { IterationClock } from './iteration-clock.js';
-import { checkMetadata, MAX_METADATA_BYTES, mergeMetadata } from './metadata.js';
 import { type MonitorOptions, type ResolvedMonitorOptions, resolveMonitorOptions } from './options.js';
+import { type MonitorStatus, ReportedState } from './reported-state.js';
 
 type MonitorState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
 
-/** What a monitored agent may report itself as (`terminating` is the monitor's own, while it stops). */
-export type MonitorStatus = Exclude<ReportedAgentStatus, 'terminating'>;
-const STATUSES: readonly MonitorStatus[] = ['idle', 'running', 'error'];
-const MAX_TEXT = 1024;
+export type { MonitorStatus } from './reported-state.js';
 
 /** Create a {@link Monitor} (not started). */
 export function monitor(options: MonitorOptions): Monitor {
@@ -87,13 +83,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private agentInfo: Agent | undefined;
   private agentClient: Client | undefined;
   private intervalMs = 5000;
-  private reported: MonitorStatus = 'running';
-  private statusMessage: string | undefined;
-  private progressValue: number | undefined;
-  private phaseText: string | undefined;
-  private meta: JsonObject;
-  /** Changes not yet carried by an answered beat (a final beat on stop() sends them). */
-  private unsent = true;
+  private readonly self: ReportedState;
   private startPromise: Promise<void> | undefined;
   private stopPromise: Promise<void> | undefined;
 
@@ -101,7 +91,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     super();
     this.options = resolveMonitorOptions(options);
     const o = this.options;
-    this.meta = { ...o.metadata };
+    this.self = new ReportedState(o.metadata);
     this.client = coordinatorClient(o);
     this.safeEmit = createSafeEmit<MonitorEvents>(
       this,
@@ -137,12 +127,12 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     });
   }
 
-  /** The agent id given at registration (undefined before `start()` resolved). */
   /** How its heartbeats are going (sent, failed, the last one answered): for the agent's own metrics. */
   get heartbeatStats(): HeartbeatStatsView {
     return this.beats.current;
   }
 
+  /** The agent id given at registration (undefined before `start()` resolved). */
   get agentId(): string | undefined {
     return this.agentInfo?.id;
   }
@@ -164,7 +154,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
 
   /** What the agent reports itself as now. */
   get reportedStatus(): MonitorStatus {
-    return this.reported;
+    return this.self.status;
   }
 
   /** The latest state of every dependency observed, by name. */
@@ -210,21 +200,12 @@ export class Monitor extends EventEmitter<MonitorEvents> {
 
   /** Report progress in [0, 1] (and a phase, ≤ 256 characters); rides on the next heartbeat. */
   progress(value: number, phase?: string): void {
-    if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
-      throw new InvalidOptionError('progress(value)', 'must be a number from 0 to 1', value);
-    }
-    if (phase !== undefined) this.phase(phase);
-    this.progressValue = value;
-    this.unsent = true;
+    this.self.setProgress(value, phase);
   }
 
   /** Report what the agent is doing (≤ 256 characters); rides on the next heartbeat. */
   phase(text: string): void {
-    if (typeof text !== 'string' || text.length > 256) {
-      throw new InvalidOptionError('phase(text)', 'must be a string of at most 256 characters', text);
-    }
-    this.phaseText = text;
-    this.unsent = true;
+    this.self.setPhase(text);
   }
 
   /**
@@ -233,20 +214,12 @@ export class Monitor extends EventEmitter<MonitorEvents> {
    * of JSON (the metadata is then unchanged).
    */
   metadata(patch: Record<string, Json | undefined>): void {
-    const next = mergeMetadata(this.meta, patch);
-    checkMetadata(next, 'metadata(patch)');
-    this.meta = next;
-    this.unsent = true;
+    this.self.mergeMetadata(patch);
   }
 
   /** Report the agent's own status; `message` (trimmed to 1024 characters) says why, with `error`. */
   status(status: MonitorStatus, message?: string): void {
-    if (!STATUSES.includes(status)) {
-      throw new InvalidOptionError('status(status)', `must be one of ${STATUSES.join(', ')}`, status);
-    }
-    this.reported = status;
-    this.statusMessage = message === undefined ? undefined : String(message).slice(0, MAX_TEXT);
-    this.unsent = true;
+    this.self.setStatus(status, message);
   }
 
   /** `status('error', message)`: the watchdog opens `error_persisting` if it lasts past the policy's `error_timeout`. */
@@ -256,7 +229,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
 
   /** Back to `running` after an {@link error} (no-op otherwise). */
   clearError(): void {
-    if (this.reported === 'error') this.status('running');
+    if (this.self.status === 'error') this.status('running');
   }
 
   /**
@@ -276,8 +249,8 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       const durationMs = this.iterations.end(id);
       const count = this.iterations.count;
       const field = this.options.iterationsField;
-      if (field !== undefined) this.meta = { ...this.meta, [field]: count };
-      this.unsent = true;
+      if (field !== undefined) this.self.setField(field, count);
+      else this.self.unsent = true;
       this.safeEmit('iteration', error === undefined ? { durationMs, count } : { durationMs, count, error });
     }
   }
@@ -383,7 +356,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     this.state = 'stopping';
     await this.heartbeats.stop();
     // the last word (final progress, an error) — unless the coordinator is away: no waiting then
-    if ((this.unsent || this.deps.pending) && !this.connection.down) await this.beat();
+    if ((this.self.unsent || this.deps.pending) && !this.connection.down) await this.beat();
     this.processMetrics.stop();
     try {
       await this.agentClient!.leave(this.agentId!, { timeoutMs: leaveTimeoutMs(this.options) });
@@ -397,19 +370,12 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   }
 
   private request(): AgentHeartbeatRequest {
-    const req: AgentHeartbeatRequest = { status: this.reported };
-    if (this.statusMessage !== undefined) req.statusMessage = this.statusMessage;
-    if (this.progressValue !== undefined) req.progress = this.progressValue;
-    if (this.phaseText !== undefined) req.phase = this.phaseText;
+    const req = this.self.request();
     const metrics = this.options.metrics ? this.processMetrics.sample() : {};
     const iterationMs = this.iterations.take();
     if (iterationMs !== undefined) metrics.iterationMs = iterationMs;
     if (this.beats.current.failed > 0) metrics.heartbeatFailures = this.beats.current.failed;
     if (Object.keys(metrics).length > 0) req.metrics = metrics;
-    // the counter may have grown past the limit since metadata() checked it: leave metadata out then
-    if (Object.keys(this.meta).length > 0 && JSON.stringify(this.meta).length <= MAX_METADATA_BYTES) {
-      req.metadata = this.meta;
-    }
     return req;
   }
 
@@ -419,7 +385,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     if (taken.reports.length > 0) req.dependencies = taken.reports;
     const acks = this.acks.take();
     if (acks.length > 0) req.acks = acks;
-    this.unsent = false;
+    this.self.unsent = false;
     let res: AgentHeartbeatResponse;
     try {
       res = await this.agentClient!.agentHeartbeat(this.agentId!, req, {
@@ -429,7 +395,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     } catch (error) {
       this.deps.undelivered(taken);
       this.acks.undelivered(acks);
-      this.unsent = true;
+      this.self.unsent = true;
       this.beats.failed();
       this.safeEmit('error', { error, op: 'heartbeat' });
       if (isTokenRefused(error)) {

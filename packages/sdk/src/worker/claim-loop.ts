@@ -207,3 +207,14 @@ export class ClaimLoop<C extends Carried> {
 /** Abort reasons: the connection died (back off), or a stale long-poll is replaced (claim again now). */
 const INTERRUPTED = new Error('claim interrupted: the connection to the coordinator was lost');
 const RESTART = new Error('claim replaced: the connection to the coordinator is back');
+
+/** A long-poll claim may take its wait plus this much (at most) before it counts as hung. */
+const CLAIM_GRACE_MS = 5000;
+
+/**
+ * The time limit of one claim request: a long-poll that outlives its wait by more than the grace sits
+ * on a dead connection; a claim that does not wait gets the ordinary request timeout.
+ */
+export function claimTimeoutMs(waitMs: number, requestTimeoutMs: number): number {
+  return waitMs > 0 ? waitMs + Math.min(requestTimeoutMs, CLAIM_GRACE_MS) : requestTimeoutMs;
+}

@@ -1,5 +1,11 @@
-/** The task part of a worker's agent heartbeat: one beat per attempt it holds. */
-import type { TaskBeat, TaskBudgetReport } from '@rouse/protocol';
+/** A worker's agent heartbeat: its status, process metrics, budget reports, one beat per attempt it holds. */
+import {
+  type AgentHeartbeatRequest,
+  type AgentMetrics,
+  MAX_BUDGET_REPORTS,
+  type TaskBeat,
+  type TaskBudgetReport,
+} from '@rouse/protocol';
 import type { TaskRun } from './task-run.js';
 
 /**
@@ -38,4 +44,21 @@ export function minTaskIntervalMs(runs: Iterable<TaskRun>): number {
   let min = Number.POSITIVE_INFINITY;
   for (const run of runs) min = Math.min(min, run.task.timing.heartbeatIntervalMs);
   return min;
+}
+
+/**
+ * The worker's agent heartbeat, before dependency reports and command acks: `running` while it holds
+ * tasks (else `idle`), the process `metrics` with the failed-heartbeat count and budget reports, and
+ * the task beats. Marks what it carries as sent.
+ */
+export function workerHeartbeat(
+  held: ReadonlyMap<string, TaskRun>,
+  metrics: AgentMetrics,
+  heartbeatFailures: number,
+): AgentHeartbeatRequest {
+  const tasks = taskBeats(held.values());
+  if (heartbeatFailures > 0) metrics.heartbeatFailures = heartbeatFailures;
+  const budgets = budgetReports(held.values(), MAX_BUDGET_REPORTS);
+  if (budgets.length > 0) metrics.budgets = budgets;
+  return { status: tasks.length > 0 ? 'running' : 'idle', metrics, tasks };
 }

@@ -14,15 +14,7 @@
  * await worker.start();
  */
 import { EventEmitter } from 'node:events';
-import {
-  type Agent,
-  type AgentHeartbeatRequest,
-  type AgentSnapshot,
-  type DependencyState,
-  type JsonObject,
-  MAX_BUDGET_REPORTS,
-  type SnapshotWritten,
-} from '@rouse/protocol';
+import type { Agent, AgentSnapshot, DependencyState, JsonObject, SnapshotWritten } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
@@ -42,17 +34,14 @@ import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
 import { AgentSnapshots, notRegistered, type SnapshotSaveOptions } from '../runtime/snapshots.js';
 import { heartbeatTimeoutFor, leaveTimeoutMs } from '../runtime/timing-options.js';
-import { ClaimLoop } from './claim-loop.js';
+import { ClaimLoop, claimTimeoutMs } from './claim-loop.js';
 import type { WorkerEvents } from './events.js';
 import { LogBuffer } from './log-buffer.js';
 import { type ResolvedWorkerOptions, resolveWorkerOptions, type WorkerOptions } from './options.js';
 import { splitHeartbeat } from './split-heartbeat.js';
 import { Spool } from './spool.js';
-import { budgetReports, minTaskIntervalMs, taskBeats } from './task-beats.js';
+import { minTaskIntervalMs, workerHeartbeat } from './task-beats.js';
 import { type PendingCompletion, TaskRunner } from './task-runner.js';
-
-/** A long-poll claim may take its wait plus this much (at most) before it counts as hung. */
-const CLAIM_GRACE_MS = 5000;
 
 type WorkerState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
 
@@ -153,9 +142,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       waitMs: o.waitMs,
       busySlots: () => this.runner.busy + this.runner.waiting,
       claim: (req, signal) => {
-        // a long-poll that outlives its wait by more than the grace sits on a dead connection
-        const grace = Math.min(o.requestTimeoutMs, CLAIM_GRACE_MS);
-        const timeoutMs = (req.waitMs ?? 0) > 0 ? (req.waitMs ?? 0) + grace : o.requestTimeoutMs;
+        const timeoutMs = claimTimeoutMs(req.waitMs ?? 0, o.requestTimeoutMs);
         return this.agentApi().claim(this.agentId!, req, { signal, timeoutMs });
       },
       onTasks: (tasks) => {
@@ -200,12 +187,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.connection.failed(error)) this.loop.interrupt();
   }
 
-  /** The agent id given at registration (undefined before `start()` resolved). */
   /** How its heartbeats are going (sent, failed, the last one answered): for the agent's own metrics. */
   get heartbeatStats(): HeartbeatStatsView {
     return this.beats.current;
   }
 
+  /** The agent id given at registration (undefined before `start()` resolved). */
   get agentId(): string | undefined {
     return this.agent?.id;
   }
@@ -372,13 +359,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async beat(): Promise<void> {
-    const tasks = taskBeats(this.runner.held.values());
+    const req = workerHeartbeat(this.runner.held, this.metrics.sample(), this.beats.current.failed);
     const deps = this.dependencies.take();
-    const metrics = this.metrics.sample();
-    if (this.beats.current.failed > 0) metrics.heartbeatFailures = this.beats.current.failed;
-    const budgets = budgetReports(this.runner.held.values(), MAX_BUDGET_REPORTS);
-    if (budgets.length > 0) metrics.budgets = budgets;
-    const req: AgentHeartbeatRequest = { status: tasks.length > 0 ? 'running' : 'idle', metrics, tasks };
     if (deps.reports.length > 0) req.dependencies = deps.reports;
     const acks = this.acks.take();
     if (acks.length > 0) req.acks = acks;
