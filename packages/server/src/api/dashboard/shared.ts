@@ -29,6 +29,9 @@ interface Entry {
 }
 
 /** At most this many answers are kept (pages × distinct filters); past it the oldest go. */
+/** Lists (an index read of a page): shared by the pages that ask within the same window. */
+export const LIST_SHARE: ShareOptions = { minMs: 250, costFactor: 10 };
+
 const MAX_ENTRIES = 256;
 
 export class SharedReads {
