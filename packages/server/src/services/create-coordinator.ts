@@ -8,25 +8,14 @@
  * claimable work to each other (`claimable-relay.ts`) and hold lease expiry while the store is
  * unreachable (`store-health.ts`). With SQLite the same parts run with one coordinator holding all.
  */
-import {
-  AGENT_STATUSES,
-  type AgentStatus,
-  CONDITION_KINDS,
-  type ConditionKind,
-  type Diagnosis,
-} from '@rouse/protocol';
-import { NotFoundError, RouseError } from '../core/errors.js';
-import { checkPolicies } from '../core/policies/check-policies.js';
-import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
-import { toSample } from '../store/agent-row.js';
-import { type BlobSweepResult, ownerOfBlobKey } from '../store/blobs.js';
+import type { Diagnosis } from '@rouse/protocol';
+import { RouseError } from '../core/errors.js';
+import type { BlobSweepResult } from '../store/blobs.js';
 import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
-import { createAgentSnapshots, createSnapshotSweeper } from './agent-snapshots.js';
+import { createAgentSnapshots } from './agent-snapshots.js';
 import { type Alerts, createAlerts } from './alerts/alerts.js';
 import { createAuthenticator, requireRead } from './auth.js';
-import { createFileBlobStore } from './blob-store.js';
-import { createBlobSweeper } from './blob-sweeper.js';
 import { createClaimService } from './claim-tasks.js';
 import { createClaimWaiters } from './claim-waiters.js';
 import { createClaimableRelay } from './claimable-relay.js';
@@ -50,12 +39,14 @@ import { createShardManager, type ShardSet } from './shard-manager.js';
 import { createSharedDependencies } from './shared-dependencies.js';
 import { createStoreClock } from './store-clock.js';
 import { createStoreHealth, monitorStore } from './store-health.js';
+import { createBlobs, createSweepers } from './sweepers.js';
 import * as taskBlobs from './task-blobs.js';
 import * as tasks from './task-operations.js';
 import { applyTransition } from './transition-effects.js';
 import { createInterventions } from './watchdog/interventions.js';
 import { ladderAlertsOf } from './watchdog/ladder-alerts.js';
 import { createWatchdog } from './watchdog/watchdog.js';
+import { createWatchdogReads } from './watchdog-reads.js';
 import { createWriteBatcher } from './write-batcher.js';
 
 /** The coordinator plus hooks for its owner (the server assembly, tests, the bench). */
@@ -178,25 +169,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     await expiry.loadWithGrace(shards.held(), true);
   });
   const writes = createWriteBatcher(store);
-  // Shared stores keep blobs themselves (any coordinator reads any upload); else files here. A blob is
-  // a task's result, a task blob or an agent snapshot's base, named `<owner id>/...`.
-  const blobs =
-    store.createBlobStore?.({ maxBytes: o.maxResultBytes }) ??
-    createFileBlobStore({
-      dir: o.blobDir,
-      maxBytes: o.maxResultBytes,
-      sweep: {
-        isReferenced: async (key) => {
-          const owner = ownerOfBlobKey(key);
-          return (
-            (await store.getTask(owner))?.resultRef?.key === key ||
-            (await store.getSnapshot(owner))?.baseRef?.key === key ||
-            (await store.isTaskBlobKey(key))
-          );
-        },
-        now: () => o.clock.now(),
-      },
-    });
+  const blobs = createBlobs(store, o);
   const dependencies = createDependencyRegistry({
     clock,
     ttlMs: o.dependencyReportTtlMs,
@@ -269,26 +242,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     }),
     applyTransition: (t) => applyTransition(ctx, t),
   };
-  const blobSweeper = createBlobSweeper({
-    blobs: ctx.blobs,
-    clock,
-    logger: part('blobs'),
-    intervalMs: o.blobSweepIntervalMs,
-    olderThanMs: o.blobOrphanAgeMs,
-  });
-  const effectSweeper = effects.createEffectSweeper({
-    store,
-    clock,
-    logger: part('effects'),
-    intervalMs: o.effectSweepIntervalMs,
-  });
-  const snapshotSweeper = createSnapshotSweeper({
-    store,
-    blobs,
-    clock,
-    logger: part('snapshots'),
-    intervalMs: o.snapshotSweepIntervalMs,
-  });
+  const sweepers = createSweepers(ctx, part);
   const auth = createAuthenticator(o.tokens, store, clock);
   const dashboard = createDashboardSessions({
     store,
@@ -309,6 +263,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     forget: (agentId, how) => forgetAgent(agentId, how),
     confirmed: (agentId, incarnation) => auth.confirmAgent(agentId, incarnation),
   });
+  const watchdogReads = createWatchdogReads(ctx);
   let started = false;
 
   return {
@@ -328,10 +283,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       ctx.sharedDependencies.start();
       relay.start();
       eventRelay.start();
-      blobSweeper.start();
-      effectSweeper.start();
+      sweepers.start();
       dashboard.start();
-      snapshotSweeper.start();
       ctx.watchdog.start();
       ctx.alerts.start();
       logger.info(
@@ -347,10 +300,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     async stop() {
       await ctx.watchdog.stop();
       ctx.alerts.stop();
-      blobSweeper.stop();
-      effectSweeper.stop();
+      sweepers.stop();
       dashboard.stop();
-      snapshotSweeper.stop();
       eventRelay.stop();
       ctx.sharedDependencies.stop();
       relay.stop();
@@ -373,7 +324,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     },
     alerts: ctx.alerts,
     sweepNow: () => expiry.sweep(),
-    sweepBlobsNow: () => blobSweeper.sweep(),
+    sweepBlobsNow: () => sweepers.sweepBlobs(),
     stats: () => ({
       trackedLeases: expiry.tracker.size,
       waitingClaims: waiters.waiting,
@@ -395,17 +346,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     authenticate: auth.authenticate,
     dashboard,
     now: () => clock.now(),
-    async agentHistory(caller, agentId) {
-      requireRead(caller, 'read agent history');
-      const [watch] = await store.getAgentWatches([agentId]);
-      return watch === undefined ? null : { gaps: watch.gaps, samples: watch.samples.map(toSample) };
-    },
-    async agentSamples(caller, agentIds) {
-      requireRead(caller, 'read agent history');
-      if (agentIds.length === 0) return new Map();
-      const watches = await store.getAgentWatches(agentIds);
-      return new Map(watches.map((w) => [w.agentId, w.samples.map(toSample)]));
-    },
+    ...watchdogReads,
     async taskSummary(caller, windowMs) {
       requireRead(caller, 'read the task summary');
       const since = clock.now() - windowMs;
@@ -436,11 +377,11 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     claimEffect: (caller, id, key, req) => effects.claimEffect(ctx, caller, id, key, req),
     recordEffect: (caller, id, key, req) => effects.recordEffect(ctx, caller, id, key, req),
     releaseEffect: (caller, id, key, claimId) => effects.releaseEffect(ctx, caller, id, key, claimId),
-    sweepEffectsNow: () => effectSweeper.sweep(),
+    sweepEffectsNow: () => sweepers.sweepEffects(),
     putSnapshot: (caller, agentId, req) => ctx.snapshots.put(caller, agentId, req),
     patchSnapshot: (caller, agentId, patch, ttlMs) => ctx.snapshots.patch(caller, agentId, patch, ttlMs),
     getSnapshot: (caller, agentId) => ctx.snapshots.get(caller, agentId),
-    sweepSnapshotsNow: () => snapshotSweeper.sweep(),
+    sweepSnapshotsNow: () => sweepers.sweepSnapshots(),
     appendLogs: (caller, id, req) => holder.appendLogs(ctx, caller, id, req),
     uploadResult: (caller, id, version, contentType, body) =>
       holder.uploadResult(ctx, caller, id, version, contentType, body),
@@ -459,81 +400,6 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     sendCommand: (caller, agentId, command) => agents.sendCommand(caller, agentId, command),
     nextCommands: (caller, agentId, req, signal) => agents.nextCommands(caller, agentId, req, signal),
     diagnoseAgent: (caller, agentId) => agents.diagnoseAgent(caller, agentId),
-    async policies(caller) {
-      requireRead(caller, 'read the policies');
-      return o.policies.response();
-    },
-    async checkPolicies(caller, source, file) {
-      requireRead(caller, 'check policies');
-      return checkPolicies(source, file);
-    },
-    async watchdogGauges() {
-      const agentsByStatus = Object.fromEntries(AGENT_STATUSES.map((s) => [s, 0])) as Record<
-        AgentStatus,
-        number
-      >;
-      const openConditions = Object.fromEntries(CONDITION_KINDS.map((c) => [c, 0])) as Record<
-        ConditionKind,
-        number
-      >;
-      for (const c of await store.agentStatusCounts()) {
-        agentsByStatus[deriveAgentStatus(c)] += c.count;
-        if (c.lifecycle === 'active') for (const kind of c.openConditions) openConditions[kind] += c.count;
-      }
-      const { evaluations, seconds } = ctx.watchdog.agents.stats;
-      const ladder = ctx.watchdog.ladder.stats;
-      return {
-        agentsByStatus,
-        openConditions,
-        evaluations,
-        evaluationSeconds: seconds,
-        ladderSteps: ladder.steps,
-        ladderSeconds: ladder.seconds,
-        alertNotifications: ctx.alerts.deliveryCounts(),
-      };
-    },
-    async listInterventions(caller, query) {
-      requireRead(caller, 'read interventions');
-      return ctx.interventions.list(query);
-    },
-    async getIntervention(caller, id) {
-      requireRead(caller, 'read interventions');
-      const found = await ctx.interventions.get(id);
-      if (found === null) throw new NotFoundError('intervention', id);
-      return found;
-    },
-    async listAlerts(caller, query) {
-      requireRead(caller, 'read alerts');
-      return ctx.alerts.list(query);
-    },
-    async getAlert(caller, id) {
-      requireRead(caller, 'read alerts');
-      const found = await ctx.alerts.get(id);
-      if (found === null) throw new NotFoundError('alert', id);
-      return found;
-    },
-    async listConditions(caller, query) {
-      requireRead(caller, 'read conditions');
-      return store.listConditions(query);
-    },
-
-    async listDependencies(caller) {
-      requireRead(caller, 'read dependencies');
-      return ctx.dependencies.list();
-    },
-    async reportDependency(caller, { name, ...report }) {
-      if (caller.kind !== 'admin' && caller.kind !== 'agent') {
-        throw new RouseError('forbidden', 'only the admin token or an agent token may report dependencies', {
-          caller: caller.kind,
-        });
-      }
-      return ctx.sharedDependencies.report(
-        name,
-        report,
-        caller.kind === 'agent' ? `agent:${caller.agentId}` : 'admin',
-      );
-    },
-
     subscribe: (listener, options) => ctx.bus.subscribe(listener, options),
     ready: () => store.ping(),
   };

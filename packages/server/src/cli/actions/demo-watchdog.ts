@@ -5,18 +5,18 @@
  * of the watchdog recovering them — then the interventions and alerts, and a clean stop. Exits 0 by itself.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Alert, Intervention, JsonObject } from '@rouse/protocol';
+import type { Alert, Intervention } from '@rouse/protocol';
 import { Client } from '@rouse/sdk';
 import { pino } from 'pino';
 import { startRouseServer } from '../../server.js';
 import { type CliContext, EXIT } from '../context.js';
 import { DemoBook } from '../demo/book.js';
 import { WatchdogNarrator } from '../demo/watchdog-narrator.js';
-import { type AlertDelivery, type DemoReceiver, startDemoReceiver } from '../demo/watchdog-receiver.js';
+import { type DemoReceiver, startDemoReceiver } from '../demo/watchdog-receiver.js';
 import {
   rouseBin,
   WATCHDOG_AGENTS,
@@ -24,7 +24,15 @@ import {
   watchdogHostConfig,
   watchdogPolicies,
 } from '../demo/watchdog-scenario.js';
-import { renderTable } from '../format/table.js';
+import {
+  type AgentEvent,
+  printAlerts,
+  printInterventions,
+  tailAgentEvents,
+  tellAgentEvent,
+  tellDelivery,
+  tellSupervisorLine,
+} from '../demo/watchdog-story.js';
 import { formatDuration } from '../format/time.js';
 import { sleep } from '../sleep.js';
 
@@ -32,13 +40,6 @@ export interface WatchdogDemoOptions {
   duration: number;
   dataDir?: string;
   json?: boolean;
-}
-
-/** One line an agent program appended to the events file. */
-interface AgentEvent extends JsonObject {
-  event: string;
-  agent: string;
-  pid: number;
 }
 
 /** The longest the outage of llm-api lasts if the act does not see the held restart and the alert first. */
@@ -282,175 +283,4 @@ function withoutRouse(env: Record<string, string | undefined>): Record<string, s
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(env)) if (!k.startsWith('ROUSE_')) out[k] = v;
   return out;
-}
-
-/** Read the lines appended to `file`, every 200 ms, until the returned function is called. */
-function tailAgentEvents(file: string, onEvent: (e: AgentEvent) => void): () => void {
-  let offset = 0;
-  let rest = '';
-  let busy = false;
-  const read = async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      const fh = await open(file, 'r');
-      try {
-        const buf = Buffer.alloc(64 * 1024);
-        for (;;) {
-          const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
-          if (bytesRead === 0) break;
-          offset += bytesRead;
-          rest += buf.subarray(0, bytesRead).toString('utf8');
-        }
-      } finally {
-        await fh.close();
-      }
-      const lines = rest.split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) {
-        try {
-          onEvent(JSON.parse(line) as AgentEvent);
-        } catch {
-          // not one of ours
-        }
-      }
-    } catch {
-      // read again next time
-    } finally {
-      busy = false;
-    }
-  };
-  const timer = setInterval(() => void read(), 200);
-  return () => {
-    clearInterval(timer);
-    void read();
-  };
-}
-
-function tellAgentEvent(book: DemoBook, e: AgentEvent): void {
-  const s = book.style;
-  const who = s.bold(e.agent);
-  switch (e.event) {
-    case 'stuck':
-      book.say(s.dim('…'), `${who} is stuck at step ${e.step}, waiting for something that never comes`);
-      return;
-    case 'sigusr1':
-      book.detail(`${e.agent} got SIGUSR1 from its supervisor`);
-      return;
-    case 'woken':
-      book.say(s.dim('…'), `${who} woke at its safe point and goes on from step ${e.step}`);
-      return;
-    case 'freezing':
-      book.say(s.dim('…'), `${who} freezes at step ${e.step} (SIGSTOP): no heartbeat, no answer`);
-      return;
-    case 'resumed':
-      book.say(
-        s.green('⟳'),
-        `${who} restarted from its snapshot (step ${e.step}), incarnation ${e.incarnation}`,
-      );
-      return;
-    case 'leaking':
-      book.say(s.dim('…'), `${who} starts keeping every response it fetches (8 MiB a step, never freed)`);
-      return;
-    case 'rate_limited':
-      book.say(s.dim('…'), `${who} gets 429 from llm-api (Retry-After ${e.retryAfter} s) and waits`);
-      return;
-    case 'recovered':
-      book.say(s.dim('…'), `${who}: llm-api answers again; it goes on from step ${e.step}`);
-      return;
-    default:
-      return;
-  }
-}
-
-/** The supervisor's JSON events worth a line: commands it carries out, exits and restarts of its children. */
-function tellSupervisorLine(book: DemoBook, line: string): void {
-  let e: {
-    event?: string;
-    key?: string;
-    type?: string;
-    pid?: number;
-    signal?: string | null;
-    code?: number | null;
-    expected?: boolean;
-    outcome?: string;
-  };
-  try {
-    e = JSON.parse(line) as typeof e;
-  } catch {
-    return;
-  }
-  const who = (e.key ?? '').split('/').pop();
-  switch (e.event) {
-    case 'command':
-      if (e.type !== 'wake') book.detail(`supervisor: ${e.type} for ${who}`);
-      return;
-    case 'exited':
-      book.detail(
-        `supervisor: ${who} (pid ${e.pid}) ${e.signal ? `killed by ${e.signal}` : `exited with code ${e.code}`}`,
-      );
-      return;
-    default:
-      return;
-  }
-}
-
-function tellDelivery(book: DemoBook, d: AlertDelivery): void {
-  const s = book.style;
-  const tag = d.kind === 'resolved' ? 'RESOLVED' : d.alert.severity.toUpperCase();
-  const agents = d.alert.agentIds.map((id) => book.agent(id)).join(', ');
-  book.say(
-    s.cyan('✉'),
-    `alert delivered: [${tag}] ${d.alert.group.condition} on ${d.alert.group.agentType} (${agents}) — ${d.kind}, to the demo's webhook`,
-  );
-}
-
-function printInterventions(book: DemoBook, list: Intervention[]): void {
-  book.heading('Interventions — rouse interventions');
-  if (list.length === 0) {
-    book.print('  none');
-    return;
-  }
-  const lines = renderTable(list, [
-    { header: 'AGENT', value: (i) => book.agent(i.agentId) },
-    { header: 'INC', value: (i) => String(i.incarnation), right: true },
-    { header: 'CONDITION', value: (i) => i.condition },
-    { header: 'ACTION', value: (i) => i.action },
-    { header: 'RUNG', value: (i) => (i.rung === null ? '-' : `${i.rung + 1}#${i.attempt}`) },
-    { header: 'STATE', value: (i) => book.style.status(stateText(i)) },
-    { header: 'WHY', value: (i) => i.reason, maxWidth: 70 },
-  ]);
-  for (const line of lines) book.print(`  ${line}`);
-}
-
-function stateText(i: Intervention): string {
-  return i.evidence.heldFor !== undefined && i.state !== 'held' ? `${i.state} (was held)` : i.state;
-}
-
-function printAlerts(book: DemoBook, alerts: Alert[], deliveries: AlertDelivery[]): void {
-  book.heading('Alerts — rouse alerts');
-  if (alerts.length === 0) {
-    book.print('  none');
-    return;
-  }
-  const lines = renderTable(alerts, [
-    { header: 'CONDITION', value: (a) => a.group.condition },
-    { header: 'AGENT TYPE', value: (a) => a.group.agentType },
-    { header: 'SEVERITY', value: (a) => a.severity },
-    { header: 'STATE', value: (a) => a.state },
-    { header: 'AGENTS', value: (a) => a.agentIds.map((id) => book.agent(id)).join(', ') },
-    {
-      header: 'DELIVERED',
-      value: (a) =>
-        deliveries
-          .filter((d) => d.alert.id === a.id)
-          .map((d) => d.kind)
-          .join(', ') || '-',
-    },
-  ]);
-  for (const line of lines) book.print(`  ${line}`);
-  book.print('');
-  book.print(
-    `  ${deliveries.length} notification(s) reached the demo's webhook. Every step above is in the store: rouse interventions, rouse alerts.`,
-  );
 }
