@@ -6,7 +6,7 @@
 import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../harness/ports.js';
+import { freePort } from '../harness/ports.mjs';
 import { databaseUrl, type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { bannerOf, runCli } from './run-cli.js';

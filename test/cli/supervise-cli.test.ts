@@ -5,7 +5,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../harness/ports.js';
+import { freePort } from '../harness/ports.mjs';
 import { tempDir } from '../harness/temp-dir.js';
 import { runCli } from './run-cli.js';
 

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './ports.js';
+import { freePort } from './ports.mjs';
 import { type Spawned, spawnNode } from './processes.js';
 import { tempDir } from './temp-dir.js';
 import { waitFor } from './wait.js';

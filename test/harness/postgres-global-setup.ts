@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { startEmbeddedPostgres } from './embedded-postgres.mjs';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const fromEnv = process.env.DATABASE_URL;

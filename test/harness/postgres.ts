@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { type EmbeddedOptions, type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.js';
+import { type EmbeddedOptions, type EmbeddedServer, startEmbeddedPostgres } from './embedded-postgres.mjs';
 
 /** The shared server's URL; throws (failing the test) when there is none. */
 export function databaseUrl(): string {

