@@ -1,13 +1,30 @@
 /**
  * What an agent heartbeat changes in the agent's row (the `recordAgentHeartbeats` contract), as a pure
  * function of the row, the input and the store's now. SQLite applies it inside its write transaction;
- * PostgreSQL computes the same in its statement (`postgres/agent-statements.ts`).
+ * PostgreSQL computes the same in its statement (`postgres/agent-statements.ts`). `metrics` and
+ * `metadata` are not computed here: a beat that carries them replaces them, one that does not keeps the
+ * stored ones (a COALESCE in both backends' SQL, so a heartbeat never reads the stored metadata).
  */
 import type { Json } from '@rouse/protocol';
 import type { AgentRow } from './agent-row.js';
 import type { AgentHeartbeatInput } from './agent-store.js';
 
-/** The columns a heartbeat sets (JSON columns as values). */
+/** The columns of the row a heartbeat reads to compute what it sets. */
+export type BeatingRow = Pick<
+  AgentRow,
+  | 'last_heartbeat_at'
+  | 'reported_status'
+  | 'reported_status_since'
+  | 'status_message'
+  | 'progress'
+  | 'phase'
+  | 'progress_changed_at'
+  | 'samples'
+  | 'gaps'
+  | 'started_at'
+>;
+
+/** The columns a heartbeat sets (JSON columns as values), besides metrics and metadata. */
 export type HeartbeatColumns = Pick<
   AgentRow,
   | 'last_heartbeat_at'
@@ -16,8 +33,6 @@ export type HeartbeatColumns = Pick<
   | 'reported_status'
   | 'reported_status_since'
   | 'status_message'
-  | 'metrics'
-  | 'metadata'
   | 'progress'
   | 'phase'
   | 'progress_changed_at'
@@ -27,7 +42,7 @@ export type HeartbeatColumns = Pick<
 
 const sameJson = (a: Json | null, b: Json | null): boolean => JSON.stringify(a) === JSON.stringify(b);
 
-export function heartbeatColumns(row: AgentRow, input: AgentHeartbeatInput, now: number): HeartbeatColumns {
+export function heartbeatColumns(row: BeatingRow, input: AgentHeartbeatInput, now: number): HeartbeatColumns {
   const statusChanged = input.status !== undefined && input.status !== row.reported_status;
   let progress = row.progress;
   let phase = row.phase;
@@ -66,8 +81,6 @@ export function heartbeatColumns(row: AgentRow, input: AgentHeartbeatInput, now:
     reported_status: input.status ?? row.reported_status,
     reported_status_since: statusChanged ? now : row.reported_status_since,
     status_message: input.status === undefined ? row.status_message : (input.statusMessage ?? null),
-    metrics: input.metrics ?? row.metrics,
-    metadata: input.metadata ?? row.metadata,
     progress,
     phase,
     progress_changed_at: progressChangedAt,

@@ -173,8 +173,33 @@ export function toAgent(
   };
 }
 
+/** The columns {@link toWatch} reads. */
+export type WatchRow = Pick<
+  AgentRow,
+  | 'id'
+  | 'incarnation'
+  | 'agent_type'
+  | 'policy'
+  | 'lifecycle'
+  | 'started_at'
+  | 'last_heartbeat_at'
+  | 'lease_expires_at'
+  | 'heartbeat_interval_ms'
+  | 'reported_status'
+  | 'reported_status_since'
+  | 'status_message'
+  | 'progress'
+  | 'phase'
+  | 'progress_changed_at'
+  | 'samples'
+  | 'gaps'
+  | 'metrics'
+  | 'requires'
+  | 'open_conditions'
+>;
+
 /** The watch state of a row; `heldTaskIds` are read beside it (the row does not list them). */
-export function toWatch(r: AgentRow, heldTaskIds: string[]): AgentWatch {
+export function toWatch(r: WatchRow, heldTaskIds: string[]): AgentWatch {
   return {
     agentId: r.id,
     incarnation: r.incarnation,

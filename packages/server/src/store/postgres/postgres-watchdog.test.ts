@@ -181,7 +181,12 @@ describe('PostgreSQL agents and watchdog', () => {
           const inputs = s.beats.map((b) => beat(id, b));
           const results = await store.recordAgentHeartbeats(inputs);
           for (const [i, one] of inputs.entries()) {
-            model = { ...model, ...heartbeatColumns(model, one, clock.now()) };
+            model = {
+              ...model,
+              ...heartbeatColumns(model, one, clock.now()),
+              metrics: one.metrics ?? model.metrics,
+              metadata: one.metadata ?? model.metadata,
+            };
             expect(results[i]?.watch).toEqual(toWatch(model, []));
           }
         }

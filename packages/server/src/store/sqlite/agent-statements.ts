@@ -71,15 +71,29 @@ export const AGENT_SQL = {
   selectHeldTaskIds: `
     SELECT id FROM tasks WHERE agent_id = @agentId AND lease_expires_at IS NOT NULL ORDER BY seq`,
 
-  /** The row a heartbeat starts from, if the agent is active in that incarnation. Params: @id, @incarnation. */
-  selectBeatingAgent: `${FROM_AGENTS} WHERE a.id = @id AND a.incarnation = @incarnation AND a.lifecycle = 'active'`,
+  /**
+   * What a heartbeat reads, if the agent is active in that incarnation: the columns it computes from
+   * and the watch needs (metrics only when @withMetrics: a beat that carries them does not read the
+   * stored ones), the tasks it holds (JSON array, oldest first) and whether commands wait for it.
+   * Params: @id, @incarnation, @withMetrics.
+   */
+  selectBeatingAgent: `
+    SELECT a.id, a.incarnation, a.agent_type, a.policy, a.lifecycle, a.started_at, a.last_heartbeat_at,
+      a.lease_expires_at, a.heartbeat_interval_ms, a.reported_status, a.reported_status_since,
+      a.status_message, CASE WHEN @withMetrics THEN a.metrics END AS metrics, a.requires, a.progress,
+      a.phase, a.progress_changed_at, a.open_conditions, a.samples, a.gaps,
+      (SELECT json_group_array(t.id ORDER BY t.seq) FROM tasks t
+        WHERE t.agent_id = a.id AND t.lease_expires_at IS NOT NULL) AS held_task_ids,
+      EXISTS (SELECT 1 FROM agent_commands c WHERE c.agent_id = a.id) AS has_commands
+    FROM agents a WHERE a.id = @id AND a.incarnation = @incarnation AND a.lifecycle = 'active'`,
 
   /** What a heartbeat sets (see agent-heartbeat-rules.ts). Params: those columns, JSON as text, @id. */
   recordAgentHeartbeat: `
     UPDATE agents SET last_heartbeat_at = @lastHeartbeatAt, lease_expires_at = @leaseExpiresAt,
       heartbeat_interval_ms = @heartbeatIntervalMs, heartbeat_timeout_ms = @heartbeatTimeoutMs,
       reported_status = @reportedStatus, reported_status_since = @reportedStatusSince,
-      status_message = @statusMessage, metrics = @metrics, metadata = @metadata, progress = @progress,
+      status_message = @statusMessage, metrics = COALESCE(@metrics, metrics),
+      metadata = COALESCE(@metadata, metadata), progress = @progress,
       phase = @phase, progress_changed_at = @progressChangedAt, samples = @samples, gaps = @gaps
     WHERE id = @id`,
 

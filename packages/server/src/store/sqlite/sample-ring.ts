@@ -5,6 +5,8 @@
  * in text formatting and parsing alone; this one is a copy. Every finite number round-trips exactly.
  */
 
+import type { MetricSample } from '../../core/watchdog/samples.js';
+
 const FIELDS = 4;
 const BYTES = FIELDS * 8;
 
@@ -23,17 +25,20 @@ export function encodeSamples(samples: readonly (readonly (number | null)[])[]):
 }
 
 /** The stored ring back as `[at, rssBytes, cpuPercent, iterationMs]` tuples, oldest first. */
-export function decodeSamples(stored: unknown): (number | null)[][] {
+export function decodeSamples(stored: unknown): MetricSample[] {
   if (!(stored instanceof Uint8Array) || stored.length < BYTES) return [];
   const buf = Buffer.isBuffer(stored) ? stored : Buffer.from(stored);
-  const out: (number | null)[][] = [];
-  for (let offset = 0; offset + BYTES <= buf.length; offset += BYTES) {
-    const tuple: (number | null)[] = [];
-    for (let f = 0; f < FIELDS; f++) {
-      const v = buf.readDoubleLE(offset + f * 8);
-      tuple.push(Number.isNaN(v) ? null : v);
-    }
-    out.push(tuple);
+  const n = Math.floor(buf.length / BYTES);
+  const out = new Array<MetricSample>(n);
+  for (let i = 0, offset = 0; i < n; i++, offset += BYTES) {
+    out[i] = [
+      buf.readDoubleLE(offset),
+      orNull(buf.readDoubleLE(offset + 8)),
+      orNull(buf.readDoubleLE(offset + 16)),
+      orNull(buf.readDoubleLE(offset + 24)),
+    ];
   }
   return out;
 }
+
+const orNull = (v: number): number | null => (Number.isNaN(v) ? null : v);

@@ -17,7 +17,7 @@ import type {
   Registration,
 } from '../store.js';
 import { keyInUseError } from '../write-errors.js';
-import { agentRow, conditionRows } from './agent-rows.js';
+import { agentRow, beatingRow, conditionRows } from './agent-rows.js';
 import { jsonText } from './row-mapping.js';
 import { encodeSamples } from './sample-ring.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -130,12 +130,17 @@ export function recordAgentHeartbeats(
   inputs: readonly AgentHeartbeatInput[],
 ): (AgentHeartbeatResult | null)[] {
   const now = ctx.clock.now();
+  /** Agents some commands wait for (most beats find none and skip the commands query). */
+  const commanded = new Set<string>();
   const watches = inputs.map((input) => {
-    const raw = ctx.agents.selectBeatingAgent.get({ id: input.agentId, incarnation: input.incarnation }) as
-      | Record<string, unknown>
-      | undefined;
+    const raw = ctx.agents.selectBeatingAgent.get({
+      id: input.agentId,
+      incarnation: input.incarnation,
+      withMetrics: input.metrics === undefined ? 1 : 0,
+    }) as Record<string, unknown> | undefined;
     if (raw === undefined) return null;
-    const row = agentRow(raw);
+    const row = beatingRow(raw, input.metrics);
+    if (row.has_commands) commanded.add(row.id);
     const set = heartbeatColumns(row, input, now);
     ctx.agents.recordAgentHeartbeat.run({
       id: input.agentId,
@@ -146,18 +151,20 @@ export function recordAgentHeartbeats(
       reportedStatus: set.reported_status,
       reportedStatusSince: set.reported_status_since,
       statusMessage: set.status_message,
-      metrics: jsonText(set.metrics),
-      metadata: jsonText(set.metadata),
+      metrics: jsonText(input.metrics),
+      metadata: jsonText(input.metadata),
       progress: jsonText(set.progress),
       phase: set.phase,
       progressChangedAt: set.progress_changed_at,
       samples: encodeSamples(set.samples),
       gaps: JSON.stringify(set.gaps),
     });
-    return toWatch({ ...row, ...set }, heldTaskIds(ctx, row.id));
+    return toWatch({ ...row, ...set }, row.held_task_ids);
   });
   const found = watches.map((w) => w !== null);
-  const commands = handOutCommands(inputs, found, (agentId) => takeAgentCommands(ctx, agentId));
+  const commands = handOutCommands(inputs, found, (agentId) =>
+    commanded.has(agentId) ? takeAgentCommands(ctx, agentId) : [],
+  );
   return watches.map((watch, i) => (watch === null ? null : { watch, commands: commands[i] ?? [] }));
 }
 
