@@ -4,12 +4,12 @@ import {
   cpuPinnedOpensAt,
   cpuPinnedRule,
   iterationSlowRule,
-  linearFit,
   MIN_RSS_GROWTH_SAMPLES,
   rssGrowthRule,
   rssLimitRule,
+  windowFit,
 } from './runaway.js';
-import type { MetricSample } from './samples.js';
+import { type MetricSample, SAMPLE_RSS } from './samples.js';
 
 const T0 = 1_700_000_000_000;
 const S = 1000;
@@ -30,26 +30,49 @@ function series(
   });
 }
 
-describe('linearFit', () => {
+/** RSS samples from (at, value) pairs. */
+const rssRing = (points: [number, number][]): MetricSample[] => points.map(([at, v]) => [at, v, null, null]);
+const fitOf = (ring: MetricSample[]) => windowFit(ring, SAMPLE_RSS, -Infinity, Infinity)?.fit ?? null;
+
+describe('windowFit', () => {
   it('finds the slope per minute and r² = 1 on a straight line', () => {
-    const fit = linearFit([0, 1, 2, 3].map((i) => ({ at: T0 + i * MIN, value: 100 + 7 * i })))!;
+    const fit = fitOf(rssRing([0, 1, 2, 3].map((i) => [T0 + i * MIN, 100 + 7 * i])))!;
     expect(fit.slopePerMin).toBeCloseTo(7, 9);
     expect(fit.r2).toBeCloseTo(1, 12);
   });
-  it('is null with one point or all points at one time; a flat series fits exactly', () => {
-    expect(linearFit([{ at: T0, value: 1 }])).toBeNull();
+  it('has no line with one point or all points at one time; a flat series fits exactly', () => {
+    expect(fitOf(rssRing([[T0, 1]]))).toBeNull();
     expect(
-      linearFit([
-        { at: T0, value: 1 },
-        { at: T0, value: 2 },
-      ]),
+      fitOf(
+        rssRing([
+          [T0, 1],
+          [T0, 2],
+        ]),
+      ),
     ).toBeNull();
     expect(
-      linearFit([
-        { at: T0, value: 5 },
-        { at: T0 + S, value: 5 },
-      ]),
+      fitOf(
+        rssRing([
+          [T0, 5],
+          [T0 + S, 5],
+        ]),
+      ),
     ).toEqual({ slopePerMin: 0, r2: 1 });
+  });
+  it('reads only the window, and only samples that reported the metric; first and last in ring order', () => {
+    const ring: MetricSample[] = [
+      [T0, 100, null, null],
+      [T0 + MIN, null, 50, null],
+      [T0 + 2 * MIN, 110, null, null],
+      [T0 + 3 * MIN, 130, null, null],
+      [T0 + 4 * MIN, 999, null, null],
+    ];
+    const w = windowFit(ring, SAMPLE_RSS, T0 + MIN, T0 + 3 * MIN)!;
+    expect(w.n).toBe(2);
+    expect(w.first).toEqual({ at: T0 + 2 * MIN, value: 110 });
+    expect(w.last).toEqual({ at: T0 + 3 * MIN, value: 130 });
+    expect(w.fit!.slopePerMin).toBeCloseTo(20, 9);
+    expect(windowFit(ring, SAMPLE_RSS, T0 + 5 * MIN, T0 + 6 * MIN)).toBeNull();
   });
 });
 
@@ -174,7 +197,7 @@ describe('rss_growth', () => {
   it('refuses a noisy, non-linear series whose slope is steep but whose fit is poor', () => {
     // a sawtooth: garbage collections drop RSS back every 4 samples, with a small net rise
     const noisy = series(21, 30 * S, (i) => ({ rss: GiB + (i % 4) * 400 * MiB + i * 30 * MiB }));
-    const fit = linearFit(noisy.map(([at, rss]) => ({ at, value: rss! })))!;
+    const fit = fitOf(noisy)!;
     expect(fit.slopePerMin).toBeGreaterThan(50 * MiB);
     expect(fit.r2).toBeLessThan(0.8);
     expect(rssGrowthRule(noisy, limits)).toBeNull();

@@ -19,9 +19,9 @@
 import type { JsonObject, PolicyView } from '@rouse/protocol';
 import type { BaselineView } from './baseline.js';
 import {
+  latestPoint,
   type MetricPoint,
   type MetricSample,
-  pointsBetween,
   SAMPLE_CPU,
   SAMPLE_ITERATION,
   SAMPLE_RSS,
@@ -52,32 +52,71 @@ export interface LinearFit {
   r2: number;
 }
 
-/** The least-squares fit of `value` over `at`, or null with fewer than 2 points or all at one time. */
-export function linearFit(points: readonly MetricPoint[]): LinearFit | null {
-  const n = points.length;
-  if (n < 2) return null;
+/** The points of one metric in a window, and the least-squares line through them. */
+export interface WindowFit {
+  /** Points in the window (samples that reported the metric). */
+  n: number;
+  /** The window's first and last points, in ring order. */
+  first: MetricPoint;
+  last: MetricPoint;
+  /** Null with fewer than 2 points or all at one time. */
+  fit: LinearFit | null;
+}
+
+/**
+ * The least-squares fit of one metric over time, for the samples whose time lies in `[from, to]`
+ * (skipping those without the metric); null when none lies there. Two passes over the ring and no
+ * copy of it: it runs on every heartbeat. The sums are taken about the means, so that epoch-ms times
+ * (~1.7e12) do not cancel each other out.
+ */
+export function windowFit(
+  samples: readonly MetricSample[],
+  metric: SampleMetric,
+  from: number,
+  to: number,
+): WindowFit | null {
+  let n = 0;
   let mx = 0;
   let my = 0;
-  for (const p of points) {
-    mx += p.at;
-    my += p.value;
+  let firstAt = 0;
+  let firstValue = 0;
+  let lastAt = 0;
+  let lastValue = 0;
+  for (const s of samples) {
+    const value = s[metric];
+    if (value === null || s[0] < from || s[0] > to) continue;
+    if (n === 0) {
+      firstAt = s[0];
+      firstValue = value;
+    }
+    lastAt = s[0];
+    lastValue = value;
+    n++;
+    mx += s[0];
+    my += value;
   }
+  if (n === 0) return null;
+  const first = { at: firstAt, value: firstValue };
+  const last = { at: lastAt, value: lastValue };
+  if (n < 2) return { n, first, last, fit: null };
   mx /= n;
   my /= n;
   let sxx = 0;
   let sxy = 0;
   let syy = 0;
-  for (const p of points) {
-    const dx = p.at - mx;
-    const dy = p.value - my;
+  for (const s of samples) {
+    const value = s[metric];
+    if (value === null || s[0] < from || s[0] > to) continue;
+    const dx = s[0] - mx;
+    const dy = value - my;
     sxx += dx * dx;
     sxy += dx * dy;
     syy += dy * dy;
   }
-  if (sxx === 0) return null;
+  if (sxx === 0) return { n, first, last, fit: null };
   const slope = sxy / sxx;
   const r2 = syy === 0 ? 1 : Math.min(1, Math.max(0, (sxy * sxy) / (sxx * syy)));
-  return { slopePerMin: slope * MS_PER_MIN, r2 };
+  return { n, first, last, fit: { slopePerMin: slope * MS_PER_MIN, r2 } };
 }
 
 /** `rss_limit`: the latest RSS above the limit; since the first of the samples above it in a row. */
@@ -103,14 +142,12 @@ export function rssGrowthRule(
 ): RunawayFinding | null {
   const { rssGrowthBytesPerMin: growth, rssWindowMs: windowMs, minFit } = limits;
   if (growth === null) return null;
-  const all = pointsBetween(samples, SAMPLE_RSS, -Infinity, Infinity);
-  const last = all.at(-1);
-  if (last === undefined) return null;
-  const points = all.filter((p) => p.at >= last.at - windowMs && p.at <= last.at);
-  if (points.length < MIN_RSS_GROWTH_SAMPLES) return null;
-  const first = points[0]!;
+  const latest = latestPoint(samples, SAMPLE_RSS);
+  if (latest === null) return null;
+  const w = windowFit(samples, SAMPLE_RSS, latest.at - windowMs, latest.at);
+  if (w === null || w.n < MIN_RSS_GROWTH_SAMPLES) return null;
+  const { first, last, fit } = w;
   if (last.at - first.at < windowMs / 2) return null;
-  const fit = linearFit(points);
   if (fit === null || fit.slopePerMin <= growth || fit.r2 < minFit) return null;
   return {
     rule: 'rss_growth',
@@ -122,7 +159,7 @@ export function rssGrowthRule(
       rssGrowthBytesPerMin: growth,
       minFit,
       windowMs,
-      samples: points.length,
+      samples: w.n,
       fromAt: first.at,
       toAt: last.at,
       firstRssBytes: first.value,
