@@ -33,13 +33,15 @@ export function createWatchdogReads(ctx: CoordinatorContext): WatchdogReads {
     async agentHistory(caller, agentId) {
       requireRead(caller, 'read agent history');
       const [watch] = await ctx.store.getAgentWatches([agentId]);
-      return watch === undefined ? null : { gaps: watch.gaps, samples: watch.samples.map(toSample) };
+      return watch === undefined
+        ? null
+        : { gaps: watch.gaps, samples: watch.samples.toArray().map(toSample) };
     },
     async agentSamples(caller, agentIds) {
       requireRead(caller, 'read agent history');
       if (agentIds.length === 0) return new Map();
       const watches = await ctx.store.getAgentWatches(agentIds);
-      return new Map(watches.map((w) => [w.agentId, w.samples.map(toSample)]));
+      return new Map(watches.map((w) => [w.agentId, w.samples.toArray().map(toSample)]));
     },
     async policies(caller) {
       requireRead(caller, 'read the policies');

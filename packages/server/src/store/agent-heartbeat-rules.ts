@@ -59,14 +59,12 @@ export function heartbeatColumns(row: BeatingRow, input: AgentHeartbeatInput, no
     phase = input.progress.phase;
   }
   let samples = row.samples;
-  const last = samples.at(-1);
   if (
     input.sample !== undefined &&
-    (last === undefined || now - (last[0] as number) >= input.sampleSpacingMs)
+    (samples.length === 0 || now - samples.time(samples.length - 1) >= input.sampleSpacingMs)
   ) {
     const s = input.sample;
-    const sample = [now, s.rssBytes, s.cpuPercent, s.iterationMs] as const;
-    samples = [...samples, sample].slice(-Math.max(1, input.maxSamples));
+    samples = samples.append([now, s.rssBytes, s.cpuPercent, s.iterationMs], Math.max(1, input.maxSamples));
   }
   let gaps: number[] = [];
   if (input.maxGaps > 0) {

@@ -13,7 +13,7 @@ import type {
   ReportedAgentStatus,
 } from '@rouse/protocol';
 import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
-import type { MetricSample as SampleTuple } from '../core/watchdog/samples.js';
+import type { SampleRing } from '../core/watchdog/samples.js';
 import type { AgentLifecycle } from './agent-store.js';
 import type { AgentWatch, ConditionKey, ConditionRecord, MetricSample } from './watchdog-store.js';
 
@@ -89,8 +89,8 @@ export interface AgentRow {
   ended_at: number | null;
   /** `kind` or `kind taskId`, in opening order. */
   open_conditions: string[];
-  /** `[at, rssBytes, cpuPercent, iterationMs]`, oldest first. */
-  samples: readonly SampleTuple[];
+  /** Oldest first. */
+  samples: SampleRing;
   gaps: number[];
 }
 

@@ -15,7 +15,7 @@ import type {
   JsonObject,
   ReportedAgentStatus,
 } from '@rouse/protocol';
-import type { MetricSample as SampleTuple } from '../core/watchdog/samples.js';
+import type { SampleRing } from '../core/watchdog/samples.js';
 import type { AgentLifecycle } from './agent-store.js';
 import type { DependencyRecord } from './coordination.js';
 
@@ -55,11 +55,8 @@ export interface AgentWatch {
   progress: Json | null;
   phase: string | null;
   progressChangedAt: number | null;
-  /**
-   * Oldest first, bounded: `[at, rssBytes, cpuPercent, iterationMs]`, the tuples the detectors read
-   * (a heartbeat reads them on every beat, so they are not copied into objects).
-   */
-  samples: readonly SampleTuple[];
+  /** Its recent metric samples, oldest first, bounded (read on every beat: one flat array). */
+  samples: SampleRing;
   /** Gaps between its recent heartbeats (ms), oldest first, when kept. */
   gaps: number[];
   /** The last reported iteration time (ms), if any. */

@@ -7,7 +7,7 @@ import {
   evaluateAgent,
   type HeldTaskWatch,
 } from './detectors.js';
-import type { MetricSample } from './samples.js';
+import { type MetricSample, SampleRing } from './samples.js';
 
 const T0 = 1_700_000_000_000;
 const S = 1000;
@@ -18,7 +18,11 @@ function policy(patch: Partial<ResolvedPolicy> = {}): ResolvedPolicy {
   return { ...DEFAULT_POLICY, ...patch };
 }
 
-function agent(patch: Partial<AgentWatchState> = {}): AgentWatchState {
+/** An agent's watch state; its samples given as tuples. */
+function agent(
+  patch: Partial<Omit<AgentWatchState, 'samples'>> & { samples?: readonly MetricSample[] } = {},
+): AgentWatchState {
+  const { samples = [], ...rest } = patch;
   return {
     startedAt: T0,
     reportedStatus: 'running',
@@ -27,9 +31,9 @@ function agent(patch: Partial<AgentWatchState> = {}): AgentWatchState {
     progress: null,
     phase: null,
     progressChangedAt: null,
-    samples: [],
     requires: [],
-    ...patch,
+    ...rest,
+    samples: SampleRing.of(samples),
   };
 }
 

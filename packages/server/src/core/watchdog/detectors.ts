@@ -43,7 +43,7 @@ import {
   rssGrowthRule,
   rssLimitRule,
 } from './runaway.js';
-import type { MetricSample } from './samples.js';
+import type { SampleRing } from './samples.js';
 import { budgetFindings } from './task-budget.js';
 
 /** What the store keeps of an agent for its detectors. */
@@ -61,7 +61,7 @@ export interface AgentWatchState {
   /** When its own progress or phase last changed; null = never reported progress. */
   progressChangedAt: number | null;
   /** Its recent metric samples, oldest first. */
-  samples: readonly MetricSample[];
+  samples: SampleRing;
   /** Dependencies it declared at registration. */
   requires: readonly string[];
   /** The metrics of its last heartbeat that carried some (`budgets`: held tasks' spend). */

@@ -1,15 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  cpuPinnedOpensAt,
-  cpuPinnedRule,
-  iterationSlowRule,
-  MIN_RSS_GROWTH_SAMPLES,
-  rssGrowthRule,
-  rssLimitRule,
-  windowFit,
-} from './runaway.js';
-import { type MetricSample, SAMPLE_RSS } from './samples.js';
+import * as rules from './runaway.js';
+import { MIN_RSS_GROWTH_SAMPLES } from './runaway.js';
+import { type MetricSample, SAMPLE_RSS, SampleRing } from './samples.js';
+
+// The rules read a SampleRing; these tests build their samples as tuples.
+type Rest<F> = F extends (samples: SampleRing, ...rest: infer R) => unknown ? R : never;
+const onTuples =
+  <F extends (samples: SampleRing, ...rest: never[]) => unknown>(rule: F) =>
+  (samples: readonly MetricSample[], ...rest: Rest<F>): ReturnType<F> =>
+    (rule as (s: SampleRing, ...r: Rest<F>) => ReturnType<F>)(SampleRing.of(samples), ...rest);
+const rssLimitRule = onTuples(rules.rssLimitRule);
+const rssGrowthRule = onTuples(rules.rssGrowthRule);
+const cpuPinnedRule = onTuples(rules.cpuPinnedRule);
+const cpuPinnedOpensAt = onTuples(rules.cpuPinnedOpensAt);
+const iterationSlowRule = onTuples(rules.iterationSlowRule);
+const windowFit = onTuples(rules.windowFit);
 
 const T0 = 1_700_000_000_000;
 const S = 1000;

@@ -21,11 +21,11 @@ import type { BaselineView } from './baseline.js';
 import {
   latestPoint,
   type MetricPoint,
-  type MetricSample,
   SAMPLE_CPU,
   SAMPLE_ITERATION,
   SAMPLE_RSS,
   type SampleMetric,
+  type SampleRing,
 } from './samples.js';
 
 export const RUNAWAY_RULES = ['rss_limit', 'rss_growth', 'cpu_pinned', 'iteration_slow'] as const;
@@ -70,7 +70,7 @@ export interface WindowFit {
  * (~1.7e12) do not cancel each other out.
  */
 export function windowFit(
-  samples: readonly MetricSample[],
+  samples: SampleRing,
   metric: SampleMetric,
   from: number,
   to: number,
@@ -82,17 +82,18 @@ export function windowFit(
   let firstValue = 0;
   let lastAt = 0;
   let lastValue = 0;
-  for (const s of samples) {
-    const value = s[metric];
-    if (value === null || s[0] < from || s[0] > to) continue;
+  for (let i = 0; i < samples.length; i++) {
+    const at = samples.time(i);
+    const value = samples.value(i, metric);
+    if (value === null || at < from || at > to) continue;
     if (n === 0) {
-      firstAt = s[0];
+      firstAt = at;
       firstValue = value;
     }
-    lastAt = s[0];
+    lastAt = at;
     lastValue = value;
     n++;
-    mx += s[0];
+    mx += at;
     my += value;
   }
   if (n === 0) return null;
@@ -104,10 +105,11 @@ export function windowFit(
   let sxx = 0;
   let sxy = 0;
   let syy = 0;
-  for (const s of samples) {
-    const value = s[metric];
-    if (value === null || s[0] < from || s[0] > to) continue;
-    const dx = s[0] - mx;
+  for (let i = 0; i < samples.length; i++) {
+    const at = samples.time(i);
+    const value = samples.value(i, metric);
+    if (value === null || at < from || at > to) continue;
+    const dx = at - mx;
     const dy = value - my;
     sxx += dx * dx;
     sxy += dx * dy;
@@ -121,7 +123,7 @@ export function windowFit(
 
 /** `rss_limit`: the latest RSS above the limit; since the first of the samples above it in a row. */
 export function rssLimitRule(
-  samples: readonly MetricSample[],
+  samples: SampleRing,
   limits: Pick<ResourceLimits, 'rssLimitBytes'>,
 ): RunawayFinding | null {
   const limit = limits.rssLimitBytes;
@@ -137,7 +139,7 @@ export function rssLimitRule(
 
 /** `rss_growth`: a steady rise over the window ending at the latest RSS sample. */
 export function rssGrowthRule(
-  samples: readonly MetricSample[],
+  samples: SampleRing,
   limits: Pick<ResourceLimits, 'rssGrowthBytesPerMin' | 'rssWindowMs' | 'minFit'>,
 ): RunawayFinding | null {
   const { rssGrowthBytesPerMin: growth, rssWindowMs: windowMs, minFit } = limits;
@@ -175,7 +177,7 @@ export function rssGrowthRule(
  * not above the threshold now (or the rule is off).
  */
 export function cpuPinnedOpensAt(
-  samples: readonly MetricSample[],
+  samples: SampleRing,
   limits: Pick<ResourceLimits, 'cpuPercent' | 'cpuWindowMs'>,
   lastProgressAt: number | null,
 ): number | null {
@@ -188,7 +190,7 @@ export function cpuPinnedOpensAt(
 
 /** `cpu_pinned`: CPU above the threshold for the whole window ending `now`, with no progress. */
 export function cpuPinnedRule(
-  samples: readonly MetricSample[],
+  samples: SampleRing,
   now: number,
   limits: Pick<ResourceLimits, 'cpuPercent' | 'cpuWindowMs'>,
   lastProgressAt: number | null,
@@ -216,7 +218,7 @@ export function cpuPinnedRule(
 
 /** `iteration_slow`: the latest iteration above factor × the type's p95, or above `maxIterationMs`. */
 export function iterationSlowRule(
-  samples: readonly MetricSample[],
+  samples: SampleRing,
   limits: Pick<ResourceLimits, 'iterationFactor' | 'maxIterationMs' | 'minBaselineSamples'>,
   baseline: BaselineView | null,
 ): RunawayFinding | null {
@@ -252,17 +254,16 @@ export function iterationSlowRule(
  * rules run on every heartbeat, and the run is usually empty.
  */
 function trailingRun(
-  samples: readonly MetricSample[],
+  samples: SampleRing,
   metric: SampleMetric,
   pred: (value: number) => boolean,
 ): { first: MetricPoint; last: MetricPoint; points: MetricPoint[] } | null {
   const points: MetricPoint[] = [];
   for (let i = samples.length - 1; i >= 0; i--) {
-    const s = samples[i]!;
-    const value = s[metric];
+    const value = samples.value(i, metric);
     if (value === null) continue;
     if (!pred(value)) break;
-    points.push({ at: s[0], value });
+    points.push({ at: samples.time(i), value });
   }
   if (points.length === 0) return null;
   points.reverse();

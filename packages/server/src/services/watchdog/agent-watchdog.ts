@@ -15,7 +15,7 @@ import type { ResolvedPolicy } from '../../core/policies/resolved-policy.js';
 import { deriveAgentStatus } from '../../core/watchdog/agent-status.js';
 import { type DetectedCondition, evaluateAgent, type HeldTaskWatch } from '../../core/watchdog/detectors.js';
 import { agentHeartbeatTimeoutMs } from '../../core/watchdog/phi.js';
-import type { MetricSample } from '../../core/watchdog/samples.js';
+import type { SampleRing } from '../../core/watchdog/samples.js';
 import type { AgentWatch, ConditionChange, ConditionKey, ConditionRecord, Store } from '../../store/store.js';
 import type { DependencyRegistry } from '../dependency-registry.js';
 import { LeaseTimers } from '../lease-timers.js';
@@ -75,13 +75,13 @@ const CLOSE_REASONS: Record<ConditionKind, string> = {
  * The ring's samples as the core reads them, plus the last heartbeat's metrics when the ring skipped
  * them (samples are spaced to cover the longest window; the limits must see the latest values).
  */
-function samplesOf(watch: AgentWatch): readonly MetricSample[] {
+function samplesOf(watch: AgentWatch): SampleRing {
   const m = watch.metrics;
-  const last = watch.samples.at(-1);
+  const ring = watch.samples;
   if (
     m !== null &&
     watch.lastHeartbeatAt !== null &&
-    (last === undefined || last[0] < watch.lastHeartbeatAt)
+    (ring.length === 0 || ring.time(ring.length - 1) < watch.lastHeartbeatAt)
   ) {
     const latest = [
       watch.lastHeartbeatAt,
@@ -89,9 +89,9 @@ function samplesOf(watch: AgentWatch): readonly MetricSample[] {
       m.cpuPercent ?? null,
       m.iterationMs ?? null,
     ] as const;
-    return [...watch.samples, latest];
+    return ring.append(latest, ring.length + 1);
   }
-  return watch.samples;
+  return ring;
 }
 
 const keyOf = (c: ConditionKey): string => (c.taskId === null ? c.condition : `${c.condition} ${c.taskId}`);

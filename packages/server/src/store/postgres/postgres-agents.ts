@@ -5,7 +5,7 @@
  */
 import type { Agent, AgentCommand } from '@rouse/protocol';
 import { NotFoundError } from '../../core/errors.js';
-import { type AgentRow, type ConditionRow, toAgent, toConditionRecord, toWatch } from '../agent-row.js';
+import { type AgentRow, type ConditionRow, toAgent, toConditionRecord } from '../agent-row.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import { shardOf } from '../lease-shards.js';
 import type {
@@ -22,7 +22,7 @@ import { keyInUseError } from '../write-errors.js';
 import { AGENT_SQL } from './agent-statements.js';
 import { type PgContext, rounds } from './postgres-context.js';
 import { closeAllConditions } from './postgres-watchdog.js';
-import { pgJson, pgText } from './row-mapping.js';
+import { type PgAgentRow, pgJson, pgText, pgWatch } from './row-mapping.js';
 
 /** An agents row read for the wire: with the tasks it holds and its open conditions (rows as JSON). */
 interface WireAgentRow extends AgentRow {
@@ -117,7 +117,7 @@ export async function listAgents(
 }
 
 /** A row of recordAgentHeartbeats: the agent as its beat left it, and the commands it took. */
-interface BeatRow extends AgentRow {
+interface BeatRow extends PgAgentRow {
   commands: AgentCommand[] | null;
   held_task_ids: string[];
 }
@@ -165,7 +165,7 @@ export async function recordAgentHeartbeats(
     for (const { item, index } of round) {
       const row = written.get(item.agentId);
       if (row === undefined) continue;
-      out[index] = { commands: row.commands ?? [], watch: toWatch(row, row.held_task_ids) };
+      out[index] = { commands: row.commands ?? [], watch: pgWatch(row, row.held_task_ids) };
       given.add(item.agentId);
     }
   }

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FreshSchema, freshSchema } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
+import { SampleRing } from '../../core/watchdog/samples.js';
 import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures.js';
 import { T0 } from '../../test-support/store-contract/harness.js';
 import { heartbeatColumns } from '../agent-heartbeat-rules.js';
@@ -173,7 +174,7 @@ describe('PostgreSQL agents and watchdog', () => {
           progress_changed_at: null,
           ended_at: null,
           open_conditions: [],
-          samples: [],
+          samples: SampleRing.EMPTY,
           gaps: [],
         };
         for (const s of steps) {

@@ -4,12 +4,10 @@
  * counts, dependencies.
  */
 import {
-  type AgentRow,
   CLOSED_CONDITIONS_KEPT,
   type ConditionRow,
   parseConditionToken,
   toConditionRecord,
-  toWatch,
 } from '../agent-row.js';
 import { type DependencyRow, toDependency } from '../dependency-row.js';
 import { LEASE_SHARD_COUNT, shardOf } from '../lease-shards.js';
@@ -24,7 +22,7 @@ import type {
   MarkLostInput,
 } from '../store.js';
 import { type PgContext, type PgStatements, rounds } from './postgres-context.js';
-import { pgJson, pgText } from './row-mapping.js';
+import { type PgAgentRow, pgJson, pgText, pgWatch } from './row-mapping.js';
 import { WATCHDOG_SQL } from './watchdog-statements.js';
 
 /** Which condition a change or row is about, as stored (NUL characters replaced). */
@@ -126,7 +124,7 @@ export async function readConditions(ctx: PgContext, seqs: readonly number[]): P
 
 export async function getAgentWatches(ctx: PgContext, agentIds: readonly string[]): Promise<AgentWatch[]> {
   if (agentIds.length === 0) return [];
-  const rows = await ctx.rows<AgentRow & { held_task_ids: string[] }>(
+  const rows = await ctx.rows<PgAgentRow & { held_task_ids: string[] }>(
     'selectAgentWatches',
     WATCHDOG_SQL.selectAgentWatches,
     [[...agentIds]],
@@ -134,7 +132,7 @@ export async function getAgentWatches(ctx: PgContext, agentIds: readonly string[
   const byId = new Map(rows.map((r) => [r.id, r]));
   return agentIds.flatMap((id) => {
     const row = byId.get(id);
-    return row === undefined ? [] : [toWatch(row, row.held_task_ids)];
+    return row === undefined ? [] : [pgWatch(row, row.held_task_ids)];
   });
 }
 

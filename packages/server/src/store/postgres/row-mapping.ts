@@ -13,7 +13,10 @@ import type {
   Timing,
 } from '@rouse/protocol';
 import { isFinal } from '../../core/transitions.js';
+import { type MetricSample, SampleRing } from '../../core/watchdog/samples.js';
+import { type AgentRow, toWatch } from '../agent-row.js';
 import type { ShardLease } from '../store.js';
+import type { AgentWatch } from '../watchdog-store.js';
 import { TASK_COLUMN_NAMES } from './sql-fragments.js';
 
 export interface TaskRow {
@@ -258,4 +261,12 @@ export function toLogLine(row: LogLine): LogLine {
 
 export function toShardLease(r: ShardRow): ShardLease {
   return { shard: r.shard, ownerId: r.owner_id, epoch: r.epoch, expiresAt: r.expires_at };
+}
+
+/** An agents row as PostgreSQL returns it: the sample ring is a jsonb array of tuples. */
+export type PgAgentRow = Omit<AgentRow, 'samples'> & { samples: MetricSample[] | null };
+
+/** The watch state of a PostgreSQL agents row (its ring made flat), with the tasks it holds. */
+export function pgWatch(row: PgAgentRow, heldTaskIds: string[]): AgentWatch {
+  return toWatch({ ...row, samples: SampleRing.of(row.samples ?? []) }, heldTaskIds);
 }

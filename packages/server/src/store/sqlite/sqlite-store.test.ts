@@ -254,11 +254,11 @@ describe('SQLite specifics', () => {
     const store = createSqliteStore({ path, clock });
     try {
       const [watch] = await store.getAgentWatches(['agt_old']);
-      expect(watch?.samples).toEqual([]);
+      expect(watch?.samples.toArray()).toEqual([]);
       const [beaten] = await store.recordAgentHeartbeats([
         beat('agt_old', { sample: { rssBytes: 5, cpuPercent: null, iterationMs: 7.5 } }),
       ]);
-      expect(beaten?.watch.samples).toEqual([[T0, 5, null, 7.5]]);
+      expect(beaten?.watch.samples.toArray()).toEqual([[T0, 5, null, 7.5]]);
     } finally {
       await store.close();
     }

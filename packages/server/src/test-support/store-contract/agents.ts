@@ -395,7 +395,7 @@ export function agentsContract(h: () => Harness): void {
         watch = (await store.recordAgentHeartbeats([sampled(rss)]))[0]?.watch;
       }
       // [at, rssBytes, cpuPercent, iterationMs]
-      expect(watch?.samples).toEqual([
+      expect(watch?.samples.toArray()).toEqual([
         [T0 + 2100, 4, 10, null],
         [T0 + 3100, 5, 10, null],
         [T0 + 4100, 6, 10, null],
