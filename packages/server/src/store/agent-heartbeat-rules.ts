@@ -6,39 +6,19 @@
  * stored ones (a COALESCE in both backends' SQL, so a heartbeat never reads the stored metadata).
  */
 import type { Json } from '@rouse/protocol';
-import type { AgentRow } from './agent-row.js';
+import type { AgentRow, BeatStateColumn } from './agent-row.js';
 import type { AgentHeartbeatInput } from './agent-store.js';
 
 /** The columns of the row a heartbeat reads to compute what it sets. */
-export type BeatingRow = Pick<
-  AgentRow,
-  | 'last_heartbeat_at'
-  | 'reported_status'
-  | 'reported_status_since'
-  | 'status_message'
-  | 'progress'
-  | 'phase'
-  | 'progress_changed_at'
-  | 'samples'
-  | 'gaps'
-  | 'started_at'
->;
+export type BeatingRow = Pick<AgentRow, BeatStateColumn | 'started_at'>;
 
 /** The columns a heartbeat sets (JSON columns as values), besides metrics and metadata. */
 export type HeartbeatColumns = Pick<
   AgentRow,
-  | 'last_heartbeat_at'
-  | 'lease_expires_at'
-  | 'heartbeat_interval_ms'
-  | 'reported_status'
-  | 'reported_status_since'
-  | 'status_message'
-  | 'progress'
-  | 'phase'
-  | 'progress_changed_at'
-  | 'samples'
-  | 'gaps'
-> & { heartbeat_timeout_ms: number };
+  BeatStateColumn | 'lease_expires_at' | 'heartbeat_interval_ms'
+> & {
+  heartbeat_timeout_ms: number;
+};
 
 const sameJson = (a: Json | null, b: Json | null): boolean => JSON.stringify(a) === JSON.stringify(b);
 

@@ -173,18 +173,9 @@ export function toAgent(
   };
 }
 
-/** The columns {@link toWatch} reads. */
-export type WatchRow = Pick<
-  AgentRow,
-  | 'id'
-  | 'incarnation'
-  | 'agent_type'
-  | 'policy'
-  | 'lifecycle'
-  | 'started_at'
+/** The columns that keep what an agent's heartbeats say of it: status, progress, samples, gaps. */
+export type BeatStateColumn =
   | 'last_heartbeat_at'
-  | 'lease_expires_at'
-  | 'heartbeat_interval_ms'
   | 'reported_status'
   | 'reported_status_since'
   | 'status_message'
@@ -192,7 +183,20 @@ export type WatchRow = Pick<
   | 'phase'
   | 'progress_changed_at'
   | 'samples'
-  | 'gaps'
+  | 'gaps';
+
+/** The columns {@link toWatch} reads. */
+export type WatchRow = Pick<
+  AgentRow,
+  | BeatStateColumn
+  | 'id'
+  | 'incarnation'
+  | 'agent_type'
+  | 'policy'
+  | 'lifecycle'
+  | 'started_at'
+  | 'lease_expires_at'
+  | 'heartbeat_interval_ms'
   | 'metrics'
   | 'requires'
   | 'open_conditions'

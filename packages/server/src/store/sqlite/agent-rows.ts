@@ -22,7 +22,7 @@ export function agentRow(raw: Record<string, unknown>): AgentRow {
 }
 
 /** What `selectBeatingAgent` reads: the watch's columns, the held tasks and whether commands wait. */
-export interface BeatingRow extends WatchRow {
+export interface BeatRead extends WatchRow {
   held_task_ids: string[];
   has_commands: boolean;
 }
@@ -33,7 +33,7 @@ const parsed = <T>(text: unknown): T | null => (typeof text === 'string' ? (JSON
  * A `selectBeatingAgent` row decoded. `metrics` are the beat's own when it carries them (the stored
  * ones were not read), else the stored ones.
  */
-export function beatingRow(raw: Record<string, unknown>, metrics: AgentMetrics | undefined): BeatingRow {
+export function beatingRow(raw: Record<string, unknown>, metrics: AgentMetrics | undefined): BeatRead {
   return {
     id: raw.id as string,
     incarnation: raw.incarnation as number,
