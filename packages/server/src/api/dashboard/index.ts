@@ -21,7 +21,7 @@ import { registerSignInRoutes } from './routes/sign-in.js';
 import { registerTaskPages } from './routes/tasks.js';
 import { registerWatchdogPages } from './routes/watchdog.js';
 import type { BrowserSession } from './session.js';
-import { SharedReads } from './shared.js';
+import { SharedReads } from './shared-reads.js';
 import { createSite, isFragment } from './site.js';
 import { BrowserStreams } from './stream.js';
 

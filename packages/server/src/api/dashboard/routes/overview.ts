@@ -2,7 +2,7 @@
 import { dependenciesView, type OverviewData, overviewView, policiesView } from '@rouse/dashboard';
 import type { FastifyRequest } from 'fastify';
 import type { BrowserSession } from '../session.js';
-import { LIST_SHARE, type ShareOptions } from '../shared.js';
+import { LIST_SHARE, type ShareOptions } from '../shared-reads.js';
 import type { Site } from '../site.js';
 
 const HOUR = 3_600_000;
