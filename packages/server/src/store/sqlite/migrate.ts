@@ -37,6 +37,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0015_agent_lease_index',
   '0016_task_blobs',
   '0017_dashboard_sessions',
+  '0018_task_index_trim',
 ]);
 
 const CREATE_LEDGER = `

@@ -18,8 +18,10 @@ import type {
 } from '../store.js';
 import { type AttemptedWrite, checkWrite } from '../write-errors.js';
 import { agentActor, expiryReason, nextAttemptAt, releasedTaskError } from '../write-rules.js';
+import { EventRows } from './event-rows.js';
 import { type HeadRow, rowPayloadText, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { parseTiming, type SqliteContext } from './sqlite-context.js';
+import { TaskRows } from './task-rows.js';
 
 /** Who creates tasks in the history (the API does not tell the store who asked). */
 const CREATOR = 'user';
@@ -30,38 +32,23 @@ const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
   attempt_deadline: 'the attempt ran past attemptDeadlineMs',
 };
 
-function createOne(ctx: SqliteContext, t: NewTask, now: number): CreatedTask {
-  if (t.idempotencyKey !== null) {
-    const existing = ctx.tasks.selectTaskByIdempotencyKey.get({ key: t.idempotencyKey }) as
-      | TaskRow
-      | undefined;
-    if (existing !== undefined) {
-      const task = toTask(existing);
-      const same = task.type === t.type && rowPayloadText(existing) === canonicalJson(t.payload);
-      if (!same) throw new IdempotencyConflictError(t.idempotencyKey, task.id);
-      return { task, deduplicated: true };
-    }
-  }
+/** The task already created under `t`'s idempotency key, or null (throws when it differs from `t`). */
+function deduplicated(ctx: SqliteContext, t: NewTask): CreatedTask | null {
+  if (t.idempotencyKey === null) return null;
+  const existing = ctx.tasks.selectTaskByIdempotencyKey.get({ key: t.idempotencyKey }) as TaskRow | undefined;
+  if (existing === undefined) return null;
+  const task = toTask(existing);
+  const same = task.type === t.type && rowPayloadText(existing) === canonicalJson(t.payload);
+  if (!same) throw new IdempotencyConflictError(t.idempotencyKey, task.id);
+  return { task, deduplicated: true };
+}
+
+function createOne(t: NewTask, now: number, rows: TaskRows, events: EventRows): CreatedTask {
   const runAt = t.runAt ?? now;
   // Stored canonical so that idempotent creates compare text.
   const payload = canonicalJson(t.payload);
-  ctx.tasks.insertTask.run({
-    id: t.id,
-    type: t.type,
-    payload,
-    idempotencyKey: t.idempotencyKey,
-    priority: t.priority,
-    runAt,
-    maxAttempts: t.maxAttempts,
-    resumable: t.resumable ? 1 : 0,
-    requires: JSON.stringify(t.requires),
-    labels: JSON.stringify(t.labels),
-    timing: JSON.stringify(t.timing),
-    createdAt: now,
-    shard: shardOf(t.id),
-  });
-  ctx.appendEvent({
-    taskId: t.id,
+  rows.add(t, payload, runAt, now, shardOf(t.id));
+  events.add(t.id, {
     seq: 1,
     at: now,
     from: null,
@@ -111,7 +98,23 @@ function createOne(ctx: SqliteContext, t: NewTask, now: number): CreatedTask {
 
 export function createTasks(ctx: SqliteContext, tasks: NewTask[]): CreatedTask[] {
   const now = ctx.clock.now();
-  return tasks.map((t) => createOne(ctx, t, now));
+  // Rows go in multi-row statements, each task's row queued before its creation entry (which
+  // references it); both batches flush at the same count, so every row is written before its entry.
+  const rows = new TaskRows(ctx.db);
+  const events = new EventRows(ctx.db);
+  const out = tasks.map((t) => {
+    if (t.idempotencyKey !== null) {
+      // The key may be in a row of this batch that is still queued.
+      rows.flush();
+      events.flush();
+      const existing = deduplicated(ctx, t);
+      if (existing !== null) return existing;
+    }
+    return createOne(t, now, rows, events);
+  });
+  rows.flush();
+  events.flush();
+  return out;
 }
 
 export function expireLease(

@@ -37,16 +37,6 @@ export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, ag
  * such a statement every time it is bound (tens of µs per call); the unary plus keeps it prepared.
  */
 export const TASK_SQL = {
-  /**
-   * Insert a new task in `created`. Params: every column of NewTask plus @createdAt, @runAt and
-   * @shard (its lease shard, `shardOf(id)`).
-   */
-  insertTask: `
-    INSERT INTO tasks (id, type, status, payload, idempotency_key, priority, run_at, max_attempts, resumable,
-                       requires, labels, timing, created_at, shard)
-    VALUES (@id, @type, 'created', @payload, @idempotencyKey, @priority, @runAt, @maxAttempts, @resumable,
-            @requires, @labels, @timing, @createdAt, @shard)`,
-
   /** One task by id. Params: @id. */
   selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = @id`,
 
@@ -280,10 +270,15 @@ export const TASK_SQL = {
       AND lease_expires_at IS NOT NULL AND (@dueBy IS NULL OR lease_expires_at <= @dueBy)
     ORDER BY lease_expires_at`,
 
-  /** The earliest future claimable moment. Params: @now, @types (JSON array or null = any). */
+  /**
+   * The earliest future claimable moment. Params: @now, @types (JSON array or null = any).
+   * `available_at > created_at` (true of every task claimable after now) selects the `tasks_deferred`
+   * index, which holds only such tasks.
+   */
   selectNextClaimableAt: `
     SELECT available_at FROM tasks
-    WHERE available_at > @now AND (@types IS NULL OR type IN (SELECT value FROM json_each(@types)))
+    WHERE available_at > @now AND available_at > created_at
+      AND (@types IS NULL OR type IN (SELECT value FROM json_each(@types)))
     ORDER BY available_at LIMIT 1`,
 
   /** A task's place in its queue. Params: @id. */

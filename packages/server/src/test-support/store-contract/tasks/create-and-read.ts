@@ -130,6 +130,29 @@ export function createAndReadContract(h: () => Harness): void {
       ]);
     });
 
+    it('creates a large batch whole: every task with its history, in input order, keys kept across it', async () => {
+      const { store } = h();
+      // Past the rows a store may write in one statement, with keys repeated across that size.
+      const batch = Array.from({ length: 150 }, (_, i) => h().newTask({ payload: { i } }));
+      batch[7] = h().newTask({ payload: { i: 7 }, idempotencyKey: 'seven' });
+      batch[70] = h().newTask({ payload: { i: 7 }, idempotencyKey: 'seven' });
+      batch[130] = h().newTask({ payload: { i: 130 }, idempotencyKey: 'late' });
+      const again = h().newTask({ payload: { i: 130 }, idempotencyKey: 'late' });
+      const out = await store.createTasks([...batch, again]);
+      expect(out.map((o) => o.task.id)).toEqual([
+        ...batch.map((t, i) => (i === 70 ? batch[7]!.id : t.id)),
+        batch[130]!.id,
+      ]);
+      expect(out.filter((o) => o.deduplicated)).toHaveLength(2);
+      const created = batch.filter((_, i) => i !== 70).map((t) => t.id);
+      const listed = (await store.listTasks({ limit: 200 })).tasks;
+      expect(listed.map((t) => t.id).reverse()).toEqual(created);
+      for (const i of [0, 63, 64, 65, 127, 128, 149]) {
+        expect(await store.getTask(batch[i]!.id)).toMatchObject({ status: 'created', payload: { i } });
+        expect((await store.listTaskEvents(batch[i]!.id)).map((e) => e.to)).toEqual(['created']);
+      }
+    });
+
     it('lists newest first with filters and an opaque cursor that visits each task once', async () => {
       const { store } = h();
       const ids: string[] = [];
