@@ -64,7 +64,8 @@ export function inlineResultError(taskId: string, result: Json | undefined): Rou
 
 /**
  * Complete several held tasks in one store write; one outcome per item, in order. With `claim`, the
- * claim is made in the same store transaction when the store offers it (`completeAndClaim`), and
+ * claim is made in the same store transaction when the store offers it (`completeAndClaim`, shared
+ * with the other requests of the turn: write-batcher.ts), and
  * `claimed` holds its result (effects not applied yet); otherwise `claimed` is undefined.
  */
 export async function completeMany(
@@ -88,7 +89,7 @@ export async function completeMany(
   let outcomes: Outcome<Transitioned>[] = [];
   let claimed: Transitioned[] | undefined;
   if (claim !== undefined && ctx.store.completeAndClaim !== undefined) {
-    ({ completed: outcomes, claimed } = await ctx.store.completeAndClaim(valid, claim));
+    ({ completed: outcomes, claimed } = await ctx.writes.completeAndClaim(valid, claim));
   } else if (valid.length > 0) outcomes = await ctx.store.completeTasks(valid);
   for (let j = 0; j < index.length; j++) {
     const o = outcomes[j];

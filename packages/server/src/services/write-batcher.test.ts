@@ -1,11 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { RouseError, UnavailableError } from '../core/errors.js';
-import type { AgentHeartbeatInput, AgentWatch, CreatedTask, NewTask, Store } from '../store/store.js';
+import type {
+  AgentHeartbeatInput,
+  AgentWatch,
+  ClaimInput,
+  CompleteAndClaimResult,
+  CompleteInput,
+  CreatedTask,
+  NewTask,
+  Store,
+} from '../store/store.js';
+import { BACKOFF } from '../test-support/store-contract/harness.js';
 import { AGENT_HEARTBEAT_LINGER_MS, createWriteBatcher } from './write-batcher.js';
 
 type Creates = Pick<
   Store,
-  'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats' | 'applyConditionChanges'
+  | 'createTasks'
+  | 'completeTasks'
+  | 'completeAndClaim'
+  | 'completeAndClaimMany'
+  | 'recordHeartbeats'
+  | 'recordAgentHeartbeats'
+  | 'applyConditionChanges'
 >;
 
 function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; calls: string[][] } {
@@ -147,5 +163,76 @@ describe('write batcher', () => {
     ]);
     expect(calls).toEqual([['task:tsk_1', 'task:tsk_2', 'task:tsk_3']]);
     expect([...first, ...second].map((o) => (o.ok ? o.value.leaseExpiresAt : null))).toEqual([1, 2, 3]);
+  });
+
+  describe('complete-and-claim', () => {
+    const claim = (agentId: string): ClaimInput => ({
+      agentId,
+      types: ['t'],
+      max: 2,
+      start: true,
+      backoff: BACKOFF,
+    });
+    const done = (agentId: string, version: number): CompleteInput[] => [
+      { taskId: `tsk_${agentId}`, agentId, version },
+    ];
+    const answer = (complete: CompleteInput[], c: ClaimInput): CompleteAndClaimResult => ({
+      completed: complete.map((i) => ({ ok: false, code: `${c.agentId}:${i.version}`, message: 'refused' })),
+      claimed: [],
+    });
+
+    it('writes the requests of one turn in one store call when the store offers it, each in order', async () => {
+      const { store, calls } = fakeStore(() => null);
+      store.completeAndClaim = async () => {
+        throw new Error('not called when completeAndClaimMany is offered');
+      };
+      store.completeAndClaimMany = async (items) => {
+        calls.push(items.map((i) => i.claim.agentId));
+        return items.map((i) => answer(i.complete, i.claim));
+      };
+      const w = createWriteBatcher(store);
+      const [a, b] = await Promise.all([
+        w.completeAndClaim(done('agt_a', 1), claim('agt_a')),
+        w.completeAndClaim(done('agt_b', 2), claim('agt_b')),
+      ]);
+      expect(calls).toEqual([['agt_a', 'agt_b']]);
+      expect(a.completed).toMatchObject([{ ok: false, code: 'agt_a:1' }]);
+      expect(b.completed).toMatchObject([{ ok: false, code: 'agt_b:2' }]);
+    });
+
+    it('sends each request alone to completeAndClaim when the store has no batch form', async () => {
+      const { store, calls } = fakeStore(() => null);
+      store.completeAndClaim = async (complete, c) => {
+        calls.push([c.agentId]);
+        return answer(complete, c);
+      };
+      const w = createWriteBatcher(store);
+      const [a, b] = await Promise.all([
+        w.completeAndClaim(done('agt_a', 1), claim('agt_a')),
+        w.completeAndClaim(done('agt_b', 2), claim('agt_b')),
+      ]);
+      expect(calls).toEqual([['agt_a'], ['agt_b']]);
+      expect([a.completed, b.completed]).toMatchObject([
+        [{ ok: false, code: 'agt_a:1' }],
+        [{ ok: false, code: 'agt_b:2' }],
+      ]);
+    });
+
+    it('retries a failed batch request by request, so only the bad one fails', async () => {
+      const { store, calls } = fakeStore(() => null);
+      store.completeAndClaimMany = async (items) => {
+        calls.push(items.map((i) => i.claim.agentId));
+        if (items.some((i) => i.claim.agentId === 'agt_bad')) throw new RouseError('conflict', 'bad');
+        return items.map((i) => answer(i.complete, i.claim));
+      };
+      const w = createWriteBatcher(store);
+      const [good, bad] = await Promise.allSettled([
+        w.completeAndClaim(done('agt_a', 1), claim('agt_a')),
+        w.completeAndClaim(done('agt_bad', 2), claim('agt_bad')),
+      ]);
+      expect(good).toMatchObject({ status: 'fulfilled', value: { completed: [{ code: 'agt_a:1' }] } });
+      expect(bad).toMatchObject({ status: 'rejected', reason: { code: 'conflict' } });
+      expect(calls).toEqual([['agt_a', 'agt_bad'], ['agt_a'], ['agt_bad']]);
+    });
   });
 });

@@ -16,6 +16,9 @@
 import type {
   AgentHeartbeatInput,
   AgentHeartbeatResult,
+  ClaimInput,
+  CompleteAndClaimItem,
+  CompleteAndClaimResult,
   CompleteInput,
   ConditionChange,
   ConditionRecord,
@@ -99,6 +102,12 @@ export interface WriteBatcher {
   createTask(task: NewTask): Promise<CreatedTask>;
   /** One completion, written in a batch with the other completions of this turn. */
   completeTask(item: CompleteInput): Promise<Outcome<Transitioned>>;
+  /**
+   * One request's completions and the claim that follows them, written in one transaction with the
+   * other requests' of this turn when the store offers that (`completeAndClaimMany`); the store must
+   * offer `completeAndClaim`.
+   */
+  completeAndClaim(complete: CompleteInput[], claim: ClaimInput): Promise<CompleteAndClaimResult>;
   /** One task heartbeat (a lease renewal), written with the other task heartbeats of this turn. */
   taskHeartbeat(beat: HeartbeatInput): Promise<Outcome<HeartbeatAccepted>>;
   /**
@@ -113,13 +122,28 @@ export interface WriteBatcher {
 export function createWriteBatcher(
   store: Pick<
     Store,
-    'createTasks' | 'completeTasks' | 'recordHeartbeats' | 'recordAgentHeartbeats' | 'applyConditionChanges'
+    | 'createTasks'
+    | 'completeTasks'
+    | 'completeAndClaim'
+    | 'completeAndClaimMany'
+    | 'recordHeartbeats'
+    | 'recordAgentHeartbeats'
+    | 'applyConditionChanges'
   >,
 ): WriteBatcher {
   const creates = new Coalescer<NewTask, CreatedTask>((tasks) => store.createTasks(tasks));
   const completes = new Coalescer<CompleteInput, Outcome<Transitioned>>((items) =>
     store.completeTasks(items),
   );
+  const completeAndClaim = (item: CompleteAndClaimItem): Promise<CompleteAndClaimResult> => {
+    if (store.completeAndClaim === undefined) throw new Error('the store offers no completeAndClaim');
+    return store.completeAndClaim(item.complete, item.claim);
+  };
+  const manyCompleteAndClaim = store.completeAndClaimMany?.bind(store);
+  const completeAndClaims =
+    manyCompleteAndClaim === undefined
+      ? null
+      : new Coalescer<CompleteAndClaimItem, CompleteAndClaimResult>(manyCompleteAndClaim);
   const taskBeats = new Coalescer<HeartbeatInput, Outcome<HeartbeatAccepted>>((beats) =>
     store.recordHeartbeats(beats),
   );
@@ -133,6 +157,10 @@ export function createWriteBatcher(
   return {
     createTask: (task) => creates.submit(task),
     completeTask: (item) => completes.submit(item),
+    completeAndClaim: (complete, claim) =>
+      completeAndClaims === null
+        ? completeAndClaim({ complete, claim })
+        : completeAndClaims.submit({ complete, claim }),
     taskHeartbeat: (beat) => taskBeats.submit(beat),
     agentHeartbeat: (input) => agentBeats.submit(input),
     conditionChange: (change) => conditions.submit(change),

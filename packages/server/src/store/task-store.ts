@@ -120,6 +120,16 @@ export interface HeartbeatAccepted {
   requires: string[];
 }
 
+export interface CompleteAndClaimItem {
+  complete: CompleteInput[];
+  claim: ClaimInput;
+}
+
+export interface CompleteAndClaimResult {
+  completed: Outcome<Transitioned>[];
+  claimed: Transitioned[];
+}
+
 export interface CompleteInput extends AgentWrite {
   result?: Json | undefined;
   resultRef?: ResultRef | null | undefined;
@@ -230,10 +240,14 @@ export interface TaskStore {
    * A claim that carries completions then costs one commit instead of two. Optional: without it the
    * coordinator makes the two calls.
    */
-  completeAndClaim?(
-    complete: CompleteInput[],
-    claim: ClaimInput,
-  ): Promise<{ completed: Outcome<Transitioned>[]; claimed: Transitioned[] }>;
+  completeAndClaim?(complete: CompleteInput[], claim: ClaimInput): Promise<CompleteAndClaimResult>;
+  /**
+   * Several `completeAndClaim`s (of different requests) in ONE transaction, in order, one result per
+   * item, each as `completeAndClaim` alone would give it. Offered by a store whose writes take turns
+   * (SQLite): the requests of one event-loop turn then share a commit. Optional: without it each goes
+   * alone (PostgreSQL's concurrent transactions share commits in the server).
+   */
+  completeAndClaimMany?(items: CompleteAndClaimItem[]): Promise<CompleteAndClaimResult[]>;
   /**
    * running → failed. With attempts left and a retryable error, `nextAttemptAt = now + backoff(attempt)`;
    * otherwise final. Idempotent per version.

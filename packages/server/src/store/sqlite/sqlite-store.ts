@@ -168,6 +168,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     setResultRef: write(writes.setResultRef),
     completeTasks: write(writes.completeTasks),
     completeAndClaim: write(writes.completeAndClaim),
+    completeAndClaimMany: write(writes.completeAndClaimMany),
     failTask: write(writes.failTask),
     expireLease: write(admin.expireLease),
     completeFromResultRef: write(admin.completeFromResultRef),

@@ -8,6 +8,8 @@ import { assertTransition } from '../../core/transitions.js';
 import type {
   AgentWrite,
   ClaimInput,
+  CompleteAndClaimItem,
+  CompleteAndClaimResult,
   CompleteInput,
   FailInput,
   HeartbeatAccepted,
@@ -282,8 +284,15 @@ export function completeAndClaim(
   ctx: SqliteContext,
   complete: CompleteInput[],
   claim: ClaimInput,
-): { completed: Outcome<Transitioned>[]; claimed: Transitioned[] } {
+): CompleteAndClaimResult {
   return { completed: completeTasks(ctx, complete), claimed: claimTasks(ctx, claim) };
+}
+
+export function completeAndClaimMany(
+  ctx: SqliteContext,
+  items: CompleteAndClaimItem[],
+): CompleteAndClaimResult[] {
+  return items.map((item) => completeAndClaim(ctx, item.complete, item.claim));
 }
 
 export function failTask(ctx: SqliteContext, input: FailInput): Transitioned {

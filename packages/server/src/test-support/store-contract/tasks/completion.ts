@@ -69,6 +69,38 @@ export function completionContract(h: () => Harness): void {
       expect(none).toEqual([]);
     });
 
+    it('completeAndClaimMany (when offered): each item as completeAndClaim alone, in order', async () => {
+      const { store } = h();
+      if (store.completeAndClaimMany === undefined) return;
+      const a = await h().running({ type: 'many' });
+      const b = await h().running({ type: 'many' }, 'agt_b');
+      const queued = [await h().create({ type: 'many' }), await h().create({ type: 'many' })];
+      queued.push(await h().create({ type: 'many' }));
+      const claim = (agentId: string, max: number) => ({
+        agentId,
+        types: ['many'],
+        max,
+        start: true,
+        backoff: BACKOFF,
+      });
+      const [first, second, third] = await store.completeAndClaimMany([
+        { complete: [{ ...writer(a), result: 'a' }], claim: claim('agt_a', 2) },
+        // b's holder is agt_b: agt_a's completion of it is refused; the claim still runs.
+        { complete: [{ ...writer(b), agentId: 'agt_a' }], claim: claim('agt_a', 2) },
+        { complete: [writer(b)], claim: claim('agt_b', 2) },
+      ]);
+      expect(first!.completed.map((o) => o.ok)).toEqual([true]);
+      expect(first!.claimed.map((c) => c.task.id)).toEqual([queued[0]!.id, queued[1]!.id]);
+      expect(second!.completed[0]).toMatchObject({ ok: false, code: 'forbidden' });
+      expect(second!.claimed.map((c) => c.task.id)).toEqual([queued[2]!.id]);
+      expect(third!.completed.map((o) => o.ok)).toEqual([true]);
+      expect(third!.claimed).toEqual([]);
+      expect(await h().get(a.id)).toMatchObject({ status: 'completed', result: 'a' });
+      expect(await h().get(b.id)).toMatchObject({ status: 'completed' });
+      for (const t of queued)
+        expect(await h().get(t.id)).toMatchObject({ status: 'running', agentId: 'agt_a' });
+    });
+
     it('keeps a recorded result ref on complete, or takes the one given', async () => {
       const { store } = h();
       const ref = { key: 'r/1', sizeBytes: 70_000, contentType: 'application/json', sha256: 'ff' };
