@@ -8,21 +8,11 @@ import type {
   CompleteInput,
   CreatedTask,
   NewTask,
-  Store,
 } from '../store/store.js';
 import { BACKOFF } from '../test-support/store-contract/harness.js';
-import { AGENT_HEARTBEAT_LINGER_MS, createWriteBatcher } from './write-batcher.js';
+import { AGENT_HEARTBEAT_LINGER_MS, type BatchedWrites, createWriteBatcher } from './write-batcher.js';
 
-type Creates = Pick<
-  Store,
-  | 'createTasks'
-  | 'completeTasks'
-  | 'completeAndClaim'
-  | 'completeAndClaimMany'
-  | 'recordHeartbeats'
-  | 'recordAgentHeartbeats'
-  | 'applyConditionChanges'
->;
+type Creates = BatchedWrites;
 
 function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; calls: string[][] } {
   const calls: string[][] = [];

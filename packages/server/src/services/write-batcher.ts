@@ -119,18 +119,19 @@ export interface WriteBatcher {
   conditionChange(change: ConditionChange): Promise<ConditionRecord | null>;
 }
 
-export function createWriteBatcher(
-  store: Pick<
-    Store,
-    | 'createTasks'
-    | 'completeTasks'
-    | 'completeAndClaim'
-    | 'completeAndClaimMany'
-    | 'recordHeartbeats'
-    | 'recordAgentHeartbeats'
-    | 'applyConditionChanges'
-  >,
-): WriteBatcher {
+/** The store writes the batcher makes. */
+export type BatchedWrites = Pick<
+  Store,
+  | 'createTasks'
+  | 'completeTasks'
+  | 'completeAndClaim'
+  | 'completeAndClaimMany'
+  | 'recordHeartbeats'
+  | 'recordAgentHeartbeats'
+  | 'applyConditionChanges'
+>;
+
+export function createWriteBatcher(store: BatchedWrites): WriteBatcher {
   const creates = new Coalescer<NewTask, CreatedTask>((tasks) => store.createTasks(tasks));
   const completes = new Coalescer<CompleteInput, Outcome<Transitioned>>((items) =>
     store.completeTasks(items),
