@@ -12,6 +12,7 @@ import { errorBody, toRouseError } from '../error-handler.js';
 import type { RouteContext } from '../route-spec.js';
 import { loadAssets } from './assets.js';
 import { parseForm } from './form.js';
+import { SharedReads } from './read-sharing.js';
 import { registerActions } from './routes/actions.js';
 import { registerAgentPages } from './routes/agents.js';
 import { registerAssetRoutes } from './routes/assets.js';
@@ -21,7 +22,6 @@ import { registerSignInRoutes } from './routes/sign-in.js';
 import { registerTaskPages } from './routes/tasks.js';
 import { registerWatchdogPages } from './routes/watchdog.js';
 import type { BrowserSession } from './session.js';
-import { SharedReads } from './shared-reads.js';
 import { createSite, isFragment } from './site.js';
 import { BrowserStreams } from './stream.js';
 

@@ -8,8 +8,8 @@ import { RouseError } from '../../core/errors.js';
 import type { Coordinator } from '../../services/coordinator.js';
 import type { Assets } from './assets.js';
 import { type Form, one } from './form.js';
+import type { SharedReads, ShareOptions } from './read-sharing.js';
 import { type BrowserSession, callerOfRole, checkWrite, sessionIdOf } from './session.js';
-import type { SharedReads, ShareOptions } from './shared-reads.js';
 import type { BrowserStreams } from './stream.js';
 
 export interface Site {
@@ -31,7 +31,7 @@ export interface Site {
     url: string,
     load: (request: FastifyRequest, session: BrowserSession, vc: ViewContext) => Promise<View>,
   ): void;
-  /** A read shared between the pages of a role (see shared-reads.ts); its staleness goes to the page. */
+  /** A read shared between the pages of a role (see read-sharing.ts); its staleness goes to the page. */
   shared<T>(request: FastifyRequest, key: string, options: ShareOptions, load: () => Promise<T>): Promise<T>;
 }
 

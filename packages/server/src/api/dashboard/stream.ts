@@ -5,7 +5,7 @@
  * "interventions": n, "alerts": n}`, a list cut at 100 ids and then marked `"more": true` — so a burst
  * of ten thousand transitions costs a stream a few frames, and the page refetches what it shows when
  * a frame concerns it. Every stream is flushed by one timer, so the pages refetch together and share
- * what the server computes for them (see `shared-reads.ts`). The window is 250 ms after a quiet spell and
+ * what the server computes for them (see `read-sharing.ts`). The window is 250 ms after a quiet spell and
  * doubles, up to two seconds, while the changes keep coming: a page shows a change within a quarter
  * of a second when there are few, and refetches at most every two seconds when there are many (a
  * refetch costs the browser a render: five pages on a small machine refetching every 250 ms took

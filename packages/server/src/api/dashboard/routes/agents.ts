@@ -2,7 +2,7 @@
 import { agentsView, agentView } from '@rouse/dashboard';
 import { AGENT_STATUSES, type AgentStatus } from '@rouse/protocol';
 import { RouseError } from '../../../core/errors.js';
-import { LIST_SHARE } from '../shared-reads.js';
+import { LIST_SHARE } from '../read-sharing.js';
 import type { Site } from '../site.js';
 
 type Sample = { rssBytes: number | null; cpuPercent: number | null };

@@ -1,8 +1,8 @@
 /** The overview, the dependencies and the policies pages. */
 import { dependenciesView, type OverviewData, overviewView, policiesView } from '@rouse/dashboard';
 import type { FastifyRequest } from 'fastify';
+import { LIST_SHARE, type ShareOptions } from '../read-sharing.js';
 import type { BrowserSession } from '../session.js';
-import { LIST_SHARE, type ShareOptions } from '../shared-reads.js';
 import type { Site } from '../site.js';
 
 const HOUR = 3_600_000;

@@ -3,7 +3,7 @@ import { type TaskFilters, tasksView, taskView } from '@rouse/dashboard';
 import type { TaskStatus } from '@rouse/protocol';
 import * as schemas from '@rouse/protocol/schemas';
 import { toTaskQuery } from '../../routes/tasks.js';
-import { LIST_SHARE } from '../shared-reads.js';
+import { LIST_SHARE } from '../read-sharing.js';
 import type { Site } from '../site.js';
 
 /**

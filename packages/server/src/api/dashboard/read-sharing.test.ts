@@ -1,6 +1,6 @@
 /** The dashboard's shared reads: one computation for the pages that ask together, bounded by its cost. */
 import { describe, expect, it } from 'vitest';
-import { SharedReads } from './shared-reads.js';
+import { SharedReads } from './read-sharing.js';
 
 function setup() {
   const state = { seq: 0, now: 1_000_000, loads: 0 };
