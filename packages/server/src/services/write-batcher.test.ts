@@ -12,11 +12,9 @@ import type {
 import { BACKOFF } from '../test-support/store-contract/harness.js';
 import { AGENT_HEARTBEAT_LINGER_MS, type BatchedWrites, createWriteBatcher } from './write-batcher.js';
 
-type Creates = BatchedWrites;
-
-function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: Creates; calls: string[][] } {
+function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: BatchedWrites; calls: string[][] } {
   const calls: string[][] = [];
-  const store: Creates = {
+  const store: BatchedWrites = {
     async createTasks(tasks) {
       calls.push(tasks.map((t) => t.id));
       const err = fail(tasks);

@@ -7,17 +7,22 @@ import type Database from 'better-sqlite3';
 import { RowBatch } from './row-batch.js';
 import { jsonText } from './row-mapping.js';
 
-/** Rows per statement (10 parameters each); the same as `TaskRows`, see there. */
-export const CHUNK_ROWS = 64;
-
-/** Collects history entries of one transaction and writes them with as few statements as it can. */
+/**
+ * Collects history entries of one transaction and writes them with as few statements as it can.
+ * `tasks`: the new task rows of the transaction, written before any entry (an entry references its
+ * task).
+ */
 export class EventRows extends RowBatch {
-  constructor(db: Database.Database) {
-    super(db, {
-      into: 'task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)',
-      row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      chunkRows: CHUNK_ROWS,
-    });
+  constructor(db: Database.Database, tasks?: RowBatch) {
+    super(
+      db,
+      {
+        into: 'task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)',
+        row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        chunkRows: 64, // 10 parameters each
+      },
+      tasks,
+    );
   }
 
   /** Queue `event` of task `taskId`; returns it. */

@@ -98,21 +98,18 @@ function createOne(t: NewTask, now: number, rows: TaskRows, events: EventRows): 
 
 export function createTasks(ctx: SqliteContext, tasks: NewTask[]): CreatedTask[] {
   const now = ctx.clock.now();
-  // Rows go in multi-row statements, each task's row queued before its creation entry (which
-  // references it); both batches flush at the same count, so every row is written before its entry.
+  // Rows go in multi-row statements; flushing the entries flushes the task rows first.
   const rows = new TaskRows(ctx.db);
-  const events = new EventRows(ctx.db);
+  const events = new EventRows(ctx.db, rows);
   const out = tasks.map((t) => {
     if (t.idempotencyKey !== null) {
       // The key may be in a row of this batch that is still queued.
-      rows.flush();
       events.flush();
       const existing = deduplicated(ctx, t);
       if (existing !== null) return existing;
     }
     return createOne(t, now, rows, events);
   });
-  rows.flush();
   events.flush();
   return out;
 }
