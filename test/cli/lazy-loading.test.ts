@@ -96,7 +96,7 @@ afterAll(async () => {
 });
 
 describe('which modules a command loads', () => {
-  it('the recorder sees the heavy modules when a command does load them (rouse serve)', async () => {
+  it('the recorder sees the heavy modules when a command does load them (rouse serve), and serve loads no SDK', async () => {
     // serve's action loads the server, then refuses the store: exit 2 before listening
     const r = await recorded(['serve', '--store', 'nope://x']);
     expect(r.code).toBe(2);
@@ -104,6 +104,8 @@ describe('which modules a command loads', () => {
     const heavy = heavyIn(r.modules);
     expect(heavy.some((m) => m.includes('/node_modules/fastify/'))).toBe(true);
     expect(heavy.some((m) => m.includes('/node_modules/better-sqlite3/'))).toBe(true);
+    // the server does not need the HTTP client
+    expect(r.modules.filter((m) => m.includes('/packages/sdk/'))).toEqual([]);
   });
 
   it('help and usage errors load neither the server nor the HTTP client', async () => {

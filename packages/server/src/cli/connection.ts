@@ -4,10 +4,11 @@
  * the token) written by `rouse serve`.
  */
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@rouse/sdk';
 import type { ConnectionOptions } from './connection-options.js';
 import { type CliContext, CliError, EXIT, type ExitCode } from './context.js';
+import { resolveDataDir } from './data-dir.js';
 
 export interface Connection {
   url: string;
@@ -16,13 +17,6 @@ export interface Connection {
   urlSource: string;
   /** The pid recorded in server.json, when the URL came from there. */
   serverPid: number | null;
-}
-
-export const DEFAULT_DATA_DIR = './.rouse';
-
-/** The data directory: `--data-dir`, else `ROUSE_DATA_DIR`, else `./.rouse`, resolved against cwd. */
-export function resolveDataDir(ctx: CliContext, dataDir: string | undefined): string {
-  return resolve(ctx.deps.cwd, dataDir ?? ctx.env.ROUSE_DATA_DIR ?? DEFAULT_DATA_DIR);
 }
 
 function readText(path: string): string | null {

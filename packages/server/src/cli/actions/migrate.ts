@@ -15,8 +15,8 @@ import {
 } from '../../server-store.js';
 import { migrateSqlite, sqliteMigrationStatus } from '../../store/sqlite/migrate.js';
 import { systemClock } from '../../system-clock.js';
-import { resolveDataDir } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
+import { resolveDataDir } from '../data-dir.js';
 import { createStyle } from '../format/style.js';
 import { renderPairs } from '../format/table.js';
 import { storeConfig } from '../store-config.js';

@@ -2,8 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { SIGNAL_NAMES, type SignalName } from '@rouse/protocol';
-import { resolveConnection, resolveDataDir } from '../connection.js';
+import { resolveConnection } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
+import { resolveDataDir } from '../data-dir.js';
 import { watchParent } from '../parent-watch.js';
 
 export interface RunAgentCliOptions {
