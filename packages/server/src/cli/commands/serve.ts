@@ -8,6 +8,7 @@ import type { ServeOptions } from '../actions/serve.js';
 import type { CliContext } from '../context.js';
 import { durationOption } from '../duration-option.js';
 import { formatDuration } from '../format/time.js';
+import { applyLeanHeap } from '../heap-tuning.js';
 import { parseInteger, parsePort } from '../parse.js';
 import { addStoreOptions, DEFAULT_STORE_WAIT_MS } from '../store-options.js';
 
@@ -77,6 +78,11 @@ The actual URL (useful with --port 0) is in <data-dir>/server.json while the ser
 It stops gracefully on SIGINT/SIGTERM, and, when started through npm (npx, npm exec, npm run), when
 npm exits: npm does not pass signals on.
 
+Memory: the coordinator caps V8's young generation at 8 MB and collects the old one once it has
+grown 20% past what it kept, as its state lives in the store: about 40 MB less under load than with
+Node's defaults, for a few percent more CPU. ROUSE_HEAP=node keeps Node's defaults; a heap flag given
+to node itself (node --max-semi-space-size=16 …) wins over the matching setting.
+
 Several coordinators: start each with the same --store postgres://… and the same tokens (set
 ROUSE_ADMIN_TOKEN, ROUSE_AGENT_TOKEN and ROUSE_READONLY_TOKEN on every host), behind any load
 balancer. Migrations run on start unless --no-migrate (then run \`rouse migrate --store …\` first).
@@ -88,6 +94,10 @@ Examples:
   $ rouse serve --store postgres://rouse:secret@db:5432/rouse --pool-size 20 --pg-ssl-ca ca.pem`,
     )
     .action(
-      action(ctx, async (opts: ServeOptions) => (await import('../actions/serve.js')).serve(ctx, opts)),
+      action(ctx, async (opts: ServeOptions) => {
+        // Before the server's modules load: they are the first sizeable allocation.
+        applyLeanHeap(process.execArgv, ctx.env);
+        return (await import('../actions/serve.js')).serve(ctx, opts);
+      }),
     );
 }

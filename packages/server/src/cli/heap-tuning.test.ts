@@ -1,0 +1,92 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CliError } from './context.js';
+import { HEAP_GROWING_PERCENT, leanHeapPlan, YOUNG_GENERATION_CAP_BYTES } from './heap-tuning.js';
+
+const GROWING = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+
+describe('leanHeapPlan', () => {
+  it('sets the old generation growth and caps the young generation by default, and with ROUSE_HEAP=lean', () => {
+    expect(leanHeapPlan([], {})).toEqual({ flags: [GROWING], capYoungGeneration: true });
+    expect(leanHeapPlan(['--enable-source-maps'], { ROUSE_HEAP: 'lean' })).toEqual({
+      flags: [GROWING],
+      capYoungGeneration: true,
+    });
+  });
+
+  it('does nothing with ROUSE_HEAP=node', () => {
+    expect(leanHeapPlan([], { ROUSE_HEAP: 'node' })).toEqual({ flags: [], capYoungGeneration: false });
+  });
+
+  it('refuses another ROUSE_HEAP value with a usage error', () => {
+    expect(() => leanHeapPlan([], { ROUSE_HEAP: 'small' })).toThrow(CliError);
+    expect(() => leanHeapPlan([], { ROUSE_HEAP: 'small' })).toThrow(/ROUSE_HEAP must be lean .* or node/);
+  });
+
+  it('leaves the old generation to a growth the user gave node, in either spelling', () => {
+    expect(leanHeapPlan(['--heap-growing-percent=50'], {})).toEqual({ flags: [], capYoungGeneration: true });
+    expect(leanHeapPlan(['--heap_growing_percent', '50'], {})).toEqual({
+      flags: [],
+      capYoungGeneration: true,
+    });
+  });
+
+  it('leaves the young generation alone when the user sized it, on the command line or in NODE_OPTIONS', () => {
+    for (const [execArgv, nodeOptions] of [
+      [[], ' --max_semi_space_size=8 '],
+      [['--min-semi-space-size=4'], undefined],
+      [[], '--semi-space-growth-factor=4'],
+    ] as const) {
+      expect(leanHeapPlan(execArgv, { NODE_OPTIONS: nodeOptions })).toEqual({
+        flags: [GROWING],
+        capYoungGeneration: false,
+      });
+    }
+    // an unrelated heap flag changes nothing
+    expect(leanHeapPlan(['--max-old-space-size=512'], {})).toEqual({
+      flags: [GROWING],
+      capYoungGeneration: true,
+    });
+  });
+});
+
+/**
+ * The settings must work when made at run time, since `rouse serve` cannot choose node's command
+ * line. A child node loads the built module, applies the plan (or not), then allocates steadily,
+ * keeping 2% of what it allocates for a while (a server's pattern), and reports the largest its
+ * young generation and old space grew.
+ */
+describe('applyLeanHeap in a real node process', () => {
+  const moduleUrl = new URL('../../dist/cli/heap-tuning.js', import.meta.url).href;
+  const program = `
+    import v8 from 'node:v8';
+    const { applyLeanHeap } = await import(process.argv[1]);
+    applyLeanHeap([], { ROUSE_HEAP: process.argv[2] });
+    const keep = []; const peak = {};
+    for (let round = 0; round < 300; round++) {
+      for (let i = 0; i < 20000; i++) { const o = { a: i, b: 'x' + i, c: [i, i + 1] }; if (i % 50 === 0) keep.push(o); }
+      if (keep.length > 40000) keep.splice(0, 20000);
+      for (const s of v8.getHeapSpaceStatistics()) peak[s.space_name] = Math.max(peak[s.space_name] ?? 0, s.space_size);
+      await new Promise((r) => setImmediate(r));
+    }
+    process.stdout.write(JSON.stringify({ young: peak.new_space, old: peak.old_space }));`;
+  const peaks = (mode: 'lean' | 'node') => {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', program, moduleUrl, mode], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as { young: number; old: number };
+  };
+
+  it('keeps the young generation at its cap, where V8 alone grows it past', () => {
+    expect(fileURLToPath(moduleUrl)).toMatch(/dist\/cli\/heap-tuning\.js$/);
+    const lean = peaks('lean');
+    const defaults = peaks('node');
+    expect(defaults.young).toBeGreaterThan(2 * YOUNG_GENERATION_CAP_BYTES);
+    // one doubling past the cap at most; in practice exactly the cap
+    expect(lean.young).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_BYTES);
+    expect(lean.young).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES / 2);
+  }, 60_000);
+});
