@@ -58,6 +58,11 @@ const TYPES = {
  * as 1.2 ms completions and p50 7 ms at 500 tasks/s), and no bitmap scans (they fetch every claimable
  * or matching row and sort them, where an index scan in order stops after a few). Statements with no
  * index to use still run, scanning as before.
+ *
+ * Every connection also runs with JIT compilation off. Rouse's statements are short, and a statement
+ * that must scan is costed above `enable_seqscan=off`'s penalty (10^10), far past `jit_above_cost`:
+ * with JIT on, the server compiled such a statement with LLVM on every call, which loaded LLVM into
+ * each backend (about 60 MB) and added milliseconds to the call.
  */
 export function pgConfig(
   opts: ResolvedPostgresConnectionOptions,
@@ -68,7 +73,7 @@ export function pgConfig(
     connectionString: opts.connectionString,
     connectionTimeoutMillis: opts.connectTimeoutMs,
     application_name: opts.applicationName,
-    options: `-c search_path=${opts.schema}${genericPlans ? ' -c plan_cache_mode=force_generic_plan -c enable_bitmapscan=off -c enable_seqscan=off' : ''}`,
+    options: `-c search_path=${opts.schema} -c jit=off${genericPlans ? ' -c plan_cache_mode=force_generic_plan -c enable_bitmapscan=off -c enable_seqscan=off' : ''}`,
     keepAlive: true,
     types: TYPES,
     ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),

@@ -151,6 +151,40 @@ describe('PostgreSQL specifics', () => {
     return client;
   }
 
+  it('runs every connection with JIT off, so a statement that must scan is never compiled', async () => {
+    // With sequential scans disabled, a statement with no index to use is costed past the 10^10
+    // penalty, far above jit_above_cost: a server with JIT would compile it with LLVM on every call.
+    await open();
+    const conn = resolvePostgresConnectionOptions({
+      connectionString: db.connectionString,
+      schema: db.schema,
+    });
+    const pooled = await storeLikeClient();
+    const plain = new pg.Client(pgConfig(conn));
+    await plain.connect();
+    try {
+      for (const client of [pooled, plain]) {
+        expect((await client.query('SHOW jit')).rows[0].jit).toBe('off');
+      }
+      const scan = 'SELECT count(*) FROM tasks WHERE attempt >= 0';
+      const plan = (await pooled.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${scan}`)).rows[0]['QUERY PLAN'][0];
+      expect(plan.Plan['Total Cost']).toBeGreaterThan(1e9); // the penalty: past any jit_above_cost
+      expect(plan.JIT).toBeUndefined();
+      // The premise, where this server has JIT: the same statement on a connection with JIT on is compiled.
+      const { available } = (await pooled.query('SELECT pg_jit_available() AS available')).rows[0];
+      if (available) {
+        await pooled.query('SET jit = on');
+        const jitted = (await pooled.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${scan}`)).rows[0][
+          'QUERY PLAN'
+        ][0];
+        expect(jitted.JIT?.Functions).toBeGreaterThan(0);
+      }
+    } finally {
+      await pooled.end();
+      await plain.end();
+    }
+  });
+
   it('hot statements planned while the table was empty still reach rows by index once it has grown', async () => {
     // A coordinator prepares its statements on its first calls, often on an empty table; its connections
     // keep those generic plans until statistics change. They must not scan the whole table then.
