@@ -95,6 +95,34 @@ describe('rouse serve', () => {
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
   });
+
+  const heapOf = (stdout: string) =>
+    stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { heap?: unknown })
+      .find((record) => record.heap !== undefined)?.heap;
+
+  it("sizes V8's heap for a long-lived server, and logs what it set", () => {
+    expect(heapOf(serverOut)).toEqual({
+      oldGenerationGrowthPercent: 20,
+      youngGenerationCapBytes: 8 * 1024 * 1024,
+    });
+  });
+
+  it("keeps V8's heap defaults with ROUSE_HEAP=node, and refuses another value", async () => {
+    // a store it refuses: serve stops with a usage error right after logging its heap settings
+    const node = await runCli(['serve', '--store', 'nope://x'], {
+      cwd: emptyDir,
+      env: { ROUSE_HEAP: 'node' },
+    });
+    expect(node.code).toBe(2);
+    expect(heapOf(node.stdout)).toEqual({ oldGenerationGrowthPercent: null, youngGenerationCapBytes: null });
+    const bad = await runCli(['serve', '--port', '0'], { cwd: emptyDir, env: { ROUSE_HEAP: 'small' } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/ROUSE_HEAP must be lean .* or node/);
+  });
 });
 
 describe('client commands', () => {

@@ -105,6 +105,17 @@ export function capYoungGeneration(capBytes: number = YOUNG_GENERATION_CAP_BYTES
   };
 }
 
+/** What `plan` sets, for the start-up log: null where V8 keeps its own behaviour. */
+export function describeHeap(plan: LeanHeapPlan): {
+  oldGenerationGrowthPercent: number | null;
+  youngGenerationCapBytes: number | null;
+} {
+  return {
+    oldGenerationGrowthPercent: plan.flags.length > 0 ? HEAP_GROWING_PERCENT : null,
+    youngGenerationCapBytes: plan.capYoungGeneration ? YOUNG_GENERATION_CAP_BYTES : null,
+  };
+}
+
 /** Apply `leanHeapPlan` to this process, for the rest of its life. */
 export function applyLeanHeap(
   execArgv: readonly string[],

@@ -13,6 +13,7 @@ import { prettyDestination } from '../format/log-line.js';
 import { createStyle } from '../format/style.js';
 import { renderPairs } from '../format/table.js';
 import { formatDuration } from '../format/time.js';
+import { describeHeap, type LeanHeapPlan } from '../heap-tuning.js';
 import { rouseCommand, shellQuote } from '../invocation.js';
 import { watchParent } from '../parent-watch.js';
 import { parseInteger } from '../parse.js';
@@ -59,7 +60,8 @@ const TOKEN_ENV: Record<string, string> = Object.fromEntries(
   Object.entries(TOKEN_ENV_BY_NAME).map(([name, variable]) => [`${name}Token`, variable]),
 );
 
-export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number> {
+/** `heap`: what the command set of V8's heap before loading this module (heap-tuning.ts). */
+export async function serve(ctx: CliContext, opts: ServeOptions, heap?: LeanHeapPlan): Promise<number> {
   const { io, env } = ctx;
   const style = createStyle(io.color);
   const dataDir = resolveDataDir(ctx, opts.dataDir);
@@ -67,6 +69,7 @@ export async function serve(ctx: CliContext, opts: ServeOptions): Promise<number
     ? prettyDestination((s) => io.out(s), style)
     : { write: (s: string) => io.out(s) };
   const logger = pino({ level: opts.logLevel, base: { pid: process.pid } }, destination);
+  if (heap) logger.info({ heap: describeHeap(heap) }, 'V8 heap settings (null: V8 decides)');
   const db = opts.db === undefined || opts.db === ':memory:' ? opts.db : resolve(ctx.deps.cwd, opts.db);
   const store = storeConfig(ctx, opts);
   if (opts.storeWait !== undefined && store?.kind !== 'postgres')

@@ -96,8 +96,8 @@ Examples:
     .action(
       action(ctx, async (opts: ServeOptions) => {
         // Before the server's modules load: they are the first sizeable allocation.
-        applyLeanHeap(process.execArgv, ctx.env);
-        return (await import('../actions/serve.js')).serve(ctx, opts);
+        const heap = applyLeanHeap(process.execArgv, ctx.env);
+        return (await import('../actions/serve.js')).serve(ctx, opts, heap);
       }),
     );
 }
