@@ -4,19 +4,24 @@ import { describe, expect, it } from 'vitest';
 import { CliError } from './context.js';
 import { HEAP_GROWING_PERCENT, leanHeapPlan, YOUNG_GENERATION_CAP_BYTES } from './heap-tuning.js';
 
-const GROWING = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+const LEAN = {
+  oldGenerationGrowthPercent: HEAP_GROWING_PERCENT,
+  youngGenerationCapBytes: YOUNG_GENERATION_CAP_BYTES,
+};
+const OLD_ONLY = { oldGenerationGrowthPercent: HEAP_GROWING_PERCENT, youngGenerationCapBytes: null };
+const YOUNG_ONLY = { oldGenerationGrowthPercent: null, youngGenerationCapBytes: YOUNG_GENERATION_CAP_BYTES };
 
 describe('leanHeapPlan', () => {
   it('sets the old generation growth and caps the young generation by default, and with ROUSE_HEAP=lean', () => {
-    expect(leanHeapPlan([], {})).toEqual({ flags: [GROWING], capYoungGeneration: true });
-    expect(leanHeapPlan(['--enable-source-maps'], { ROUSE_HEAP: 'lean' })).toEqual({
-      flags: [GROWING],
-      capYoungGeneration: true,
-    });
+    expect(leanHeapPlan([], {})).toEqual(LEAN);
+    expect(leanHeapPlan(['--enable-source-maps'], { ROUSE_HEAP: 'lean' })).toEqual(LEAN);
   });
 
   it('does nothing with ROUSE_HEAP=node', () => {
-    expect(leanHeapPlan([], { ROUSE_HEAP: 'node' })).toEqual({ flags: [], capYoungGeneration: false });
+    expect(leanHeapPlan([], { ROUSE_HEAP: 'node' })).toEqual({
+      oldGenerationGrowthPercent: null,
+      youngGenerationCapBytes: null,
+    });
   });
 
   it('refuses another ROUSE_HEAP value with a usage error', () => {
@@ -25,11 +30,8 @@ describe('leanHeapPlan', () => {
   });
 
   it('leaves the old generation to a growth the user gave node, in either spelling', () => {
-    expect(leanHeapPlan(['--heap-growing-percent=50'], {})).toEqual({ flags: [], capYoungGeneration: true });
-    expect(leanHeapPlan(['--heap_growing_percent', '50'], {})).toEqual({
-      flags: [],
-      capYoungGeneration: true,
-    });
+    expect(leanHeapPlan(['--heap-growing-percent=50'], {})).toEqual(YOUNG_ONLY);
+    expect(leanHeapPlan(['--heap_growing_percent', '50'], {})).toEqual(YOUNG_ONLY);
   });
 
   it('leaves the young generation alone when the user sized it, on the command line or in NODE_OPTIONS', () => {
@@ -38,16 +40,10 @@ describe('leanHeapPlan', () => {
       [['--min-semi-space-size=4'], undefined],
       [[], '--semi-space-growth-factor=4'],
     ] as const) {
-      expect(leanHeapPlan(execArgv, { NODE_OPTIONS: nodeOptions })).toEqual({
-        flags: [GROWING],
-        capYoungGeneration: false,
-      });
+      expect(leanHeapPlan(execArgv, { NODE_OPTIONS: nodeOptions })).toEqual(OLD_ONLY);
     }
     // an unrelated heap flag changes nothing
-    expect(leanHeapPlan(['--max-old-space-size=512'], {})).toEqual({
-      flags: [GROWING],
-      capYoungGeneration: true,
-    });
+    expect(leanHeapPlan(['--max-old-space-size=512'], {})).toEqual(LEAN);
   });
 });
 

@@ -39,11 +39,12 @@ const V8_GROWTH_FACTOR = 2;
 /** Flags that size the young generation themselves: given one, its growth is the user's call too. */
 const YOUNG_GENERATION_FLAGS = ['max-semi-space-size', 'min-semi-space-size', 'semi-space-growth-factor'];
 
+/** What to set; null where V8 keeps its own behaviour (also what `rouse serve` logs at start). */
 export interface LeanHeapPlan {
-  /** V8 flags to set once, as `--name=value`. */
-  flags: string[];
-  /** Whether to cap the young generation. */
-  capYoungGeneration: boolean;
+  /** `--heap-growing-percent`. */
+  oldGenerationGrowthPercent: number | null;
+  /** The young generation's cap (see `capYoungGeneration`). */
+  youngGenerationCapBytes: number | null;
 }
 
 /** The names of the V8/node flags in `args` (`--max_semi_space_size=4` → `max-semi-space-size`). */
@@ -71,11 +72,13 @@ export function leanHeapPlan(
       EXIT.usage,
     );
   }
-  if (mode === 'node') return { flags: [], capYoungGeneration: false };
+  if (mode === 'node') return { oldGenerationGrowthPercent: null, youngGenerationCapBytes: null };
   const given = flagNames([...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)]);
   return {
-    flags: given.has('heap-growing-percent') ? [] : [`--heap-growing-percent=${HEAP_GROWING_PERCENT}`],
-    capYoungGeneration: !YOUNG_GENERATION_FLAGS.some((f) => given.has(f)),
+    oldGenerationGrowthPercent: given.has('heap-growing-percent') ? null : HEAP_GROWING_PERCENT,
+    youngGenerationCapBytes: YOUNG_GENERATION_FLAGS.some((f) => given.has(f))
+      ? null
+      : YOUNG_GENERATION_CAP_BYTES,
   };
 }
 
@@ -85,10 +88,10 @@ function youngGenerationBytes(): number {
 }
 
 /**
- * Keep the young generation at or under `capBytes` from now on (one doubling past it at most, if
- * V8 grows it twice between two collections' notifications). Returns the function that stops.
+ * Keep the young generation at or under `capBytes` for the rest of the process (one doubling past
+ * it at most, if V8 grows it twice between two collections' notifications).
  */
-export function capYoungGeneration(capBytes: number = YOUNG_GENERATION_CAP_BYTES): () => void {
+export function capYoungGeneration(capBytes: number): void {
   let factor = 0;
   const check = () => {
     const next = youngGenerationBytes() >= capBytes ? 1 : V8_GROWTH_FACTOR;
@@ -97,23 +100,7 @@ export function capYoungGeneration(capBytes: number = YOUNG_GENERATION_CAP_BYTES
     factor = next;
   };
   check();
-  const observer = new PerformanceObserver(check);
-  observer.observe({ entryTypes: ['gc'] });
-  return () => {
-    observer.disconnect();
-    if (factor === 1) setFlagsFromString(`--semi-space-growth-factor=${V8_GROWTH_FACTOR}`);
-  };
-}
-
-/** What `plan` sets, for the start-up log: null where V8 keeps its own behaviour. */
-export function describeHeap(plan: LeanHeapPlan): {
-  oldGenerationGrowthPercent: number | null;
-  youngGenerationCapBytes: number | null;
-} {
-  return {
-    oldGenerationGrowthPercent: plan.flags.length > 0 ? HEAP_GROWING_PERCENT : null,
-    youngGenerationCapBytes: plan.capYoungGeneration ? YOUNG_GENERATION_CAP_BYTES : null,
-  };
+  new PerformanceObserver(check).observe({ entryTypes: ['gc'] });
 }
 
 /** Apply `leanHeapPlan` to this process, for the rest of its life. */
@@ -122,7 +109,9 @@ export function applyLeanHeap(
   env: Record<string, string | undefined>,
 ): LeanHeapPlan {
   const plan = leanHeapPlan(execArgv, env);
-  for (const flag of plan.flags) setFlagsFromString(flag);
-  if (plan.capYoungGeneration) capYoungGeneration();
+  if (plan.oldGenerationGrowthPercent !== null) {
+    setFlagsFromString(`--heap-growing-percent=${plan.oldGenerationGrowthPercent}`);
+  }
+  if (plan.youngGenerationCapBytes !== null) capYoungGeneration(plan.youngGenerationCapBytes);
   return plan;
 }

@@ -13,7 +13,7 @@ import { prettyDestination } from '../format/log-line.js';
 import { createStyle } from '../format/style.js';
 import { renderPairs } from '../format/table.js';
 import { formatDuration } from '../format/time.js';
-import { describeHeap, type LeanHeapPlan } from '../heap-tuning.js';
+import type { LeanHeapPlan } from '../heap-tuning.js';
 import { rouseCommand, shellQuote } from '../invocation.js';
 import { watchParent } from '../parent-watch.js';
 import { parseInteger } from '../parse.js';
@@ -69,7 +69,7 @@ export async function serve(ctx: CliContext, opts: ServeOptions, heap?: LeanHeap
     ? prettyDestination((s) => io.out(s), style)
     : { write: (s: string) => io.out(s) };
   const logger = pino({ level: opts.logLevel, base: { pid: process.pid } }, destination);
-  if (heap) logger.info({ heap: describeHeap(heap) }, 'V8 heap settings (null: V8 decides)');
+  if (heap) logger.info({ heap }, 'V8 heap settings (null: V8 decides)');
   const db = opts.db === undefined || opts.db === ':memory:' ? opts.db : resolve(ctx.deps.cwd, opts.db);
   const store = storeConfig(ctx, opts);
   if (opts.storeWait !== undefined && store?.kind !== 'postgres')
