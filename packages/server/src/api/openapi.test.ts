@@ -76,6 +76,8 @@ describe('GET /v1/openapi.json', () => {
       '#/components/schemas/CreateTask',
     );
     expect(doc.components.schemas.CreateTask.required).toEqual(['type']);
+    // free-form JSON fields accept any JSON value
+    expect(doc.components.schemas.CreateTask.properties.payload).toEqual({ description: 'Any JSON value.' });
     const list = doc.paths['/v1/tasks'].get;
     expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(
       expect.arrayContaining(['status', 'type', 'label', 'limit', 'cursor']),

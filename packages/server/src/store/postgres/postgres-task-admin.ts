@@ -68,8 +68,8 @@ async function createOnce(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask
   const plan: Planned[] = [];
   const inserts: NewTask[] = [];
   for (const t of tasks) {
-    const payload = canonicalJson(t.payload);
     if (t.idempotencyKey !== null) {
+      const payload = canonicalJson(t.payload);
       const k = known.get(t.idempotencyKey);
       if (k !== undefined) {
         if (k.type !== t.type || k.payload !== payload)

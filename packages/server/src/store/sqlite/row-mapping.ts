@@ -176,11 +176,6 @@ export function rowEventCount(r: TaskRow): number {
   return r[COL.event_count] as number;
 }
 
-/** The stored payload text of a raw task row (idempotent creates compare it). */
-export function rowPayloadText(r: TaskRow): string {
-  return r[COL.payload] as string;
-}
-
 export { toHead } from '../write-errors.js';
 
 export function toEvent(row: EventRow): TaskEvent {

@@ -19,7 +19,7 @@ import type {
 import { type AttemptedWrite, checkWrite } from '../write-errors.js';
 import { agentActor, expiryReason, nextAttemptAt, releasedTaskError } from '../write-rules.js';
 import { EventRows } from './event-rows.js';
-import { type HeadRow, rowPayloadText, type TaskRow, toHead, toTask } from './row-mapping.js';
+import { type HeadRow, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { parseTiming, type SqliteContext } from './sqlite-context.js';
 import { TaskRows } from './task-rows.js';
 
@@ -38,16 +38,16 @@ function deduplicated(ctx: SqliteContext, t: NewTask): CreatedTask | null {
   const existing = ctx.tasks.selectTaskByIdempotencyKey.get({ key: t.idempotencyKey }) as TaskRow | undefined;
   if (existing === undefined) return null;
   const task = toTask(existing);
-  const same = task.type === t.type && rowPayloadText(existing) === canonicalJson(t.payload);
+  const same = task.type === t.type && canonicalJson(task.payload) === canonicalJson(t.payload);
   if (!same) throw new IdempotencyConflictError(t.idempotencyKey, task.id);
   return { task, deduplicated: true };
 }
 
 function createOne(t: NewTask, now: number, rows: TaskRows, events: EventRows): CreatedTask {
   const runAt = t.runAt ?? now;
-  // Stored canonical so that idempotent creates compare text.
-  const payload = canonicalJson(t.payload);
-  rows.add(t, payload, runAt, now, shardOf(t.id));
+  // Stored as sent; an idempotent create compares canonical forms (see `deduplicated`).
+  const payload = t.payload ?? null;
+  rows.add(t, JSON.stringify(payload), runAt, now, shardOf(t.id));
   events.add(t.id, {
     seq: 1,
     at: now,
@@ -63,7 +63,7 @@ function createOne(t: NewTask, now: number, rows: TaskRows, events: EventRows): 
     id: t.id,
     type: t.type,
     status: 'created',
-    payload: JSON.parse(payload),
+    payload,
     attempt: 0,
     maxAttempts: t.maxAttempts,
     version: 0,
