@@ -16,7 +16,7 @@ import type {
   ReleaseAgentTasksInput,
   Transitioned,
 } from '../store.js';
-import { agentActor, releasedTaskError } from '../write-rules.js';
+import { agentActor, createdTask, releasedTaskError } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import { type PgContext, transitioned } from './postgres-context.js';
 import { pgJson, type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
@@ -38,6 +38,13 @@ const CANCELLABLE = (Object.keys(TRANSITIONS) as TaskStatus[]).filter((s) => can
 
 /** The unique index of idempotency keys (0001_init.sql): a violation of it is a create race. */
 const IDEMPOTENCY_CONSTRAINT = 'tasks_idempotency_key';
+
+/** What the insert returns of each new task: the times the database's clock chose. */
+interface InsertedRow {
+  id: string;
+  created_at: number;
+  run_at: number;
+}
 
 type Planned =
   | { kind: 'insert'; id: string }
@@ -100,11 +107,13 @@ async function createOnce(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask
   const rows =
     batch.length === 0
       ? []
-      : await ctx.rows<TaskRow>('insertTasks', TASK_SQL.insertTasks, [ctx.now(), pgJson(batch), CREATOR]);
-  const inserted = new Map(rows.map((r) => [r.id, r]));
+      : await ctx.rows<InsertedRow>('insertTasks', TASK_SQL.insertTasks, [ctx.now(), pgJson(batch), CREATOR]);
+  // The database chose only the times; the rest of each task is what was written.
+  const written = new Map(inserts.map((t) => [t.id, t]));
+  const created = new Map(rows.map((r) => [r.id, createdTask(written.get(r.id)!, r.created_at, r.run_at)]));
   return plan.map((p) => {
     if (p.kind === 'existing') return { task: toTask(p.row), deduplicated: true };
-    return { task: toTask(inserted.get(p.id)!), deduplicated: p.kind === 'batch' };
+    return { task: created.get(p.id)!, deduplicated: p.kind === 'batch' };
   });
 }
 

@@ -143,7 +143,7 @@ export const TASK_SQL = {
              labels jsonb, timing jsonb, shard integer)
       CROSS JOIN clock
       ORDER BY n.i
-      RETURNING ${COLS}
+      RETURNING id, created_at, run_at
     ),
     ev AS (
       INSERT INTO task_events (${EVENT_COLUMNS})

@@ -3,7 +3,7 @@
  * uploaded result, cancel, manual retry, graceful agent leave. Each runs inside the caller's write
  * transaction (see sqlite-store.ts).
  */
-import type { Task, TaskError } from '@rouse/protocol';
+import type { TaskError } from '@rouse/protocol';
 import { IdempotencyConflictError } from '../../core/errors.js';
 import { assertTransition } from '../../core/transitions.js';
 import { canonicalJson } from '../canonical-json.js';
@@ -17,7 +17,7 @@ import type {
   Transitioned,
 } from '../store.js';
 import { type AttemptedWrite, checkWrite } from '../write-errors.js';
-import { agentActor, expiryReason, nextAttemptAt, releasedTaskError } from '../write-rules.js';
+import { agentActor, createdTask, expiryReason, nextAttemptAt, releasedTaskError } from '../write-rules.js';
 import { EventRows } from './event-rows.js';
 import { type HeadRow, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { parseTiming, type SqliteContext } from './sqlite-context.js';
@@ -46,8 +46,7 @@ function deduplicated(ctx: SqliteContext, t: NewTask): CreatedTask | null {
 function createOne(t: NewTask, now: number, rows: TaskRows, events: EventRows): CreatedTask {
   const runAt = t.runAt ?? now;
   // Stored as sent; an idempotent create compares canonical forms (see `deduplicated`).
-  const payload = t.payload ?? null;
-  rows.add(t, JSON.stringify(payload), runAt, now, shardOf(t.id));
+  rows.add(t, JSON.stringify(t.payload), runAt, now, shardOf(t.id));
   events.add(t.id, {
     seq: 1,
     at: now,
@@ -59,41 +58,7 @@ function createOne(t: NewTask, now: number, rows: TaskRows, events: EventRows): 
     reason: 'created',
     details: null,
   });
-  const task: Task = {
-    id: t.id,
-    type: t.type,
-    status: 'created',
-    payload,
-    attempt: 0,
-    maxAttempts: t.maxAttempts,
-    version: 0,
-    agentId: null,
-    priority: t.priority,
-    resumable: t.resumable,
-    requires: [...t.requires],
-    labels: { ...t.labels },
-    idempotencyKey: t.idempotencyKey,
-    timing: { ...t.timing },
-    progress: null,
-    phase: null,
-    executionDone: false,
-    checkpoint: null,
-    session: null,
-    result: null,
-    resultRef: null,
-    error: null,
-    createdAt: now,
-    runAt,
-    claimedAt: null,
-    startedAt: null,
-    lastHeartbeatAt: null,
-    progressChangedAt: null,
-    leaseExpiresAt: null,
-    nextAttemptAt: null,
-    finishedAt: null,
-    final: false,
-  };
-  return { task, deduplicated: false };
+  return { task: createdTask(t, now, runAt), deduplicated: false };
 }
 
 export function createTasks(ctx: SqliteContext, tasks: NewTask[]): CreatedTask[] {
