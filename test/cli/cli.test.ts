@@ -111,6 +111,22 @@ describe('rouse serve', () => {
     });
   });
 
+  it('gives a coordinator on PostgreSQL a 16 MB young generation (--store or ROUSE_STORE)', async () => {
+    // nothing listens on port 1: serve stops right after logging its heap settings
+    const closed = 'postgres://rouse@127.0.0.1:1/none';
+    for (const [args, env] of [
+      [['--store', closed], {}],
+      [[], { ROUSE_STORE: closed }],
+    ] as const) {
+      const r = await runCli(['serve', '--port', '0', '--store-wait', '0', ...args], { cwd: emptyDir, env });
+      expect(r.code, r.stderr).toBe(1);
+      expect(heapOf(r.stdout)).toEqual({
+        oldGenerationGrowthPercent: 20,
+        youngGenerationCapBytes: 16 * 1024 * 1024,
+      });
+    }
+  });
+
   it("keeps V8's heap defaults with ROUSE_HEAP=node, and refuses another value", async () => {
     // a store it refuses: serve stops with a usage error right after logging its heap settings
     const node = await runCli(['serve', '--store', 'nope://x'], {

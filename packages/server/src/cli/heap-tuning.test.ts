@@ -6,15 +6,28 @@ import { HEAP_GROWING_PERCENT, leanHeapPlan, YOUNG_GENERATION_CAP_BYTES } from '
 
 const LEAN = {
   oldGenerationGrowthPercent: HEAP_GROWING_PERCENT,
-  youngGenerationCapBytes: YOUNG_GENERATION_CAP_BYTES,
+  youngGenerationCapBytes: YOUNG_GENERATION_CAP_BYTES.sqlite,
 };
 const OLD_ONLY = { oldGenerationGrowthPercent: HEAP_GROWING_PERCENT, youngGenerationCapBytes: null };
-const YOUNG_ONLY = { oldGenerationGrowthPercent: null, youngGenerationCapBytes: YOUNG_GENERATION_CAP_BYTES };
+const YOUNG_ONLY = {
+  oldGenerationGrowthPercent: null,
+  youngGenerationCapBytes: YOUNG_GENERATION_CAP_BYTES.sqlite,
+};
 
 describe('leanHeapPlan', () => {
   it('sets the old generation growth and caps the young generation by default, and with ROUSE_HEAP=lean', () => {
     expect(leanHeapPlan([], {})).toEqual(LEAN);
     expect(leanHeapPlan(['--enable-source-maps'], { ROUSE_HEAP: 'lean' })).toEqual(LEAN);
+  });
+
+  it('gives a PostgreSQL coordinator a young generation twice as large', () => {
+    expect(YOUNG_GENERATION_CAP_BYTES.postgres).toBe(2 * YOUNG_GENERATION_CAP_BYTES.sqlite);
+    expect(leanHeapPlan([], {}, 'postgres')).toEqual({
+      ...LEAN,
+      youngGenerationCapBytes: YOUNG_GENERATION_CAP_BYTES.postgres,
+    });
+    expect(leanHeapPlan(['--max-semi-space-size=4'], {}, 'postgres')).toEqual(OLD_ONLY);
+    expect(leanHeapPlan([], { ROUSE_HEAP: 'node' }, 'postgres').youngGenerationCapBytes).toBeNull();
   });
 
   it('does nothing with ROUSE_HEAP=node', () => {
@@ -80,9 +93,9 @@ describe('applyLeanHeap in a real node process', () => {
     expect(fileURLToPath(moduleUrl)).toMatch(/dist\/cli\/heap-tuning\.js$/);
     const lean = peaks('lean');
     const defaults = peaks('node');
-    expect(defaults.young).toBeGreaterThan(2 * YOUNG_GENERATION_CAP_BYTES);
+    expect(defaults.young).toBeGreaterThan(2 * YOUNG_GENERATION_CAP_BYTES.sqlite);
     // one doubling past the cap at most; in practice exactly the cap
-    expect(lean.young).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_BYTES);
-    expect(lean.young).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES / 2);
+    expect(lean.young).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_BYTES.sqlite);
+    expect(lean.young).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES.sqlite / 2);
   }, 60_000);
 });

@@ -78,7 +78,7 @@ The actual URL (useful with --port 0) is in <data-dir>/server.json while the ser
 It stops gracefully on SIGINT/SIGTERM, and, when started through npm (npx, npm exec, npm run), when
 npm exits: npm does not pass signals on.
 
-Memory: the coordinator caps V8's young generation at 8 MB and collects the old one once it has
+Memory: the coordinator caps V8's young generation at 8 MB (16 MB on PostgreSQL) and collects the old one once it has
 grown 20% past what it kept, as its state lives in the store: about 40 MB less under load than with
 Node's defaults, for a few percent more CPU. ROUSE_HEAP=node keeps Node's defaults; a heap flag given
 to node itself (node --max-semi-space-size=16 …) wins over the matching setting.
@@ -95,8 +95,10 @@ Examples:
     )
     .action(
       action(ctx, async (opts: ServeOptions) => {
-        // Before the server's modules load: they are the first sizeable allocation.
-        const heap = applyLeanHeap(process.execArgv, ctx.env);
+        // Before the server's modules load: they are the first sizeable allocation. The URL test is
+        // storeConfig's, which validates the rest later.
+        const onPostgres = /^postgres(ql)?:\/\//.test(opts.store ?? ctx.env.ROUSE_STORE ?? '');
+        const heap = applyLeanHeap(process.execArgv, ctx.env, onPostgres ? 'postgres' : 'sqlite');
         return (await import('../actions/serve.js')).serve(ctx, opts, heap);
       }),
     );
