@@ -10,11 +10,11 @@
  * So `rouse serve`, from its start:
  * - starts a full collection once the old generation has grown 20% past its last live size
  *   (`--heap-growing-percent=20`);
- * - caps the young generation at `YOUNG_GENERATION_CAP_BYTES` (8 MB, 16 MB on PostgreSQL). V8 fixes its maximum when the
- *   process starts (`--max-semi-space-size`, which only node's command line can set), but reads
- *   its growth factor each time it grows it: after every collection the cap sets that factor to 1
- *   (no growth) once the young generation has reached the cap, and back to V8's 2 when V8 has
- *   shrunk it below (it does when the process idles).
+ * - caps the young generation at `YOUNG_GENERATION_CAP_BYTES` (8 MB, 16 MB on PostgreSQL). V8
+ *   fixes its maximum when the process starts (`--max-semi-space-size`, which only node's command
+ *   line can set), but reads its growth factor each time it grows it: after every collection the
+ *   cap sets that factor to 1 (no growth) once the young generation has reached the cap, and back
+ *   to V8's 2 when V8 has shrunk it below (it does when the process idles).
  *
  * A flag the user gave node (`node --heap-growing-percent=50 …`, `NODE_OPTIONS=--max-semi-space-size=8`)
  * wins over the matching setting here; `ROUSE_HEAP=node` keeps all of V8's defaults

@@ -78,9 +78,9 @@ The actual URL (useful with --port 0) is in <data-dir>/server.json while the ser
 It stops gracefully on SIGINT/SIGTERM, and, when started through npm (npx, npm exec, npm run), when
 npm exits: npm does not pass signals on.
 
-Memory: the coordinator caps V8's young generation at 8 MB (16 MB on PostgreSQL) and collects the old one once it has
-grown 20% past what it kept, as its state lives in the store: about 40 MB less under load than with
-Node's defaults, for a few percent more CPU. ROUSE_HEAP=node keeps Node's defaults; a heap flag given
+Memory: the coordinator caps V8's young generation at 8 MB (16 MB on PostgreSQL) and collects the
+old one once it has grown 20% past what it kept, as its state lives in the store: about 40 MB less
+under load than with Node's defaults, for a few percent more CPU. ROUSE_HEAP=node keeps Node's defaults; a heap flag given
 to node itself (node --max-semi-space-size=16 …) wins over the matching setting.
 
 Several coordinators: start each with the same --store postgres://… and the same tokens (set
