@@ -11,6 +11,7 @@ import { RouseError, ValidationError } from './core/errors.js';
 import { isConnectionFailure } from './store/postgres/postgres-errors.js';
 import { createSqliteStore } from './store/sqlite/sqlite-store.js';
 import type { Store } from './store/store.js';
+import { isPostgresUrl } from './store/store-url.js';
 
 export interface SqliteStoreConfig {
   kind: 'sqlite';
@@ -40,8 +41,6 @@ export type StoreConfig = SqliteStoreConfig | PostgresStoreConfig;
 
 export type ResolvedStoreConfig = Required<SqliteStoreConfig> | PostgresStoreConfig;
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//;
-
 /** Said of a `--store` that starts like a PostgreSQL URL but is not one (never echoed: it may hold a password). */
 export const INVALID_POSTGRES_URL =
   '--store is not a valid URL: expected postgres://user:password@host:5432/database (percent-encode special characters in the password)';
@@ -54,7 +53,7 @@ export function resolveStoreConfig(
   if (store === undefined) return { kind: 'sqlite', path: sqlitePath };
   if (typeof store === 'string') {
     const s = store.trim();
-    if (POSTGRES_URL.test(s)) return { kind: 'postgres', connectionString: s };
+    if (isPostgresUrl(s)) return { kind: 'postgres', connectionString: s };
     if (s === 'sqlite') return { kind: 'sqlite', path: sqlitePath };
     if (s.startsWith('sqlite:') && s.length > 'sqlite:'.length) return { kind: 'sqlite', path: s.slice(7) };
     throw new ValidationError(
@@ -69,7 +68,7 @@ export function resolveStoreConfig(
     return { kind: 'sqlite', path };
   }
   if (store.kind === 'postgres') {
-    if (typeof store.connectionString !== 'string' || !POSTGRES_URL.test(store.connectionString)) {
+    if (typeof store.connectionString !== 'string' || !isPostgresUrl(store.connectionString)) {
       throw new ValidationError('store.connectionString', 'must be a postgres:// or postgresql:// URL');
     }
     return { ...store };

@@ -2,12 +2,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { INVALID_POSTGRES_URL, type StoreConfig } from '../server-store.js';
+import { isPostgresUrl } from '../store/store-url.js';
 import { type CliContext, CliError, EXIT } from './context.js';
-import type { StoreCliOptions } from './store-options.js';
+import { type StoreCliOptions, storeUrl } from './store-options.js';
 
 /** The store from --store / ROUSE_STORE and the PostgreSQL flags; undefined: SQLite (--db). */
 export function storeConfig(ctx: CliContext, opts: StoreCliOptions): StoreConfig | undefined {
-  const url = opts.store ?? ctx.env.ROUSE_STORE;
+  const url = storeUrl(opts, ctx.env);
   const pgFlags = [
     ['--pg-schema', opts.pgSchema],
     ['--pool-size', opts.poolSize],
@@ -17,7 +18,7 @@ export function storeConfig(ctx: CliContext, opts: StoreCliOptions): StoreConfig
     ['--pg-ssl-ca', opts.pgSslCa],
     ['--pg-ssl-insecure', opts.pgSslInsecure],
   ] as const;
-  if (url === undefined || url === '' || !/^postgres(ql)?:\/\//.test(url)) {
+  if (url === undefined || !isPostgresUrl(url)) {
     const given = pgFlags.find(([, v]) => v !== undefined);
     if (given)
       throw new CliError(`${given[0]} needs a PostgreSQL store: pass --store postgres://…`, EXIT.usage);

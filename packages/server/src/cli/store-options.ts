@@ -6,6 +6,11 @@ import { parsePositiveInteger } from './parse.js';
 /** How long `serve` waits for an unreachable PostgreSQL store at start-up unless --store-wait says. */
 export const DEFAULT_STORE_WAIT_MS = 30_000;
 
+/** The store URL a command line asks for: --store, else ROUSE_STORE (undefined: neither). */
+export function storeUrl(opts: StoreCliOptions, env: Record<string, string | undefined>): string | undefined {
+  return opts.store ?? env.ROUSE_STORE;
+}
+
 /** The options that choose and reach the store (shared with `rouse migrate`). */
 export interface StoreCliOptions {
   store?: string;

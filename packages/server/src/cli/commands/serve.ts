@@ -10,7 +10,7 @@ import { durationOption } from '../duration-option.js';
 import { formatDuration } from '../format/time.js';
 import { applyLeanHeap } from '../heap-tuning.js';
 import { parseInteger, parsePort } from '../parse.js';
-import { addStoreOptions, DEFAULT_STORE_WAIT_MS } from '../store-options.js';
+import { addStoreOptions, DEFAULT_STORE_WAIT_MS, storeUrl } from '../store-options.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -80,8 +80,9 @@ npm exits: npm does not pass signals on.
 
 Memory: the coordinator caps V8's young generation at 8 MB (16 MB on PostgreSQL) and collects the
 old one once it has grown 20% past what it kept, as its state lives in the store: about 40 MB less
-under load than with Node's defaults, for a few percent more CPU. ROUSE_HEAP=node keeps Node's defaults; a heap flag given
-to node itself (node --max-semi-space-size=16 …) wins over the matching setting.
+under load than with Node's defaults, for a few percent more CPU. ROUSE_HEAP=node keeps Node's
+defaults; a heap flag given to node itself (node --max-semi-space-size=16 …) wins over the matching
+setting.
 
 Several coordinators: start each with the same --store postgres://… and the same tokens (set
 ROUSE_ADMIN_TOKEN, ROUSE_AGENT_TOKEN and ROUSE_READONLY_TOKEN on every host), behind any load
@@ -95,9 +96,10 @@ Examples:
     )
     .action(
       action(ctx, async (opts: ServeOptions) => {
-        // Before the server's modules load: they are the first sizeable allocation. The URL test is
-        // storeConfig's, which validates the rest later.
-        const onPostgres = /^postgres(ql)?:\/\//.test(opts.store ?? ctx.env.ROUSE_STORE ?? '');
+        // Before the server's modules load: they are the first sizeable allocation. (store-url is a
+        // leaf; imported here so that help and the other commands load nothing outside cli/.)
+        const { isPostgresUrl } = await import('../../store/store-url.js');
+        const onPostgres = isPostgresUrl(storeUrl(opts, ctx.env));
         const heap = applyLeanHeap(process.execArgv, ctx.env, onPostgres ? 'postgres' : 'sqlite');
         return (await import('../actions/serve.js')).serve(ctx, opts, heap);
       }),

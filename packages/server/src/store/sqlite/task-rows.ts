@@ -14,7 +14,7 @@ export class TaskRows extends RowBatch {
     });
   }
 
-  /** Queue task `t`, its payload already canonical JSON text. */
+  /** Queue task `t`, its payload already JSON text. */
   add(t: NewTask, payload: string, runAt: number, createdAt: number, shard: number): void {
     this.params.push(
       t.id,
