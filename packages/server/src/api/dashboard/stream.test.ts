@@ -2,7 +2,7 @@
  * The browser streams' pacing, on fake timers: a lone change is sent within 250 ms; a steady flow
  * widens the window to 2 s (a page refetches at most every two seconds); a quiet spell brings it back
  * to 250 ms; every stream is flushed by the same timer; a page that comes back gets what it missed
- * from the ring, or `resync` once that is gone.
+ * from the kept frames, or `resync` once they are gone.
  */
 import type { StreamEvent } from '@rouse/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -63,7 +63,7 @@ function setup() {
   let n = 0;
   const change = () =>
     listener({ type: 'task.progress', at: 0, taskId: `tsk_${++n}`, progress: null, phase: null });
-  return { streams, open, change, subscriptions };
+  return { streams, open, change, emit: (e: StreamEvent) => listener(e), subscriptions };
 }
 
 beforeEach(() => {
@@ -115,7 +115,7 @@ describe('BrowserStreams pacing', () => {
     expect(page.frames.at(-1)!.at - t).toBe(250);
   });
 
-  it('a page that comes back gets what it missed in one frame, or resync once the ring has moved past it', async () => {
+  it('a page that comes back gets what it missed in one frame, or resync once those frames are gone', async () => {
     const { open, change } = setup();
     const first = open();
     change();
@@ -124,18 +124,64 @@ describe('BrowserStreams pacing', () => {
     first.close();
     change();
     change();
+    await vi.advanceTimersByTimeAsync(2000);
+    // Missed while away, in a window closed meanwhile: replayed at once, with the id of its end.
+    change(); // in the open window: it comes with everyone's next frame, not in the replay
     const back = open(seen);
+    expect(back.frames.map((f) => [f.event, JSON.parse(f.data).tasks, f.id.split('-')[1]])).toEqual([
+      ['changes', ['tsk_2', 'tsk_3'], '3'],
+    ]);
+    await vi.advanceTimersByTimeAsync(2000);
     expect(back.frames.map((f) => [f.event, JSON.parse(f.data).tasks])).toEqual([
       ['changes', ['tsk_2', 'tsk_3']],
+      ['changes', ['tsk_4']],
     ]);
-    // The ring keeps 2,000 events: a page that missed exactly that many still gets them (ids cut at 100).
+    // Nothing missed: nothing sent.
+    expect(open(back.frames.at(-1)!.id).frames).toEqual([]);
+    // Many windows missed: one frame, ids cut at 100 and marked `more`, the counts summed.
     const lastSeen = back.frames.at(-1)!.id;
-    for (let i = 0; i < 2000; i++) change();
-    const justInTime = open(lastSeen).frames;
-    expect(justInTime.map((f) => [f.event, JSON.parse(f.data).more])).toEqual([['changes', true]]);
-    change();
+    back.close();
+    for (let w = 0; w < 20; w++) {
+      for (let i = 0; i < 10; i++) change();
+      await vi.advanceTimersByTimeAsync(2000);
+    }
+    const caughtUp = open(lastSeen).frames;
+    expect(caughtUp.map((f) => [f.event, JSON.parse(f.data).tasks.length, JSON.parse(f.data).more])).toEqual([
+      ['changes', 100, true],
+    ]);
+    expect(JSON.parse(caughtUp[0]!.data).tasks[0]).toBe('tsk_5');
+    // The frames of the last minute are kept: after one more minute of changes, the old id resyncs.
+    const watching = open();
+    for (let w = 0; w < 31; w++) {
+      change();
+      await vi.advanceTimersByTimeAsync(2000);
+    }
     expect(open(lastSeen).frames.map((f) => f.event)).toEqual(['resync']);
+    // A page that saw a frame of the last minute still catches up.
+    expect(watching.frames.length).toBeGreaterThan(20);
+    expect(open(watching.frames[10]!.id).frames.map((f) => f.event)).toEqual(['changes']);
     expect(open('someone-else-1').frames.map((f) => f.event)).toEqual(['resync']);
+    expect(open(`${lastSeen.split('-')[0]}-99999`).frames.map((f) => f.event)).toEqual(['resync']);
+  });
+
+  it('counts interventions and alerts, and names the agents a transition or an intervention touched', async () => {
+    const { open, emit } = setup();
+    const page = open();
+    emit({ type: 'alert', at: 0, alert: {} } as unknown as StreamEvent);
+    emit({
+      type: 'intervention',
+      at: 0,
+      intervention: { agentId: 'agt_1', taskId: 'tsk_9' },
+    } as unknown as StreamEvent);
+    emit({
+      type: 'task.transition',
+      at: 0,
+      task: { id: 'tsk_8', agentId: 'agt_2' },
+    } as unknown as StreamEvent);
+    await vi.advanceTimersByTimeAsync(250);
+    expect(page.frames.map((f) => JSON.parse(f.data))).toEqual([
+      { tasks: ['tsk_9', 'tsk_8'], agents: ['agt_1', 'agt_2'], interventions: 1, alerts: 1 },
+    ]);
   });
 
   it("listens to every coordinator's events only while a page is open, and a while after the last one left", async () => {
