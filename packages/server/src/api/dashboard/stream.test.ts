@@ -115,6 +115,19 @@ describe('BrowserStreams pacing', () => {
     expect(page.frames.at(-1)!.at - t).toBe(250);
   });
 
+  it('after a window with more ids than a frame names (a burst), the next one is 2 s at once', async () => {
+    const { open, change } = setup();
+    const page = open();
+    // 20 changes every 10 ms: 500 in the first 250 ms, then the flow goes on for 5 s.
+    for (let i = 0; i < 500; i++) {
+      for (let k = 0; k < 20; k++) change();
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    const gaps = page.frames.slice(1).map((f, i) => f.at - page.frames[i]!.at);
+    expect(JSON.parse(page.frames[0]!.data).more).toBe(true);
+    expect(gaps.slice(0, 2)).toEqual([2000, 2000]);
+  });
+
   it('a page that comes back gets what it missed in one frame, or resync once those frames are gone', async () => {
     const { open, change } = setup();
     const first = open();

@@ -7,14 +7,16 @@
  * a frame concerns it. One window is open at a time, shared by every stream, and one timer closes it
  * and sends its frame to all, so the pages refetch together and share what the server computes for
  * them (see `read-sharing.ts`). The window is 250 ms after a quiet spell and doubles, up to two
- * seconds, while the changes keep coming: a page shows a change within a quarter of a second when
- * there are few, and refetches at most every two seconds when there are many (a refetch costs the
- * browser a render: five pages on a small machine refetching every 250 ms took CPU from the
- * coordinator they were watching).
+ * seconds, while the changes keep coming (straight to two seconds after a window with more ids than
+ * a frame names): a page shows a change within a quarter of a second when there are few, and
+ * refetches at most every two seconds when there are many (a refetch costs the browser a render:
+ * five pages on a small machine refetching every 250 ms took CPU from the coordinator they were
+ * watching).
  *
- * Frames carry ids `<epoch>-<n>` (n counts events). The frames of the last minute are kept, so a page that reconnects with `Last-Event-ID` gets what it missed in one frame, or `resync`
- * (refetch everything) when that is no longer here (another process, too long ago). Keeping frames
- * rather than events costs nothing per event: under load a window gathers thousands of events into
+ * Frames carry ids `<epoch>-<n>` (n counts events). The frames of the last minute are kept, so a
+ * page that reconnects with `Last-Event-ID` gets what it missed in one frame, or `resync` (refetch
+ * everything) when that is no longer here (another process, too long ago). Keeping frames rather
+ * than events costs nothing per event: under load a window gathers thousands of events into
  * at most 200 ids, where a ring of the last events kept an object per event alive just long enough
  * to be promoted out of V8's young generation (with five pages open that tripled the coordinator's
  * garbage collection time in the throughput workload).
@@ -143,6 +145,8 @@ export class BrowserStreams {
   private windowMs = FLUSH_MS;
   /** When the last window closed (monotonic ms), to tell a steady flow from a quiet spell. */
   private lastFlushAt = Number.NEGATIVE_INFINITY;
+  /** Whether the last window named more ids than a frame holds. */
+  private lastWindowFull = false;
   /**
    * Set while a page is open. The streams listen to every coordinator's events only then: with
    * PostgreSQL, a coordinator with such a listener makes the others relay everything they do, and
@@ -204,8 +208,14 @@ export class BrowserStreams {
     // Wire-level pacing, not domain time: a window opened right after the last one closed means the
     // changes keep coming, and the next frame waits longer.
     const now = performance.now();
+    // A window that overflowed (more ids than a frame names) is a burst: the pages refetch
+    // everything they show anyway, so the next one waits the longest at once.
     this.windowMs =
-      now - this.lastFlushAt < this.windowMs ? Math.min(BUSY_FLUSH_MS, this.windowMs * 2) : FLUSH_MS;
+      now - this.lastFlushAt >= this.windowMs
+        ? FLUSH_MS
+        : this.lastWindowFull
+          ? BUSY_FLUSH_MS
+          : Math.min(BUSY_FLUSH_MS, this.windowMs * 2);
     this.timer = setTimeout(() => this.flush(), this.windowMs);
     this.timer.unref();
   }
@@ -217,6 +227,7 @@ export class BrowserStreams {
     this.lastFlushAt = now;
     const window = this.window;
     this.window = null;
+    this.lastWindowFull = window?.more ?? false;
     if (window === null) return;
     const data = window.frame();
     this.kept.push({ first: window.first, last: window.last, at: now, data });
