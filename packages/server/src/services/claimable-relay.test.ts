@@ -1,7 +1,8 @@
 /**
  * The claimable relay: local wake-ups are also published (coalesced per event-loop turn, one publish
  * in flight), other coordinators' notices wake local long-polls, and our own notices are ignored —
- * by `origin` when the store carries it, by content when it does not.
+ * by `origin` when the store carries it, by content when it does not. Alone, it publishes nothing, and
+ * once settled after its start it wakes its own long-polls to look at the store again.
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -45,6 +46,7 @@ describe.each([true, false])('claimable relay (store keeps origin: %s)', (keepOr
       waiters: local,
       origin: 'me',
       logger: pino({ level: 'silent' }),
+      clock,
     });
     relay.start();
     const waiting = relay.waiters.wait({ agentId: 'a', types: ['t'], max: 1, until: clock.now() + 60_000 });
@@ -68,6 +70,106 @@ describe.each([true, false])('claimable relay (store keeps origin: %s)', (keepOr
     bus.send(keepOrigin ? { types: ['t'], origin: 'other' } : { types: ['t'] });
     expect(await waiting).toBe('woken');
     expect(relay.stats.received).toBe(1);
+    relay.stop();
+    local.stop();
+  });
+});
+
+describe('claimable relay alone', () => {
+  it('publishes nothing while no other coordinator is live, and starts again when one is', async () => {
+    const clock = new ManualClock();
+    const bus = noticeBus(true);
+    const local = createClaimWaiters(clock);
+    let others = false;
+    const relay = createClaimableRelay({
+      store: bus.store,
+      waiters: local,
+      origin: 'me',
+      logger: pino({ level: 'silent' }),
+      clock,
+      othersLive: () => others,
+    });
+    relay.start();
+    const waiting = relay.waiters.wait({ agentId: 'a', types: ['x'], max: 1, until: clock.now() + 60_000 });
+    relay.waiters.notify('x', 1);
+    relay.waiters.notifyAt('y', clock.now() + 5000);
+    await turn();
+    expect(bus.published).toEqual([]);
+    expect(relay.stats.published).toBe(0);
+    expect(await waiting).toBe('woken'); // the local long-poll still hears it
+    others = true;
+    relay.waiters.notify('x', 1);
+    await turn();
+    expect(bus.published).toEqual([{ types: ['x'], origin: 'me' }]);
+    relay.stop();
+    local.stop();
+  });
+
+  it('wakes its long-polls once, settleMs after its start, so they see what others created meanwhile', async () => {
+    const clock = new ManualClock();
+    const bus = noticeBus(true);
+    const local = createClaimWaiters(clock);
+    const relay = createClaimableRelay({
+      store: bus.store,
+      waiters: local,
+      origin: 'me',
+      logger: pino({ level: 'silent' }),
+      clock,
+      othersLive: () => false,
+      settleMs: 3000,
+    });
+    relay.start();
+    let result: string | undefined;
+    void relay.waiters.wait({ agentId: 'a', types: ['t'], max: 1, until: clock.now() + 60_000 }).then((r) => {
+      result = r;
+    });
+    clock.advance(2999);
+    await turn();
+    expect(result).toBeUndefined();
+    clock.advance(1);
+    await turn();
+    expect(result).toBe('woken');
+    // Once only: a later wait sleeps on.
+    let later: string | undefined;
+    void relay.waiters.wait({ agentId: 'b', types: ['t'], max: 1, until: clock.now() + 60_000 }).then((r) => {
+      later = r;
+    });
+    clock.advance(10_000);
+    await turn();
+    expect(later).toBeUndefined();
+    relay.stop();
+    local.stop();
+  });
+
+  it('says it started, and publishes again for a while when it hears another coordinator start', async () => {
+    const clock = new ManualClock();
+    const bus = noticeBus(true);
+    const local = createClaimWaiters(clock);
+    const relay = createClaimableRelay({
+      store: bus.store,
+      waiters: local,
+      origin: 'me',
+      logger: pino({ level: 'silent' }),
+      clock,
+      othersLive: () => false,
+      settleMs: 3000,
+    });
+    relay.start();
+    expect(bus.published).toEqual([{ types: [], origin: 'me' }]); // its own start, heard back and ignored
+    await turn();
+    relay.waiters.notify('x', 1);
+    await turn();
+    expect(bus.published).toHaveLength(1);
+    // Another coordinator starts: publish again until its presence would show at a renewal.
+    bus.send({ types: [], origin: 'other' });
+    expect(relay.stats.received).toBe(0);
+    relay.waiters.notify('x', 1);
+    await turn();
+    expect(bus.published.slice(1)).toEqual([{ types: ['x'], origin: 'me' }]);
+    clock.advance(3000);
+    relay.waiters.notify('x', 1);
+    await turn();
+    expect(bus.published).toHaveLength(2);
     relay.stop();
     local.stop();
   });

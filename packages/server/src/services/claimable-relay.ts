@@ -16,8 +16,17 @@
  *   carries `origin` says whose a notice is; for one that does not, a notice equal to one we
  *   published and have not heard back yet is taken as its echo (if it was in fact another
  *   coordinator's, our real echo then counts as theirs: the same wake-ups happen either way).
+ * - Alone, nothing is published: while no other coordinator is live (`othersLive`, from the last
+ *   renewal of the lease shards) and none was heard from in the last `settleMs`, a notice would only
+ *   come back as our own echo — on PostgreSQL a `NOTIFY` and its delivery per burst of creates, a
+ *   quarter of the coordinator's work when tasks come one at a time.
+ * - A coordinator that starts says so at once (a notice naming no type), so that the others publish
+ *   again without waiting for their next renewal to see it. Should that notice be lost, its
+ *   long-polls would miss the others' notices until then; so, once, `settleMs` after its start (past
+ *   two renewals), it wakes every local long-poll, which looks at the store again.
  */
 import type { Logger } from 'pino';
+import type { Clock, TimerHandle } from '../core/clock.js';
 import type { Store } from '../store/store.js';
 import type { ClaimWaiters } from './claim-waiters.js';
 import { createNoticeBatcher } from './notice-batcher.js';
@@ -42,8 +51,19 @@ export function createClaimableRelay(deps: {
   waiters: ClaimWaiters;
   origin: string;
   logger: Logger;
+  clock: Clock;
+  /** Whether another coordinator may be listening (at the last shard renewal). @default always */
+  othersLive?: () => boolean;
+  /** How long after `start()` the others surely know of this coordinator. @default 0 (no wake-up) */
+  settleMs?: number;
 }): ClaimableRelay {
-  const { store, waiters: local, origin, logger } = deps;
+  const { store, waiters: local, origin, logger, clock } = deps;
+  const settleMs = deps.settleMs ?? 0;
+  /** When another coordinator's notice last came (clock ms). */
+  let heardAt = Number.NEGATIVE_INFINITY;
+  const othersLive = deps.othersLive ?? (() => true);
+  const othersListen = (): boolean => othersLive() || clock.now() - heardAt < settleMs;
+  let settle: TimerHandle | null = null;
   /** Keys of notices published and not heard back yet (bounded: an echo may never come). */
   const echoes: string[] = [];
   const stats = { published: 0, received: 0 };
@@ -60,7 +80,9 @@ export function createClaimableRelay(deps: {
     // Other coordinators still find the work on their next poll; nothing is lost.
     onFailure: (err, types) => logger.warn({ err, types }, 'could not publish a claimable notice'),
   });
-  const enqueue = (type: string): void => outbox.add(type);
+  const enqueue = (type: string): void => {
+    if (othersListen()) outbox.add(type);
+  };
 
   const waiters: ClaimWaiters = {
     epochOf: (types) => local.epochOf(types),
@@ -100,12 +122,27 @@ export function createClaimableRelay(deps: {
             return;
           }
         }
+        heardAt = clock.now();
+        if (notice.types.length === 0) return; // a coordinator that started
         stats.received++;
         for (const type of notice.types) local.notify(type, Number.MAX_SAFE_INTEGER);
       });
+      if (settleMs > 0) {
+        store
+          .publishClaimable({ types: [], origin })
+          .catch((err: unknown) =>
+            logger.warn({ err }, 'could not tell the other coordinators this one started'),
+          );
+        settle = clock.setTimer(settleMs, () => {
+          settle = null;
+          local.notifyAll();
+        });
+      }
     },
     stop() {
       stopped = true;
+      settle?.cancel();
+      settle = null;
       outbox.stop();
       unsubscribe?.();
       unsubscribe = null;

@@ -132,6 +132,10 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     waiters: createClaimWaiters(clock),
     origin: shards.ownerId,
     logger: part('claimable'),
+    clock,
+    othersLive: () => shards.balance().live > 1,
+    // The others learn of this coordinator at their next renewal, a third of the TTL after its start.
+    settleMs: Math.ceil((2 * o.shardLeaseTtlMs) / 3) + 100,
   });
   const waiters = relay.waiters;
   /** Store time of the last start or outage: shards gained soon after get the restart grace. */

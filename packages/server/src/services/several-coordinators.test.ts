@@ -451,6 +451,30 @@ describe('several coordinators on one store', () => {
     expect(b.stats().claimableNotices.received).toBeGreaterThanOrEqual(1);
   });
 
+  it('a coordinator alone publishes no claimable notices; with a second one it does', async () => {
+    await setup();
+    const a = await coordinator({ coordinatorId: 'a' });
+    const worker = await agentOn(a);
+    const waiting = a.claim(worker.caller, worker.agentId, { types: ['t'], waitMs: 30_000 });
+    await a.createTask(ADMIN, { type: 't', payload: {} });
+    await new Promise((r) => setImmediate(r));
+    await advance(0);
+    expect((await waiting).tasks).toHaveLength(1); // its own long-poll is woken locally
+    expect(a.stats().claimableNotices.published).toBe(0);
+    const b = await coordinator({ coordinatorId: 'b' });
+    await new Promise((r) => setImmediate(r)); // b's start notice
+    await a.createTask(ADMIN, { type: 't', payload: {} });
+    await new Promise((r) => setImmediate(r));
+    expect(a.stats().claimableNotices.published).toBe(1);
+    // After a renewal a sees b live; once b leaves and its presence lapses, a is alone again.
+    await advance(Math.ceil(5000 / 3));
+    await b.stop();
+    await advance(5000);
+    await a.createTask(ADMIN, { type: 't', payload: {} });
+    await new Promise((r) => setImmediate(r));
+    expect(a.stats().claimableNotices.published).toBe(1);
+  });
+
   it('a requeue with backoff on one coordinator wakes a long-poll on the other when the backoff ends', async () => {
     await setup();
     const a = await coordinator({ coordinatorId: 'a' });
