@@ -36,19 +36,31 @@ function noticeBus(keepOrigin: boolean) {
 
 const turn = () => new Promise((r) => setImmediate(r));
 
+/** A started relay as coordinator `me` over a notice bus. */
+function relayOf(opts: { keepOrigin?: boolean; othersLive?: () => boolean; settleMs?: number } = {}) {
+  const clock = new ManualClock();
+  const bus = noticeBus(opts.keepOrigin ?? true);
+  const local = createClaimWaiters(clock);
+  const relay = createClaimableRelay({
+    store: bus.store,
+    waiters: local,
+    origin: 'me',
+    logger: pino({ level: 'silent' }),
+    clock,
+    ...(opts.othersLive === undefined ? {} : { othersLive: opts.othersLive }),
+    ...(opts.settleMs === undefined ? {} : { settleMs: opts.settleMs }),
+  });
+  relay.start();
+  const stop = () => {
+    relay.stop();
+    local.stop();
+  };
+  return { clock, bus, relay, stop };
+}
+
 describe.each([true, false])('claimable relay (store keeps origin: %s)', (keepOrigin) => {
   it('publishes coalesced, ignores its own echo, and wakes on others’ notices', async () => {
-    const clock = new ManualClock();
-    const bus = noticeBus(keepOrigin);
-    const local = createClaimWaiters(clock);
-    const relay = createClaimableRelay({
-      store: bus.store,
-      waiters: local,
-      origin: 'me',
-      logger: pino({ level: 'silent' }),
-      clock,
-    });
-    relay.start();
+    const { clock, bus, relay, stop } = relayOf({ keepOrigin });
     const waiting = relay.waiters.wait({ agentId: 'a', types: ['t'], max: 1, until: clock.now() + 60_000 });
     let woken = false;
     void waiting.then(() => {
@@ -70,26 +82,14 @@ describe.each([true, false])('claimable relay (store keeps origin: %s)', (keepOr
     bus.send(keepOrigin ? { types: ['t'], origin: 'other' } : { types: ['t'] });
     expect(await waiting).toBe('woken');
     expect(relay.stats.received).toBe(1);
-    relay.stop();
-    local.stop();
+    stop();
   });
 });
 
 describe('claimable relay alone', () => {
   it('publishes nothing while no other coordinator is live, and starts again when one is', async () => {
-    const clock = new ManualClock();
-    const bus = noticeBus(true);
-    const local = createClaimWaiters(clock);
     let others = false;
-    const relay = createClaimableRelay({
-      store: bus.store,
-      waiters: local,
-      origin: 'me',
-      logger: pino({ level: 'silent' }),
-      clock,
-      othersLive: () => others,
-    });
-    relay.start();
+    const { clock, bus, relay, stop } = relayOf({ othersLive: () => others });
     const waiting = relay.waiters.wait({ agentId: 'a', types: ['x'], max: 1, until: clock.now() + 60_000 });
     relay.waiters.notify('x', 1);
     relay.waiters.notifyAt('y', clock.now() + 5000);
@@ -101,24 +101,11 @@ describe('claimable relay alone', () => {
     relay.waiters.notify('x', 1);
     await turn();
     expect(bus.published).toEqual([{ types: ['x'], origin: 'me' }]);
-    relay.stop();
-    local.stop();
+    stop();
   });
 
   it('wakes its long-polls once, settleMs after its start, so they see what others created meanwhile', async () => {
-    const clock = new ManualClock();
-    const bus = noticeBus(true);
-    const local = createClaimWaiters(clock);
-    const relay = createClaimableRelay({
-      store: bus.store,
-      waiters: local,
-      origin: 'me',
-      logger: pino({ level: 'silent' }),
-      clock,
-      othersLive: () => false,
-      settleMs: 3000,
-    });
-    relay.start();
+    const { clock, relay, stop } = relayOf({ othersLive: () => false, settleMs: 3000 });
     let result: string | undefined;
     void relay.waiters.wait({ agentId: 'a', types: ['t'], max: 1, until: clock.now() + 60_000 }).then((r) => {
       result = r;
@@ -137,24 +124,11 @@ describe('claimable relay alone', () => {
     clock.advance(10_000);
     await turn();
     expect(later).toBeUndefined();
-    relay.stop();
-    local.stop();
+    stop();
   });
 
   it('says it started, and publishes again for a while when it hears another coordinator start', async () => {
-    const clock = new ManualClock();
-    const bus = noticeBus(true);
-    const local = createClaimWaiters(clock);
-    const relay = createClaimableRelay({
-      store: bus.store,
-      waiters: local,
-      origin: 'me',
-      logger: pino({ level: 'silent' }),
-      clock,
-      othersLive: () => false,
-      settleMs: 3000,
-    });
-    relay.start();
+    const { clock, bus, relay, stop } = relayOf({ othersLive: () => false, settleMs: 3000 });
     expect(bus.published).toEqual([{ types: [], origin: 'me' }]); // its own start, heard back and ignored
     await turn();
     relay.waiters.notify('x', 1);
@@ -170,7 +144,6 @@ describe('claimable relay alone', () => {
     relay.waiters.notify('x', 1);
     await turn();
     expect(bus.published).toHaveLength(2);
-    relay.stop();
-    local.stop();
+    stop();
   });
 });
