@@ -238,14 +238,18 @@ export class BrowserStreams {
     for (const stream of this.clients) stream.send('changes', data, id);
   }
 
+  /** The last event in a closed window (the events after it are in the open one). */
+  private get closedUpTo(): number {
+    return (this.window?.first ?? this.next) - 1;
+  }
+
   /**
    * What a page that saw events up to `n` missed in closed windows: a frame, null when it missed
    * nothing there (the open window reaches it with everyone's next frame), or 'resync' when part of
    * it is no longer kept.
    */
   private missedSince(n: number): string | null | 'resync' {
-    const closedUpTo = (this.window?.first ?? this.next) - 1;
-    if (n >= closedUpTo) return null;
+    if (n >= this.closedUpTo) return null;
     const oldest = this.kept[0];
     if (oldest === undefined || oldest.first > n + 1) return 'resync';
     const missed = new Changes(n + 1);
@@ -276,8 +280,7 @@ export class BrowserStreams {
     const missed =
       epoch === this.epoch && Number.isInteger(n) && n >= 0 && n < this.next ? this.missedSince(n) : 'resync';
     if (missed === 'resync') stream.send('resync', '{}', `${this.epoch}-${this.next - 1}`);
-    else if (missed !== null)
-      stream.send('changes', missed, `${this.epoch}-${(this.window?.first ?? this.next) - 1}`);
+    else if (missed !== null) stream.send('changes', missed, `${this.epoch}-${this.closedUpTo}`);
   }
 
   close(): void {
