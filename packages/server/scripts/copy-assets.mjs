@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Copies the server's non-TypeScript runtime assets (SQL migrations) from src/ to dist/, keeping
+// Copies the server's non-TypeScript runtime assets (SQL migrations, and the SQLite checkpoint
+// thread's module, which Node loads by path) from src/ to dist/, keeping
 // their paths, so modules can read them relative to themselves (new URL('./x.sql', import.meta.url)),
 // and the dashboard's static assets (packages/dashboard/assets) into dist/api/dashboard/assets, where
 // the coordinator serves them from.
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 const dist = join(root, 'dist');
-const ASSET = /\.sql$/;
+const ASSET = /\.(sql|mjs)$/;
 
 let copied = 0;
 for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {

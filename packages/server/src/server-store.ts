@@ -158,9 +158,17 @@ export function isPassingStoreOpenFailure(err: unknown): boolean {
   );
 }
 
-/** Open (and by default migrate) the store. `clock` is SQLite's; PostgreSQL uses the database's. */
-export async function openStore(config: ResolvedStoreConfig, clock: Clock): Promise<Store> {
-  if (config.kind === 'sqlite') return createSqliteStore({ path: config.path, clock });
+/**
+ * Open (and by default migrate) the store. `clock` is SQLite's; PostgreSQL uses the database's.
+ * `onBackgroundError`: a failure off the request path that the store survived (SQLite's checkpoint
+ * thread stopped), for the log.
+ */
+export async function openStore(
+  config: ResolvedStoreConfig,
+  clock: Clock,
+  onBackgroundError?: (err: Error, what: string) => void,
+): Promise<Store> {
+  if (config.kind === 'sqlite') return createSqliteStore({ path: config.path, clock, onBackgroundError });
   const { createPostgresStore } = await import('./store/postgres/postgres-store.js');
   const { kind: _kind, ...pg } = config;
   return createPostgresStore({ ...pg, clock: 'database' });

@@ -252,7 +252,7 @@ async function openStoreWaiting(o: ResolvedRouseServerOptions): Promise<Store> {
   const deadline = o.clock.now() + o.storeWaitMs;
   for (;;) {
     try {
-      return await openStore(o.store, o.clock);
+      return await openStore(o.store, o.clock, (err, what) => o.logger.error({ err }, what));
     } catch (err) {
       const leftMs = deadline - o.clock.now();
       if (leftMs <= 0 || !isPassingStoreOpenFailure(err)) throw err;

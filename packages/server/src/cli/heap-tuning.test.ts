@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CliError } from './context.js';
@@ -67,21 +70,30 @@ describe('leanHeapPlan', () => {
  * young generation and old space grew.
  */
 describe('applyLeanHeap in a real node process', () => {
-  const moduleUrl = new URL('../../dist/cli/heap-tuning.js', import.meta.url).href;
+  const dist = new URL('../../dist/', import.meta.url).href;
+  // With a third argument (a directory), a SQLite store opens there once the young generation has
+  // reached its cap: its checkpoint thread's isolate resets V8's growth factor on creation.
   const program = `
     import v8 from 'node:v8';
-    const { applyLeanHeap } = await import(process.argv[1]);
+    const { applyLeanHeap } = await import(process.argv[1] + 'cli/heap-tuning.js');
     applyLeanHeap([], { ROUSE_HEAP: process.argv[2] });
-    const keep = []; const peak = {};
+    const keep = []; const peak = {}; let store;
     for (let round = 0; round < 300; round++) {
+      if (round === 60 && process.argv[3]) {
+        const { createSqliteStore } = await import(process.argv[1] + 'store/sqlite/sqlite-store.js');
+        const { systemClock } = await import(process.argv[1] + 'system-clock.js');
+        store = createSqliteStore({ path: process.argv[3] + '/rouse.db', clock: systemClock() });
+      }
       for (let i = 0; i < 20000; i++) { const o = { a: i, b: 'x' + i, c: [i, i + 1] }; if (i % 50 === 0) keep.push(o); }
       if (keep.length > 40000) keep.splice(0, 20000);
       for (const s of v8.getHeapSpaceStatistics()) peak[s.space_name] = Math.max(peak[s.space_name] ?? 0, s.space_size);
       await new Promise((r) => setImmediate(r));
     }
+    await store?.close();
     process.stdout.write(JSON.stringify({ young: peak.new_space, old: peak.old_space }));`;
-  const peaks = (mode: 'lean' | 'node') => {
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', program, moduleUrl, mode], {
+  const peaks = (mode: 'lean' | 'node', storeDir?: string) => {
+    const args = ['--input-type=module', '-e', program, dist, mode, ...(storeDir ? [storeDir] : [])];
+    const r = spawnSync(process.execPath, args, {
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -90,12 +102,21 @@ describe('applyLeanHeap in a real node process', () => {
   };
 
   it('keeps the young generation at its cap, where V8 alone grows it past', () => {
-    expect(fileURLToPath(moduleUrl)).toMatch(/dist\/cli\/heap-tuning\.js$/);
+    expect(fileURLToPath(dist)).toMatch(/server\/dist\/$/);
     const lean = peaks('lean');
     const defaults = peaks('node');
     expect(defaults.young).toBeGreaterThan(2 * YOUNG_GENERATION_CAP_BYTES.sqlite);
     // one doubling past the cap at most; in practice exactly the cap
     expect(lean.young).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_BYTES.sqlite);
     expect(lean.young).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_BYTES.sqlite / 2);
+  }, 60_000);
+
+  it('keeps the cap when a worker thread starts later (the SQLite checkpoint thread)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rouse-heap-'));
+    try {
+      expect(peaks('lean', dir).young).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_BYTES.sqlite);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

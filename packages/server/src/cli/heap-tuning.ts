@@ -16,12 +16,16 @@
  *   cap sets that factor to 1 (no growth) once the young generation has reached the cap, and back
  *   to V8's 2 when V8 has shrunk it below (it does when the process idles).
  *
+ * Creating a worker thread resets the growth factor V8-wide; whoever starts one sets the flags again
+ * once it is up (`reapplyV8Flags` in v8-flags.ts).
+ *
  * A flag the user gave node (`node --heap-growing-percent=50 …`, `NODE_OPTIONS=--max-semi-space-size=8`)
  * wins over the matching setting here; `ROUSE_HEAP=node` keeps all of V8's defaults
  * (`ROUSE_HEAP=lean`, the default, applies them).
  */
 import { PerformanceObserver } from 'node:perf_hooks';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { setV8Flag } from '../v8-flags.js';
 import { CliError, EXIT } from './context.js';
 
 /** The old generation's growth past its live size before a full collection, in percent. */
@@ -102,7 +106,7 @@ export function capYoungGeneration(capBytes: number): void {
   const check = () => {
     const next = youngGenerationBytes() >= capBytes ? 1 : V8_GROWTH_FACTOR;
     if (next === factor) return;
-    setFlagsFromString(`--semi-space-growth-factor=${next}`);
+    setV8Flag('semi-space-growth-factor', next);
     factor = next;
   };
   check();
@@ -117,7 +121,7 @@ export function applyLeanHeap(
 ): LeanHeapPlan {
   const plan = leanHeapPlan(execArgv, env, store);
   if (plan.oldGenerationGrowthPercent !== null) {
-    setFlagsFromString(`--heap-growing-percent=${plan.oldGenerationGrowthPercent}`);
+    setV8Flag('heap-growing-percent', plan.oldGenerationGrowthPercent);
   }
   if (plan.youngGenerationCapBytes !== null) capYoungGeneration(plan.youngGenerationCapBytes);
   return plan;

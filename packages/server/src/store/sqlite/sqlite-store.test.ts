@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,9 +8,10 @@ import { RouseError } from '../../core/errors.js';
 import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
+import { walIndex } from '../../test-support/wal-index.js';
 import { WATCHDOG_SQL } from './agent-statements.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
-import { createSqliteStore, WAL_AUTOCHECKPOINT_PAGES } from './sqlite-store.js';
+import { createSqliteStore, WAL_AUTOCHECKPOINT_PAGES, WAL_BACKSTOP_PAGES } from './sqlite-store.js';
 import { TASK_SQL } from './task-statements.js';
 
 const LIST_PARAMS = { beforeSeq: null, type: null, agentId: null, labels: null, search: null, limit: 51 };
@@ -61,17 +62,15 @@ describe('SQLite specifics', () => {
     }
   });
 
-  it('checkpoints the WAL in small steps: it never holds much more than 250 pages', async () => {
-    const store = createSqliteStore({ path, clock });
-    /** Frames now in the WAL, from the WAL index header (-shm); a checkpoint lets the next commit restart it. */
-    const frames = (): number => readFileSync(`${path}-shm`).readUInt32LE(16);
+  it('checkpoints at commit in small steps when asked to: it never holds much more than 250 pages', async () => {
+    const store = createSqliteStore({ path, clock, checkpoints: 'commit' });
     let written = 0;
     let most = 0;
     try {
       for (let i = 0; written < 4 * WAL_AUTOCHECKPOINT_PAGES; i++) {
-        const before = frames();
+        const before = walIndex(path).frames;
         await store.createTasks([newTask(`tsk_${i}`)]);
-        const after = frames();
+        const after = walIndex(path).frames;
         written += after > before ? after - before : after;
         most = Math.max(most, after);
       }
@@ -82,10 +81,33 @@ describe('SQLite specifics', () => {
     expect(most).toBeLessThan(WAL_AUTOCHECKPOINT_PAGES + 50);
   });
 
+  it('checkpoints on a thread of its own by default: commits leave the WAL to it', async () => {
+    const store = createSqliteStore({ path, clock });
+    let most = 0;
+    try {
+      // Far fewer pages than the commits' own threshold: anything copied, the thread copied.
+      for (let i = 0; walIndex(path).frames < 3 * WAL_AUTOCHECKPOINT_PAGES; i++) {
+        await store.createTasks([newTask(`tsk_${i}`)]);
+        most = Math.max(most, walIndex(path).frames);
+      }
+      expect(most).toBeLessThan(WAL_BACKSTOP_PAGES);
+      let copied = 0;
+      for (let i = 0; i < 500 && copied === 0; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        copied = walIndex(path).copied;
+      }
+      expect(copied).toBeGreaterThanOrEqual(WAL_AUTOCHECKPOINT_PAGES);
+    } finally {
+      await store.close();
+    }
+    // Closing stopped the thread first: the last connection to close removed the WAL.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
   it('writes about one WAL page per agent heartbeat: the new leases of a commit share the index page', async () => {
     const store = createSqliteStore({ path, clock });
     const ids = Array.from({ length: 4000 }, (_, i) => `agt_${i}`); // an index of many pages: every shard its own
-    const frames = (): number => readFileSync(`${path}-shm`).readUInt32LE(16);
+    const frames = (): number => walIndex(path).frames;
     let pages = 0;
     let beats = 0;
     try {
@@ -312,6 +334,8 @@ describe('SQLite specifics', () => {
     expect(() => createSqliteStore({ path: '', clock })).toThrow(/path/);
     expect(() => createSqliteStore({ path: ':memory:', clock, busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
     expect(() => createSqliteStore({ path: ':memory:', clock, cacheSizeKiB: 10 })).toThrow(/cacheSizeKiB/);
+    // @ts-expect-error: not one of the two
+    expect(() => createSqliteStore({ path: ':memory:', clock, checkpoints: 'later' })).toThrow(/checkpoints/);
     expect(() => createSqliteStore({ path: join(dir, 'missing', 'deeper', 'x.db'), clock })).toThrow(
       expect.objectContaining({ code: 'unavailable' }),
     );

@@ -39,6 +39,7 @@ import * as taskBlobs from './sqlite-task-blobs.js';
 import * as reads from './sqlite-task-reads.js';
 import * as writes from './sqlite-task-writes.js';
 import * as watchdog from './sqlite-watchdog.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 
 export interface SqliteStoreOptions {
   /** A database file path, or `':memory:'` for a private in-memory database. */
@@ -54,6 +55,14 @@ export interface SqliteStoreOptions {
    * path's pages (queue head, recent rows, history tail) fit in far less. @default 2000
    */
   cacheSizeKiB?: number;
+  /**
+   * Where WAL checkpoints run: `'thread'`, on a worker thread with its own connection (see
+   * wal-checkpointer.ts), or `'commit'`, inside the commit that crosses the threshold, as SQLite does
+   * by default. An in-memory database has no WAL and ignores it. @default 'thread'
+   */
+  checkpoints?: 'thread' | 'commit';
+  /** Something went wrong off the request path (the checkpoint thread stopped); the store goes on. */
+  onBackgroundError?: (err: Error, what: string) => void;
 }
 
 export interface ResolvedSqliteStoreOptions {
@@ -61,6 +70,8 @@ export interface ResolvedSqliteStoreOptions {
   clock: Clock;
   busyTimeoutMs: number;
   cacheSizeKiB: number;
+  checkpoints: 'thread' | 'commit';
+  onBackgroundError: (err: Error, what: string) => void;
 }
 
 export function resolveSqliteStoreOptions(options: SqliteStoreOptions): ResolvedSqliteStoreOptions {
@@ -75,13 +86,35 @@ export function resolveSqliteStoreOptions(options: SqliteStoreOptions): Resolved
   if (!Number.isInteger(cacheSizeKiB) || cacheSizeKiB < 256) {
     throw new ValidationError('cacheSizeKiB', 'must be an integer >= 256 (KiB)');
   }
-  return { path: options.path, clock: options.clock, busyTimeoutMs, cacheSizeKiB };
+  const checkpoints = options.checkpoints ?? 'thread';
+  if (checkpoints !== 'thread' && checkpoints !== 'commit') {
+    throw new ValidationError('checkpoints', "must be 'thread' or 'commit'");
+  }
+  const onBackgroundError = options.onBackgroundError ?? (() => {});
+  return {
+    path: options.path,
+    clock: options.clock,
+    busyTimeoutMs,
+    cacheSizeKiB,
+    checkpoints,
+    onBackgroundError,
+  };
 }
 
 const UNAVAILABLE_CODES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL'];
 
-/** WAL pages past which a commit checkpoints (SQLite's default is 1000). */
+/** WAL pages past which a commit checkpoints (SQLite's default is 1000); the checkpoint thread's threshold too. */
 export const WAL_AUTOCHECKPOINT_PAGES = 250;
+
+/**
+ * With the checkpoint thread, the commit's own threshold: reached only when the thread falls behind,
+ * or when commits never leave it a moment with the whole WAL copied (SQLite starts the WAL over only
+ * then), about every 4,000 pages under a steady stream of commits.
+ */
+export const WAL_BACKSTOP_PAGES = 4000;
+
+/** How long the checkpoint thread lets commits gather once woken. */
+const CHECKPOINT_GATHER_MS = 20;
 
 /**
  * Open (creating if needed) and migrate the database. Throws `unavailable` when the file cannot be
@@ -114,6 +147,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     db.close();
     throw err;
   }
+  const checkpointer = opts.checkpoints === 'thread' && !db.memory ? startCheckpointer(db, opts) : undefined;
 
   const storeError = (err: unknown): unknown => {
     if (err instanceof RouseError) return err;
@@ -142,7 +176,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   /** Run `fn` as one write transaction. */
   const write = <A extends unknown[], R>(fn: (ctx: SqliteContext, ...args: A) => R) => {
     const tx = db.transaction((...args: A) => fn(ctx, ...args));
-    return (...args: A): Promise<R> => call(() => tx.immediate(...args));
+    if (checkpointer === undefined) return (...args: A): Promise<R> => call(() => tx.immediate(...args));
+    return (...args: A): Promise<R> =>
+      call(() => {
+        const result = tx.immediate(...args);
+        checkpointer.committed();
+        return result;
+      });
   };
   /** Run `fn` as one read transaction (a consistent snapshot across its statements). */
   const read = <A extends unknown[], R>(fn: (ctx: SqliteContext, ...args: A) => R) => {
@@ -266,10 +306,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     kind: 'sqlite',
     now: () => Promise.resolve(opts.clock.now()),
     ping: () => call(() => void ping.get()),
-    close: () =>
-      call(() => {
+    close: async () => {
+      await checkpointer?.stop();
+      return call(() => {
         if (db.open) db.close();
-      }),
+      });
+    },
     ...tasks,
     ...agentStore,
     ...coordination,
@@ -281,6 +323,23 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...alertStore,
     ...sessionStore,
   };
+}
+
+/**
+ * Hand checkpoints to a thread: the commit's own threshold becomes the backstop, and comes back if the
+ * thread stops.
+ */
+function startCheckpointer(db: Database.Database, opts: ResolvedSqliteStoreOptions): WalCheckpointer {
+  db.pragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`);
+  return new WalCheckpointer({
+    path: opts.path,
+    thresholdFrames: WAL_AUTOCHECKPOINT_PAGES,
+    gatherMs: CHECKPOINT_GATHER_MS,
+    onFailure: (err) => {
+      if (db.open) db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      opts.onBackgroundError(err, 'the WAL checkpoint thread stopped; commits checkpoint again');
+    },
+  });
 }
 
 /**
