@@ -79,6 +79,8 @@ export class WalCheckpointer {
   /** Stop the thread, after the checkpoint it may be running, and wait until its connection is closed. */
   async stop(): Promise<void> {
     this.stopping = true;
+    // Waiting for the thread must keep the process alive, or it would end here, mid-shutdown.
+    this.worker.ref();
     Atomics.store(this.words, SLOT.stop, 1);
     Atomics.notify(this.words, SLOT.idle);
     Atomics.notify(this.words, SLOT.stop);
