@@ -1,9 +1,11 @@
 /**
  * The embedded SQLite backend of the Store contract (better-sqlite3), composed of its parts (tasks,
- * agents, coordination, watchdog, interventions, effect keys, task blobs, agent snapshots, alerts). One connection, statements
- * prepared once, every write in one `BEGIN IMMEDIATE` transaction (so several processes sharing a
- * file serialise their writes instead of failing to upgrade a read lock). Results are wrapped in
- * resolved promises: the contract is async for PostgreSQL.
+ * agents, coordination, watchdog, interventions, effect keys, task blobs, agent snapshots, alerts). One
+ * connection for all reads and writes, statements prepared once, every write in one `BEGIN IMMEDIATE`
+ * transaction (so several processes sharing a file serialise their writes instead of failing to
+ * upgrade a read lock); a second connection, on a thread of its own, only checkpoints the WAL
+ * (wal-checkpointer.ts). Results are wrapped in resolved promises: the contract is async for
+ * PostgreSQL.
  *
  * Time is the injected `Clock`'s (docs/design.md §3: the coordinator's clock decides on SQLite).
  */
