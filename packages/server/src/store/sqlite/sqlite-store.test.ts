@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../../../../test/harness/wait.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
 import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures.js';
@@ -91,11 +92,11 @@ describe('SQLite specifics', () => {
         most = Math.max(most, walIndex(path).frames);
       }
       expect(most).toBeLessThan(WAL_BACKSTOP_PAGES);
-      let copied = 0;
-      for (let i = 0; i < 500 && copied === 0; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        copied = walIndex(path).copied;
-      }
+      const copied = await waitFor(() => walIndex(path).copied || false, {
+        timeoutMs: 5000,
+        intervalMs: 10,
+        what: 'frames copied by the checkpoint thread',
+      });
       expect(copied).toBeGreaterThanOrEqual(WAL_AUTOCHECKPOINT_PAGES);
     } finally {
       await store.close();

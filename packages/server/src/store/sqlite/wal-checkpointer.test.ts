@@ -3,17 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { waitFor } from '../../../../../test/harness/wait.js';
 import { walIndex } from '../../test-support/wal-index.js';
 import { WalCheckpointer } from './wal-checkpointer.js';
 
-/** Wait (at most 5 s) until `done()`; false if it never was. */
-async function eventually(done: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 500; i++) {
-    if (done()) return true;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return done();
-}
+/** Wait (at most 5 s) until `done()`; fails the test if it never is. */
+const eventually = (done: () => boolean, what: string) =>
+  waitFor(done, { timeoutMs: 5000, intervalMs: 10, what });
 
 describe('WalCheckpointer', () => {
   let dir: string;
@@ -50,7 +46,7 @@ describe('WalCheckpointer', () => {
     try {
       commitPages(ckpt, 100);
       expect(walIndex(path).copied).toBe(0);
-      expect(await eventually(() => walIndex(path).copied > 0)).toBe(true);
+      await eventually(() => walIndex(path).copied > 0, 'frames copied into the file');
       expect(ckpt.checkpoints).toBeGreaterThan(0);
       // The copy is the real one: the file alone, without its WAL, holds the rows.
       expect(db.prepare('SELECT count(*) AS n FROM rows').get()).toEqual({ n: 100 });
@@ -69,7 +65,7 @@ describe('WalCheckpointer', () => {
       expect(ckpt.checkpoints).toBe(0);
       expect(walIndex(path).copied).toBe(0);
       commitPages(ckpt, 200);
-      expect(await eventually(() => ckpt.checkpoints > 0)).toBe(true);
+      await eventually(() => ckpt.checkpoints > 0, 'a checkpoint');
     } finally {
       await ckpt.stop();
     }
@@ -78,7 +74,7 @@ describe('WalCheckpointer', () => {
   it('stops with its connection closed: the last connection to close removes the WAL', async () => {
     const ckpt = new WalCheckpointer({ path, thresholdFrames: 10, gatherMs: 5, onFailure });
     commitPages(ckpt, 30);
-    expect(await eventually(() => ckpt.checkpoints > 0)).toBe(true);
+    await eventually(() => ckpt.checkpoints > 0, 'a checkpoint');
     await ckpt.stop();
     db.close();
     expect(existsSync(`${path}-wal`)).toBe(false);
