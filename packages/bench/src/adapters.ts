@@ -8,8 +8,8 @@
  * the ladder's `wake` interrupts the CLI and resumes the thread: from the wake to the resumed request
  * reaching the fake.
  *
- * The CLI is the one the tests install (`ROUSE_CODEX_BIN`, else the test cache: see
- * test/harness/agent-clis.ts); the workload fails, naming it, when it is not there.
+ * The CLI is the one the tests pin (`ROUSE_CODEX_BIN`, else their cache, which scripts/bench.mjs fills
+ * when it is empty: see test/harness/agent-clis.mjs); the workload fails, naming it, when it is not there.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -48,7 +48,7 @@ export function codexBin(env: NodeJS.ProcessEnv = process.env): string {
     );
   if (!existsSync(bin))
     throw new Error(
-      `the Codex CLI is not at ${bin}: run the adapter tests once (they install it) or set ROUSE_CODEX_BIN`,
+      `the Codex CLI is not at ${bin}: npm run bench and the test run install it there, or set ROUSE_CODEX_BIN`,
     );
   return bin;
 }
