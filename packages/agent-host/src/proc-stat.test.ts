@@ -1,7 +1,17 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OutputRing } from './output-ring.js';
-import { ProcSampler, type ProcStat, parseProcStat, readProcTable, treeOf } from './proc-stat.js';
+import {
+  environCarries,
+  ProcSampler,
+  type ProcStat,
+  parseProcStat,
+  readProcTable,
+  treeOf,
+} from './proc-stat.js';
 
 const line = (
   pid: number,
@@ -70,6 +80,26 @@ describe('/proc parsing', () => {
       process.kill(-child.pid!, 'SIGKILL');
       await new Promise((r) => child.once('exit', r));
     }
+  });
+});
+
+describe('environCarries', () => {
+  it('finds a token among the words of one variable, and nowhere else', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rouse-environ-'));
+    const environ = (pid: number, entries: string[]) => {
+      mkdirSync(join(dir, String(pid)));
+      writeFileSync(join(dir, String(pid), 'environ'), `${entries.join('\0')}\0`);
+    };
+    environ(1, ['PATH=/bin', 'MARK=outer inner', 'HOME=/root']);
+    environ(2, ['NOT_MARK=inner', 'OTHER=MARK=inner']);
+    environ(3, ['MARK=innermost']);
+    environ(4, ['MARK=inner']); // the last entry, no value after it
+    expect(environCarries(1, 'MARK', 'inner', dir)).toBe(true);
+    expect(environCarries(1, 'MARK', 'outer', dir)).toBe(true);
+    expect(environCarries(2, 'MARK', 'inner', dir)).toBe(false);
+    expect(environCarries(3, 'MARK', 'inner', dir)).toBe(false);
+    expect(environCarries(4, 'MARK', 'inner', dir)).toBe(true);
+    expect(environCarries(5, 'MARK', 'inner', dir)).toBe(false); // no such process
   });
 });
 

@@ -87,6 +87,32 @@ export function readProcTable(procDir = '/proc'): ProcStat[] {
   return out;
 }
 
+/**
+ * True when the environment `pid` started with holds `name` with `token` among its space-separated
+ * words (an inherited marker: it survives a double fork and a new session, which a parent-pid walk
+ * does not). False when the environment cannot be read (another user's process, gone meanwhile).
+ */
+export function environCarries(pid: number, name: string, token: string, procDir = '/proc'): boolean {
+  let env: string;
+  try {
+    env = readFileSync(`${procDir}/${pid}/environ`, 'latin1');
+  } catch {
+    return false;
+  }
+  const key = `${name}=`;
+  for (let start = 0; start < env.length; ) {
+    let end = env.indexOf('\0', start);
+    if (end === -1) end = env.length;
+    if (env.startsWith(key, start))
+      return env
+        .slice(start + key.length, end)
+        .split(' ')
+        .includes(token);
+    start = end + 1;
+  }
+  return false;
+}
+
 function getconf(name: string, fallback: number): number {
   try {
     const v = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());

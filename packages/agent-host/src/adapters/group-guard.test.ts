@@ -67,6 +67,28 @@ describe('GroupGuard', () => {
     await until('the watcher to exit', () => !alive(watcher));
   });
 
+  it('stops a process init adopted from the group (found by the marker it inherited) when its pipe closes', async () => {
+    const guard = new GroupGuard();
+    const lines: string[] = [];
+    const group = ProcessGroup.spawn({
+      file: '/bin/sh',
+      args: ['-c', `sh -c 'setsid sleep 302 </dev/null >/dev/null 2>&1 & echo $!'; sleep 300`],
+      cwd: '/tmp',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      onStdout: (l) => lines.push(l),
+      treeScanMs: 600_000,
+      guard,
+    });
+    await until('the orphan’s pid', () => lines.length >= 1);
+    const orphan = Number(lines[0]);
+    cleanups.push(() => {
+      for (const pid of [orphan, group.pid!]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    });
+    await until('the orphan to run', () => alive(orphan));
+    guard.close();
+    await until('the group and the adopted process to be gone', () => !alive(orphan) && !alive(group.pid!));
+  });
+
   it('leaves alone a group that ended and was unlisted', async () => {
     const listed: string[] = [];
     const recorder: GroupRegistry = {

@@ -7,10 +7,11 @@
  *
  * The guard ties their life to the agent's through a pipe: a tiny watcher process (one per agent,
  * started with the first group, in a session of its own) reads the agent's end of a pipe on which the
- * agent writes `+ <pgid> <start>` when a group starts and `- <pgid>` when it is gone. When the pipe
- * closes — the kernel closes it when the agent dies, however it dies — the watcher stops every group
- * still listed: SIGTERM to the group and to the leader's descendants that left it (found by parent
- * pid while the leader lives), 1 s, SIGKILL, then exits. A group whose leader pid now belongs to
+ * agent writes `+ <pgid> <start> [<mark>]` when a group starts and `- <pgid>` when it is gone. When
+ * the pipe closes — the kernel closes it when the agent dies, however it dies — the watcher stops every
+ * group still listed: SIGTERM to the group, to the leader's descendants that left it (found by parent
+ * pid while the leader lives) and to every process whose environment carries the group's marker
+ * (process-group.ts: found wherever init adopted it), 1 s, SIGKILL, then exits. A group whose leader pid now belongs to
  * another process (its start time differs) is left alone. On a clean exit the list is empty and the
  * watcher just exits.
  */
@@ -30,24 +31,26 @@ export function startTicks(pid: number): string | null {
 
 /** Where process groups are registered so that they die with the agent. */
 export interface GroupRegistry {
-  watch(pgid: number): void;
+  /** `mark`: the token the group's processes carry in their environment (process-group.ts). */
+  watch(pgid: number, mark?: string): void;
   unwatch(pgid: number): void;
 }
 
 export class GroupGuard implements GroupRegistry {
   private child: ChildProcess | null = null;
-  private readonly watched = new Set<number>();
+  /** pgid → its mark ('' when none). */
+  private readonly watched = new Map<number, string>();
 
   /** The watcher's pid while it runs (tests). */
   get watcherPid(): number | null {
     return this.child?.pid ?? null;
   }
 
-  watch(pgid: number): void {
+  watch(pgid: number, mark = ''): void {
     const start = startTicks(pgid);
     if (start === null) return; // gone already
-    this.watched.add(pgid);
-    this.send(`+ ${pgid} ${start}\n`);
+    this.watched.set(pgid, mark);
+    this.send(`+ ${pgid} ${start}${mark === '' ? '' : ` ${mark}`}\n`);
   }
 
   unwatch(pgid: number): void {
@@ -90,7 +93,7 @@ export class GroupGuard implements GroupRegistry {
       this.child = null;
       const left = [...this.watched];
       this.watched.clear();
-      for (const pgid of left) this.watch(pgid);
+      for (const [pgid, mark] of left) this.watch(pgid, mark);
     });
     child.stdin?.on('error', () => undefined);
     // Neither the watcher nor its pipe keeps the agent's event loop alive.
@@ -109,11 +112,11 @@ export function sharedGroupGuard(): GroupGuard {
 
 /**
  * The watcher (run as `node -e "(<this function>)(require)"`: self-contained, no imports). Reads
- * `+ pgid start` / `- pgid` lines; at the end of its input stops the groups still listed.
+ * `+ pgid start [mark]` / `- pgid` lines; at the end of its input stops the groups still listed.
  */
 export function groupWatcherMain(req: (id: string) => unknown): void {
   const fs = req('node:fs') as typeof import('node:fs');
-  const watched = new Map<number, string>();
+  const watched = new Map<number, { start: string; mark: string }>();
   let rest = '';
   interface Proc {
     pid: number;
@@ -142,12 +145,28 @@ export function groupWatcherMain(req: (id: string) => unknown): void {
     }
     return out;
   };
-  /** The live processes of group `pgid` and the leader's descendants, or [] if the pid is not ours. */
-  const victims = (pgid: number, start: string, procs: Proc[]): Proc[] => {
+  /** True when `pid`'s environment holds `mark` among the words of ROUSE_PROCESS_GROUP. */
+  const carries = (pid: number, mark: string): boolean => {
+    let env: string;
+    try {
+      env = fs.readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      return false;
+    }
+    const entry = env.split('\0').find((e) => e.startsWith('ROUSE_PROCESS_GROUP='));
+    return (entry?.slice('ROUSE_PROCESS_GROUP='.length).split(' ') ?? []).includes(mark);
+  };
+  /**
+   * The live processes of group `pgid`, the leader's descendants and the processes that carry the
+   * group's mark — or [] if the pid is not ours.
+   */
+  const victims = (pgid: number, start: string, mark: string, procs: Proc[]): Proc[] => {
     const leader = procs.find((p) => p.pid === pgid);
     if (leader !== undefined && leader.start !== start) return [];
     const found = new Map<number, Proc>();
-    for (const p of procs) if (p.pgrp === pgid) found.set(p.pid, p);
+    for (const p of procs) {
+      if (p.pgrp === pgid || (mark !== '' && p.state !== 'Z' && carries(p.pid, mark))) found.set(p.pid, p);
+    }
     const queue = [...found.values()];
     for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
       for (const c of procs) {
@@ -163,8 +182,8 @@ export function groupWatcherMain(req: (id: string) => unknown): void {
   const signalAll = (sig: NodeJS.Signals): number => {
     const procs = table();
     let n = 0;
-    for (const [pgid, start] of watched) {
-      for (const p of victims(pgid, start, procs)) {
+    for (const [pgid, { start, mark }] of watched) {
+      for (const p of victims(pgid, start, mark, procs)) {
         if (p.pid === own) continue;
         n++;
         try {
@@ -191,11 +210,11 @@ export function groupWatcherMain(req: (id: string) => unknown): void {
   process.stdin.on('data', (chunk: string) => {
     rest += chunk;
     for (let nl = rest.indexOf('\n'); nl !== -1; nl = rest.indexOf('\n')) {
-      const [op, id, start] = rest.slice(0, nl).split(' ');
+      const [op, id, start, mark] = rest.slice(0, nl).split(' ');
       rest = rest.slice(nl + 1);
       const pgid = Number(id);
       if (!Number.isInteger(pgid) || pgid <= 1) continue;
-      if (op === '+') watched.set(pgid, start ?? '');
+      if (op === '+') watched.set(pgid, { start: start ?? '', mark: mark ?? '' });
       else if (op === '-') watched.delete(pgid);
     }
   });

@@ -1,13 +1,14 @@
 /**
  * ProcessGroup and descendants that leave the group (as Claude Code's Bash tool does, with setsid):
  * they are signalled with the group, whether the group is stopped while the leader runs or after it
- * exited by itself.
+ * exited by itself — and so are those adopted by init before any parent-pid scan saw them (found by
+ * the marker they inherited).
  */
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { alive } from '../test-support/processes.js';
-import { ProcessGroup } from './process-group.js';
+import { GROUP_MARK_ENV, ProcessGroup } from './process-group.js';
 
 const groups: ProcessGroup[] = [];
 const strays: number[] = [];
@@ -41,6 +42,30 @@ function leader(ms: number) {
   return { g, out };
 }
 
+/**
+ * A shell that starts `sleep 60` through an intermediate shell that exits at once (a double fork):
+ * the sleep, in a session of its own, is init's child before the leader's first scan. The leader then
+ * waits `ms` and exits. Scans are rare, so only the marker can find the sleep.
+ */
+function orphaningLeader(ms: number, env: NodeJS.ProcessEnv = process.env) {
+  const out: string[] = [];
+  const g = ProcessGroup.spawn({
+    file: '/bin/sh',
+    args: ['-c', `sh -c 'setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!'; sleep ${ms / 1000}`],
+    cwd: tmpdir(),
+    env,
+    onStdout: (l) => out.push(l),
+    treeScanMs: 600_000,
+  });
+  groups.push(g);
+  return { g, out };
+}
+
+function ppidOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 async function strayPid(out: string[]): Promise<number> {
   for (let i = 0; i < 400 && out.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
   const pid = Number(out[0]);
@@ -67,5 +92,44 @@ describe('ProcessGroup: descendants outside the group', () => {
     expect(g.groupAlive()).toBe(true);
     await g.stop({ graceMs: 0 });
     expect(alive(pid)).toBe(false);
+  });
+
+  it('stop() kills a descendant that init adopted before any scan, by the marker it inherited', async () => {
+    const { g, out } = orphaningLeader(60_000);
+    const pid = await strayPid(out);
+    expect(alive(pid)).toBe(true);
+    expect(ppidOf(pid)).not.toBe(g.pid); // not the leader's child: its parent shell is gone
+    expect(readFileSync(`/proc/${pid}/environ`, 'latin1')).toContain(`${GROUP_MARK_ENV}=`);
+    await g.stop({ graceMs: 200 });
+    expect(alive(pid)).toBe(false);
+    expect(g.groupAlive()).toBe(false);
+  });
+
+  it('the stop after a leader exited by itself kills the adopted descendant too', async () => {
+    const { g, out } = orphaningLeader(300);
+    const pid = await strayPid(out);
+    await g.exited;
+    expect(alive(pid)).toBe(true);
+    await g.stop({ graceMs: 0 });
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('an inherited marker is kept and the group adds its own; a stop spares another group’s marked processes', async () => {
+    const outer = orphaningLeader(60_000, { ...process.env, [GROUP_MARK_ENV]: 'outer-token' });
+    const inner = orphaningLeader(60_000);
+    const [outerPid, innerPid] = [await strayPid(outer.out), await strayPid(inner.out)];
+    const words = (pid: number) =>
+      readFileSync(`/proc/${pid}/environ`, 'latin1')
+        .split('\0')
+        .find((e) => e.startsWith(`${GROUP_MARK_ENV}=`))
+        ?.slice(GROUP_MARK_ENV.length + 1)
+        .split(' ');
+    expect(words(outerPid)?.[0]).toBe('outer-token');
+    expect(words(outerPid)).toHaveLength(2);
+    await inner.g.stop({ graceMs: 0 });
+    expect(alive(innerPid)).toBe(false);
+    expect(alive(outerPid)).toBe(true); // another group's marker: not this stop's to kill
+    await outer.g.stop({ graceMs: 0 });
+    expect(alive(outerPid)).toBe(false);
   });
 });

@@ -13,12 +13,20 @@
  * pid, so they must be seen before the leader dies and they are reparented) and signalled with the
  * group, each through its own group.
  *
+ * A parent-pid walk misses a descendant whose parent exited before the walk: adopted by init, it is no
+ * longer anyone's descendant (Codex's sandbox is such a chain — when a link of it dies, the command
+ * below runs on under init). So every process the group starts also inherits a marker, a random token
+ * in `ROUSE_PROCESS_GROUP`, and a stop also takes every process whose environment carries it, wherever
+ * it now hangs in the tree. (A process that clears its environment and leaves the group before a scan
+ * sees it still escapes; the guard's watcher looks for the same marker.)
+ *
  * How the leader ended comes from its `exit` event only (`exited`), never from `child.killed`, which
  * only says that `kill()` was called.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
+import { environCarries, type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
 import type { GroupRegistry } from './group-guard.js';
 
 export interface GroupExit {
@@ -58,6 +66,12 @@ export interface StopOptions {
   graceMs?: number;
 }
 
+/**
+ * The environment variable that marks every process a group starts: space-separated tokens, one per
+ * ProcessGroup it descends from (an agent host run inside another one's group adds its own).
+ */
+export const GROUP_MARK_ENV = 'ROUSE_PROCESS_GROUP';
+
 const POLL_MS = 25;
 let ownPgrp: number | undefined;
 /** This process's own group: a stray in it is signalled alone, never through the group. */
@@ -82,7 +96,13 @@ export class ProcessGroup {
   private readonly strays = new Map<number, number>();
   private guard: GroupRegistry | null = null;
 
-  private constructor(child: ChildProcess | null, options: ProcessGroupOptions, spawnError?: string) {
+  private constructor(
+    child: ChildProcess | null,
+    options: ProcessGroupOptions,
+    /** The token in {@link GROUP_MARK_ENV} that this group's processes inherit. */
+    private readonly mark: string,
+    spawnError?: string,
+  ) {
     if (child === null) {
       this.pid = null;
       this.exit = { code: null, signal: null, spawnError: spawnError ?? 'not started' };
@@ -91,7 +111,7 @@ export class ProcessGroup {
     }
     this.pid = child.pid ?? null;
     this.guard = options.guard ?? null;
-    if (this.pid !== null) this.guard?.watch(this.pid);
+    if (this.pid !== null) this.guard?.watch(this.pid, mark);
     const scan = setInterval(() => this.noteStrays(readProcTable()), options.treeScanMs ?? 1000);
     scan.unref();
     const max = options.maxLineLength ?? DEFAULT_MAX_LINE;
@@ -134,17 +154,19 @@ export class ProcessGroup {
 
   /** Start `options.file` in a new process group. Never throws: a failed start resolves `exited` with `spawnError`. */
   static spawn(options: ProcessGroupOptions): ProcessGroup {
+    const mark = randomBytes(12).toString('base64url');
+    const inherited = options.env[GROUP_MARK_ENV];
     try {
       const child = spawn(options.file, [...options.args], {
         cwd: options.cwd,
-        env: options.env,
+        env: { ...options.env, [GROUP_MARK_ENV]: inherited ? `${inherited} ${mark}` : mark },
         detached: true,
         stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
-      return new ProcessGroup(child, options);
+      return new ProcessGroup(child, options, mark);
     } catch (err) {
       // spawn throws synchronously for some bad arguments (a NUL in an argument, say)
-      return new ProcessGroup(null, options, (err as Error).message);
+      return new ProcessGroup(null, options, mark, (err as Error).message);
     }
   }
 
@@ -162,6 +184,7 @@ export class ProcessGroup {
     this.sent.push(signal);
     const table = readProcTable();
     this.noteStrays(table);
+    this.noteMarked(table);
     let sent = false;
     try {
       process.kill(-this.pid, signal);
@@ -210,6 +233,19 @@ export class ProcessGroup {
     }
   }
 
+  /**
+   * Note the processes outside the group that carry its marker: descendants however far they moved in
+   * the tree. Reads every process's environment, so only when the group is signalled or stopped.
+   */
+  private noteMarked(table: readonly ProcStat[]): void {
+    if (this.pid === null) return;
+    for (const p of table) {
+      if (p.pgrp === this.pid || p.state === 'Z' || p.pid === process.pid) continue;
+      if (this.strays.get(p.pid) === p.pgrp) continue;
+      if (environCarries(p.pid, GROUP_MARK_ENV, this.mark)) this.strays.set(p.pid, p.pgrp);
+    }
+  }
+
   /** The strays still alive: the same pid in the same group (not a reused pid), not a zombie. */
   private liveStrays(table: readonly ProcStat[]): ProcStat[] {
     if (this.strays.size === 0) return [];
@@ -224,6 +260,8 @@ export class ProcessGroup {
   async stop(options: StopOptions = {}): Promise<GroupExit> {
     const graceMs = options.graceMs ?? 2000;
     if (this.pid === null) return this.exited;
+    // A leader that is gone may have left marked processes no parent-pid walk could find.
+    if (this.exit !== null) this.noteMarked(readProcTable());
     if (this.exit === null || this.groupAlive()) {
       if (graceMs > 0) this.signal(options.signal ?? 'SIGTERM');
       // Real processes take real time to exit: the deadlines are monotonic (a wall-clock step must
@@ -244,7 +282,9 @@ export class ProcessGroup {
 
   /** SIGKILL whatever the leader left behind in its group (after its exit); a no-op when nothing is left. */
   killRemainder(): void {
-    if (this.pid !== null && this.groupAlive()) this.signal('SIGKILL');
+    if (this.pid === null) return;
+    this.noteMarked(readProcTable());
+    if (this.groupAlive()) this.signal('SIGKILL');
   }
 }
 
