@@ -3,13 +3,16 @@
  * of its own; its output (a bounded ring, and the progress regex of a plain program); restarts with
  * backoff inside a budget (`restart-rules.ts`), then `fatal`; and stopping: the stop signal to the
  * whole group, `grace`, then SIGKILL to the group — done only once the child's `exit` event came and
- * no live process is left in its group.
+ * no live process is left in its group. The processes it started that left the group (a daemon, a
+ * `setsid` command, one init adopted) carry its marker (process-marks.ts) and get the same signals;
+ * after an exit of its own, whatever it left behind is SIGKILLed before the next start.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { SupervisedState } from '@rouse/protocol';
 import type { ResolvedProgram } from './host-config.js';
 import { OutputRing } from './output-ring.js';
-import { readProcTable } from './proc-stat.js';
+import { type ProcStat, readProcTable } from './proc-stat.js';
+import { groupAlive, markedEnv, markedOutside, newMark, signalEach, stillAlive } from './process-marks.js';
 import { RestartRules } from './restart-rules.js';
 
 export interface ExitInfo {
@@ -64,6 +67,8 @@ export class ProgramInstance {
   agent: { id: string; incarnation: number; token: string; pid: number } | null = null;
 
   private child: ChildProcess | null = null;
+  /** The marker the running process and its descendants inherit. */
+  private mark = '';
   private exited: Promise<ExitInfo> | null = null;
   private stopping = false;
   /** The supervisor is stopping: nothing starts again. */
@@ -88,10 +93,11 @@ export class ProgramInstance {
     if (this.closed) return;
     const [file, ...args] = this.program.command;
     let child: ChildProcess;
+    const mark = newMark();
     try {
       child = spawn(file!, args, {
         cwd: this.program.cwd,
-        env: this.deps.env(this),
+        env: markedEnv(this.deps.env(this), mark),
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -101,6 +107,7 @@ export class ProgramInstance {
       return;
     }
     this.child = child;
+    this.mark = mark;
     this.pid = child.pid ?? null;
     this.startedAt = this.deps.now();
     this.state = 'running';
@@ -157,19 +164,26 @@ export class ProgramInstance {
       return null;
     }
     this.stopping = true;
+    const mark = this.mark;
+    let strays = markedOutside(mark, pgid, readProcTable());
+    const alive = () => groupAlive(pgid) || stillAlive(strays, readProcTable()).length > 0;
     try {
       killGroup(pgid, this.program.stop.signal);
+      signalEach(strays, this.program.stop.signal);
       const deadline = this.deps.now() + this.program.stop.graceMs;
       const seen: { exit: ExitInfo | null } = { exit: null };
       void exited.then((e) => {
         seen.exit = e;
       });
-      while (this.deps.now() < deadline && (seen.exit === null || groupAlive(pgid))) await sleep(POLL_MS);
-      if (seen.exit === null || groupAlive(pgid)) {
+      while (this.deps.now() < deadline && (seen.exit === null || alive())) await sleep(POLL_MS);
+      if (seen.exit === null || alive()) {
+        // Those that appeared during the grace too.
+        strays = unite(strays, markedOutside(mark, pgid, readProcTable()));
         killGroup(pgid, 'SIGKILL');
+        signalEach(stillAlive(strays, readProcTable()), 'SIGKILL');
         const info = await exited;
         const killDeadline = this.deps.now() + KILL_WAIT_MS;
-        while (groupAlive(pgid) && this.deps.now() < killDeadline) await sleep(POLL_MS);
+        while (alive() && this.deps.now() < killDeadline) await sleep(POLL_MS);
         return info;
       }
       return seen.exit;
@@ -215,8 +229,11 @@ export class ProgramInstance {
       expected: this.stopping,
     });
     if (this.stopping) return;
-    // Anything it left behind in its group goes with it before the next start.
-    if (pid > 0) killGroup(pid, 'SIGKILL');
+    // Anything it left behind, in its group or marked, goes with it before the next start.
+    if (pid > 0) {
+      killGroup(pid, 'SIGKILL');
+      signalEach(markedOutside(this.mark, pid, readProcTable()), 'SIGKILL');
+    }
     const decision = this.rules.onExit(info.at, this.startedAt);
     if (decision.kind === 'fatal') {
       this.state = 'fatal';
@@ -267,15 +284,10 @@ function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** A live (not zombie) process is left in the group. */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch {
-    return false;
-  }
-  // Zombies answer kill(0) until they are reaped (by init, which may not reap in a container).
-  return readProcTable().some((p) => p.pgrp === pgid && p.state !== 'Z');
+/** `a` and the processes of `b` that are not in it. */
+function unite(a: readonly ProcStat[], b: readonly ProcStat[]): ProcStat[] {
+  const pids = new Set(a.map((p) => p.pid));
+  return [...a, ...b.filter((p) => !pids.has(p.pid))];
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

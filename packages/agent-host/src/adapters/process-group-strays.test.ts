@@ -7,8 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { GROUP_MARK_ENV } from '../process-marks.js';
 import { alive } from '../test-support/processes.js';
-import { GROUP_MARK_ENV, ProcessGroup } from './process-group.js';
+import { ProcessGroup } from './process-group.js';
 
 const groups: ProcessGroup[] = [];
 const strays: number[] = [];

@@ -15,18 +15,17 @@
  *
  * A parent-pid walk misses a descendant whose parent exited before the walk: adopted by init, it is no
  * longer anyone's descendant (Codex's sandbox is such a chain — when a link of it dies, the command
- * below runs on under init). So every process the group starts also inherits a marker, a random token
- * in `ROUSE_PROCESS_GROUP`, and a stop also takes every process whose environment carries it, wherever
- * it now hangs in the tree. (A process that clears its environment and leaves the group before a scan
- * sees it still escapes; the guard's watcher looks for the same marker.)
+ * below runs on under init). So every process the group starts also inherits a marker
+ * (process-marks.ts), and a stop also takes every process whose environment carries it, wherever it
+ * now hangs in the tree; the guard's watcher looks for the same marker.
  *
  * How the leader ended comes from its `exit` event only (`exited`), never from `child.killed`, which
  * only says that `kill()` was called.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { environCarries, type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
+import { type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
+import { groupAlive, markedEnv, markedOutside, newMark, signalEach } from '../process-marks.js';
 import type { GroupRegistry } from './group-guard.js';
 
 export interface GroupExit {
@@ -66,19 +65,7 @@ export interface StopOptions {
   graceMs?: number;
 }
 
-/**
- * The environment variable that marks every process a group starts: space-separated tokens, one per
- * ProcessGroup it descends from (an agent host run inside another one's group adds its own).
- */
-export const GROUP_MARK_ENV = 'ROUSE_PROCESS_GROUP';
-
 const POLL_MS = 25;
-let ownPgrp: number | undefined;
-/** This process's own group: a stray in it is signalled alone, never through the group. */
-function ownGroup(): number {
-  ownPgrp ??= readProcTable().find((p) => p.pid === process.pid)?.pgrp ?? process.pid;
-  return ownPgrp;
-}
 /** How long to wait for the group to be empty after SIGKILL before giving up on it. */
 const KILL_WAIT_MS = 5000;
 const DEFAULT_MAX_LINE = 1 << 20;
@@ -99,7 +86,7 @@ export class ProcessGroup {
   private constructor(
     child: ChildProcess | null,
     options: ProcessGroupOptions,
-    /** The token in {@link GROUP_MARK_ENV} that this group's processes inherit. */
+    /** The token this group's processes inherit (process-marks.ts). */
     private readonly mark: string,
     spawnError?: string,
   ) {
@@ -154,12 +141,11 @@ export class ProcessGroup {
 
   /** Start `options.file` in a new process group. Never throws: a failed start resolves `exited` with `spawnError`. */
   static spawn(options: ProcessGroupOptions): ProcessGroup {
-    const mark = randomBytes(12).toString('base64url');
-    const inherited = options.env[GROUP_MARK_ENV];
+    const mark = newMark();
     try {
       const child = spawn(options.file, [...options.args], {
         cwd: options.cwd,
-        env: { ...options.env, [GROUP_MARK_ENV]: inherited ? `${inherited} ${mark}` : mark },
+        env: markedEnv(options.env, mark),
         detached: true,
         stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       });
@@ -192,15 +178,7 @@ export class ProcessGroup {
     } catch {
       // the group is empty
     }
-    for (const p of this.liveStrays(table)) {
-      try {
-        process.kill(p.pgrp === ownGroup() ? p.pid : -p.pgrp, signal);
-        sent = true;
-      } catch {
-        // gone meanwhile
-      }
-    }
-    return sent;
+    return signalEach(this.liveStrays(table), signal) || sent;
   }
 
   /** Send `signal` to the leader only (an interrupt the CLI handles itself). */
@@ -239,11 +217,7 @@ export class ProcessGroup {
    */
   private noteMarked(table: readonly ProcStat[]): void {
     if (this.pid === null) return;
-    for (const p of table) {
-      if (p.pgrp === this.pid || p.state === 'Z' || p.pid === process.pid) continue;
-      if (this.strays.get(p.pid) === p.pgrp) continue;
-      if (environCarries(p.pid, GROUP_MARK_ENV, this.mark)) this.strays.set(p.pid, p.pgrp);
-    }
+    for (const p of markedOutside(this.mark, this.pid, table)) this.strays.set(p.pid, p.pgrp);
   }
 
   /** The strays still alive: the same pid in the same group (not a reused pid), not a zombie. */
@@ -286,17 +260,6 @@ export class ProcessGroup {
     this.noteMarked(readProcTable());
     if (this.groupAlive()) this.signal('SIGKILL');
   }
-}
-
-/** Any live (not zombie) process in group `pgid`. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-  } catch {
-    return false;
-  }
-  // Zombies answer kill(0) until they are reaped (by init, which may not reap in a container).
-  return readProcTable().some((p) => p.pgrp === pgid && p.state !== 'Z');
 }
 
 /** Split chunks into lines for `onLine`; `end()` flushes a last line without a newline. */
