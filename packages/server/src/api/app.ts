@@ -14,6 +14,7 @@ import type { Coordinator } from '../services/coordinator.js';
 import { registerDashboard } from './dashboard/index.js';
 import { frameworkErrorHandler, installErrorHandlers } from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
+import { jsonReplyBody } from './json-reply.js';
 import { type ApiLimits, MAX_PATH_PARAM_BYTES, resolveApiLimits } from './limits.js';
 import { ApiMetrics } from './metrics.js';
 import { requestGuard } from './request-guard.js';
@@ -144,6 +145,9 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
 
   // JSON only (text/plain bodies are 415); an empty JSON body is "no body" (cancel, retry). Depth
   // is measured on the text first: deeper values would overflow the stack of whatever walks them.
+  // Replies' JSON as JSON.stringify writes it, sliced when long (json-reply.ts). Fastify types a
+  // serializer's result as a string, but sends a Buffer as it is (its onSend path takes both).
+  app.setReplySerializer((payload) => jsonReplyBody(payload) as string);
   app.removeContentTypeParser('text/plain');
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {

@@ -107,6 +107,18 @@ describe('POST /v1/tasks/batch', () => {
     expect(res.json().tasks.map((t: { type: string }) => t.type)).toEqual(['a', 'b']);
   });
 
+  it('answers a long batch (its reply sliced by the serializer) with every task, in order, as exact JSON', async () => {
+    const tasks = Array.from({ length: 300 }, (_, i) => ({ type: 'a', payload: { i, text: 'é ☃ 😀' } }));
+    const res = await h.request('POST', '/v1/tasks/batch', { body: { tasks } });
+    expect(res.statusCode).toBe(201);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
+    const created = res.json().tasks as { id: string; payload: { i: number; text: string } }[];
+    expect(created.map((t) => t.payload)).toEqual(tasks.map((t) => t.payload));
+    const listed = (await h.request('GET', '/v1/tasks?limit=300')).json().tasks as { id: string }[];
+    expect(new Set(listed.map((t) => t.id))).toEqual(new Set(created.map((t) => t.id)));
+  });
+
   it('is all or nothing: one bad entry creates nothing', async () => {
     const res = await h.request('POST', '/v1/tasks/batch', {
       body: { tasks: [{ type: 'a' }, { type: '' }] },
