@@ -42,11 +42,18 @@ export function markedOutside(mark: string, pgid: number, table: readonly ProcSt
   );
 }
 
-/** Those of `procs` still alive: the same pid in the same group (not a reused pid), not a zombie. */
-export function stillAlive(procs: readonly ProcStat[], table: readonly ProcStat[]): ProcStat[] {
-  if (procs.length === 0) return [];
-  const groupOf = new Map(procs.map((p) => [p.pid, p.pgrp]));
-  return table.filter((p) => groupOf.get(p.pid) === p.pgrp && p.state !== 'Z');
+/** Noted processes outside a group: pid → the group it was in (a reused pid is in another group). */
+export type Strays = Map<number, number>;
+
+/** Note `procs` in `strays`. */
+export function noteStrays(strays: Strays, procs: readonly ProcStat[]): void {
+  for (const p of procs) strays.set(p.pid, p.pgrp);
+}
+
+/** The noted processes still alive: the same pid in the same group (not a reused pid), not a zombie. */
+export function stillAlive(strays: Strays, table: readonly ProcStat[]): ProcStat[] {
+  if (strays.size === 0) return [];
+  return table.filter((p) => strays.get(p.pid) === p.pgrp && p.state !== 'Z');
 }
 
 let ownPgrp: number | undefined;

@@ -11,8 +11,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { SupervisedState } from '@rouse/protocol';
 import type { ResolvedProgram } from './host-config.js';
 import { OutputRing } from './output-ring.js';
-import { type ProcStat, readProcTable } from './proc-stat.js';
-import { groupAlive, markedEnv, markedOutside, newMark, signalEach, stillAlive } from './process-marks.js';
+import { readProcTable } from './proc-stat.js';
+import {
+  groupAlive,
+  markedEnv,
+  markedOutside,
+  newMark,
+  noteStrays,
+  type Strays,
+  signalEach,
+  stillAlive,
+} from './process-marks.js';
 import { RestartRules } from './restart-rules.js';
 
 export interface ExitInfo {
@@ -165,11 +174,13 @@ export class ProgramInstance {
     }
     this.stopping = true;
     const mark = this.mark;
-    let strays = markedOutside(mark, pgid, readProcTable());
+    const found = markedOutside(mark, pgid, readProcTable());
+    const strays: Strays = new Map();
+    noteStrays(strays, found);
     const alive = () => groupAlive(pgid) || stillAlive(strays, readProcTable()).length > 0;
     try {
       killGroup(pgid, this.program.stop.signal);
-      signalEach(strays, this.program.stop.signal);
+      signalEach(found, this.program.stop.signal);
       const deadline = this.deps.now() + this.program.stop.graceMs;
       const seen: { exit: ExitInfo | null } = { exit: null };
       void exited.then((e) => {
@@ -178,7 +189,7 @@ export class ProgramInstance {
       while (this.deps.now() < deadline && (seen.exit === null || alive())) await sleep(POLL_MS);
       if (seen.exit === null || alive()) {
         // Those that appeared during the grace too.
-        strays = unite(strays, markedOutside(mark, pgid, readProcTable()));
+        noteStrays(strays, markedOutside(mark, pgid, readProcTable()));
         killGroup(pgid, 'SIGKILL');
         signalEach(stillAlive(strays, readProcTable()), 'SIGKILL');
         const info = await exited;
@@ -282,12 +293,6 @@ function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
   } catch {
     return false;
   }
-}
-
-/** `a` and the processes of `b` that are not in it. */
-function unite(a: readonly ProcStat[], b: readonly ProcStat[]): ProcStat[] {
-  const pids = new Set(a.map((p) => p.pid));
-  return [...a, ...b.filter((p) => !pids.has(p.pid))];
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -25,7 +25,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { type ProcStat, readProcTable, treeOf } from '../proc-stat.js';
-import { groupAlive, markedEnv, markedOutside, newMark, signalEach } from '../process-marks.js';
+import {
+  groupAlive,
+  markedEnv,
+  markedOutside,
+  newMark,
+  noteStrays,
+  type Strays,
+  signalEach,
+  stillAlive,
+} from '../process-marks.js';
 import type { GroupRegistry } from './group-guard.js';
 
 export interface GroupExit {
@@ -80,7 +89,7 @@ export class ProcessGroup {
   /** The signals this object sent (to the group or the leader), in order. */
   readonly sent: NodeJS.Signals[] = [];
   /** Descendants seen outside the group: pid → the group it was in. */
-  private readonly strays = new Map<number, number>();
+  private readonly strays: Strays = new Map();
   private guard: GroupRegistry | null = null;
 
   private constructor(
@@ -178,7 +187,7 @@ export class ProcessGroup {
     } catch {
       // the group is empty
     }
-    return signalEach(this.liveStrays(table), signal) || sent;
+    return signalEach(stillAlive(this.strays, table), signal) || sent;
   }
 
   /** Send `signal` to the leader only (an interrupt the CLI handles itself). */
@@ -200,7 +209,7 @@ export class ProcessGroup {
   groupAlive(): boolean {
     if (this.pid === null) return false;
     if (groupAlive(this.pid)) return true;
-    return this.strays.size > 0 && this.liveStrays(readProcTable()).length > 0;
+    return this.strays.size > 0 && stillAlive(this.strays, readProcTable()).length > 0;
   }
 
   /** Note the leader's descendants outside its group (found by parent pid, so while it lives). */
@@ -217,13 +226,7 @@ export class ProcessGroup {
    */
   private noteMarked(table: readonly ProcStat[]): void {
     if (this.pid === null) return;
-    for (const p of markedOutside(this.mark, this.pid, table)) this.strays.set(p.pid, p.pgrp);
-  }
-
-  /** The strays still alive: the same pid in the same group (not a reused pid), not a zombie. */
-  private liveStrays(table: readonly ProcStat[]): ProcStat[] {
-    if (this.strays.size === 0) return [];
-    return table.filter((p) => this.strays.get(p.pid) === p.pgrp && p.state !== 'Z');
+    noteStrays(this.strays, markedOutside(this.mark, this.pid, table));
   }
 
   /**
