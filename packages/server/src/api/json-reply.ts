@@ -15,7 +15,7 @@ const SLICE = 64;
 
 /** `JSON.stringify(payload)`, as bytes when that is cheaper to send. */
 export function jsonReplyBody(payload: unknown): string | Buffer {
-  if (!isPlainObject(payload) || !hasLongArray(payload)) return JSON.stringify(payload);
+  if (!isPlainObject(payload) || !Object.values(payload).some(isLongArray)) return JSON.stringify(payload);
   const parts: Buffer[] = [];
   let text = '{';
   let first = true;
@@ -25,29 +25,30 @@ export function jsonReplyBody(payload: unknown): string | Buffer {
   };
   for (const key of Object.keys(payload)) {
     const value = payload[key];
-    const member = memberText(value);
+    const member = isLongArray(value) ? '' : (JSON.stringify(value) as string | undefined);
     if (member === undefined) continue; // as JSON.stringify leaves out undefined, functions and symbols
     text += `${first ? '' : ','}${JSON.stringify(key)}:`;
     first = false;
-    if (Array.isArray(value) && value.length > SLICE && !hasToJSON(value)) {
-      text += '[';
-      for (let i = 0; i < value.length; i += SLICE) {
-        const slice = JSON.stringify(value.slice(i, i + SLICE));
-        text += `${i === 0 ? '' : ','}${slice.slice(1, -1)}`;
-        flush();
-      }
-      text += ']';
-    } else text += member;
+    if (!isLongArray(value)) {
+      text += member;
+      continue;
+    }
+    text += '[';
+    for (let i = 0; i < value.length; i += SLICE) {
+      const slice = JSON.stringify(value.slice(i, i + SLICE));
+      text += `${i === 0 ? '' : ','}${slice.slice(1, -1)}`;
+      flush();
+    }
+    text += ']';
   }
   text += '}';
   flush();
   return Buffer.concat(parts);
 }
 
-/** The text JSON.stringify gives a member's value, or undefined when it leaves the member out. */
-function memberText(value: unknown): string | undefined {
-  if (Array.isArray(value) && value.length > SLICE && !hasToJSON(value)) return '';
-  return JSON.stringify(value) as string | undefined;
+/** An array stringified in slices: longer than {@link SLICE}, without a `toJSON` of its own. */
+function isLongArray(v: unknown): v is unknown[] {
+  return Array.isArray(v) && v.length > SLICE && !hasToJSON(v);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -58,12 +59,4 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function hasToJSON(v: object): boolean {
   return typeof (v as { toJSON?: unknown }).toJSON === 'function';
-}
-
-function hasLongArray(o: Record<string, unknown>): boolean {
-  for (const key of Object.keys(o)) {
-    const v = o[key];
-    if (Array.isArray(v) && v.length > SLICE) return true;
-  }
-  return false;
 }
