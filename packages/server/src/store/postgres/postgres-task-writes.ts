@@ -28,7 +28,7 @@ import {
   type TaskRow,
   toHead,
   toTask,
-  toTaskAt,
+  toTaskFromArray,
   type WrittenRow,
 } from './row-mapping.js';
 import { TASK_SQL } from './task-statements.js';
@@ -38,9 +38,9 @@ type AppendLogsInput = Parameters<Store['appendLogs']>[0];
 type SetResultRefInput = Parameters<Store['setResultRef']>[0];
 
 /**
- * A row the claim and completion statements return, read as an array (`ctx.arrays`): `o` leading
- * columns (part, i), the task columns, the statement's time `at` and (claims) the status the attempt
- * came from — all their history entries are made of (see task-statements.ts).
+ * A history entry rebuilt from what the claim and completion statements return: per row, one JSON
+ * array `r` of the task columns, the statement's time `at` and (claims) the status the attempt came
+ * from — all their history entries are made of (see task-statements.ts).
  */
 function entry(
   task: Task,
@@ -54,12 +54,12 @@ function entry(
   return { seq, at, from, to, version: task.version, attempt: task.attempt, actor, reason, details: null };
 }
 
-/** A claimed row (task columns from `o`) with the entries its statement appended: claimed (seq − 1 with start), started. */
-function claimedTransition(r: unknown[], o: number, start: boolean, actor: string): Transitioned {
-  const task = toTaskAt(r, o);
-  const n = r[o + EVENT_COUNT_COLUMN] as number;
-  const at = r[o + TASK_COLUMN_COUNT] as number;
-  const from = r[o + TASK_COLUMN_COUNT + 1] as TaskStatus | null;
+/** A claimed row's array `r` with the entries its statement appended: claimed (seq − 1 with start), started. */
+function claimedTransition(r: unknown[], start: boolean, actor: string): Transitioned {
+  const task = toTaskFromArray(r);
+  const n = r[EVENT_COUNT_COLUMN] as number;
+  const at = r[TASK_COLUMN_COUNT] as number;
+  const from = r[TASK_COLUMN_COUNT + 1] as TaskStatus | null;
   const events = start
     ? [
         entry(task, at, n - 1, from, 'claimed', actor, 'claimed'),
@@ -69,15 +69,13 @@ function claimedTransition(r: unknown[], o: number, start: boolean, actor: strin
   return { task, events };
 }
 
-/** A completed row (task columns from `o`) with the entry its statement appended. */
-function completedTransition(r: unknown[], o: number, actor: string): Transitioned {
-  const task = toTaskAt(r, o);
-  const at = r[o + TASK_COLUMN_COUNT] as number;
+/** A completed row's array `r` with the entry its statement appended. */
+function completedTransition(r: unknown[], actor: string): Transitioned {
+  const task = toTaskFromArray(r);
+  const at = r[TASK_COLUMN_COUNT] as number;
   return {
     task,
-    events: [
-      entry(task, at, r[o + EVENT_COUNT_COLUMN] as number, 'running', 'completed', actor, 'completed'),
-    ],
+    events: [entry(task, at, r[EVENT_COUNT_COLUMN] as number, 'running', 'completed', actor, 'completed')],
   };
 }
 
@@ -98,7 +96,7 @@ export async function claimTasks(ctx: PgContext, input: ClaimInput): Promise<Tra
     input.start,
     actor,
   ]);
-  return rows.map((row) => claimedTransition(row, 0, input.start, actor));
+  return rows.map((row) => claimedTransition(row[0] as unknown[], input.start, actor));
 }
 
 export async function startTask(ctx: PgContext, input: AgentWrite): Promise<Transitioned> {
@@ -268,14 +266,14 @@ export async function completeTasks(
 ): Promise<Outcome<Transitioned>[]> {
   const out: Outcome<Transitioned>[] = new Array(items.length);
   for (const round of rounds(items, byTask)) {
-    // Rows: i, then the task columns.
+    // Rows: i, r.
     const rows = await ctx.arrays('completeTasks', TASK_SQL.completeTasks, [
       ctx.now(),
       ...completionParams(round),
     ]);
     for (const row of rows) {
       const i = row[0] as number;
-      out[i] = { ok: true, value: completedTransition(row, 1, agentActor(items[i]!.agentId)) };
+      out[i] = { ok: true, value: completedTransition(row[1] as unknown[], agentActor(items[i]!.agentId)) };
     }
     await explainRefusedCompletions(ctx, round, out);
   }
@@ -298,7 +296,7 @@ export async function completeAndClaim(
     return { completed, claimed: await claimTasks(ctx, claim) };
   }
   const actor = agentActor(claim.agentId);
-  // Rows: part ('completed' | 'claimed'), i (completions), then the task columns.
+  // Rows: part ('completed' | 'claimed'), i (completions), r.
   const rows = await ctx.arrays('completeAndClaim', TASK_SQL.completeAndClaim, [
     ctx.now(),
     ...completionParams(round),
@@ -312,10 +310,11 @@ export async function completeAndClaim(
   const completed: Outcome<Transitioned>[] = new Array(complete.length);
   const claimed: Transitioned[] = [];
   for (const row of rows) {
+    const r = row[2] as unknown[];
     if (row[0] === 'completed') {
       const i = row[1] as number;
-      completed[i] = { ok: true, value: completedTransition(row, 2, agentActor(complete[i]!.agentId)) };
-    } else claimed.push(claimedTransition(row, 2, claim.start, actor));
+      completed[i] = { ok: true, value: completedTransition(r, agentActor(complete[i]!.agentId)) };
+    } else claimed.push(claimedTransition(r, claim.start, actor));
   }
   await explainRefusedCompletions(ctx, round, completed);
   return { completed, claimed };

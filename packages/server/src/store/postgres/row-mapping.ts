@@ -193,48 +193,48 @@ const NEXT_ATTEMPT_AT = col('next_attempt_at');
 const FINISHED_AT = col('finished_at');
 /** Position of `event_count` in a task row read as an array. */
 export const EVENT_COUNT_COLUMN = col('event_count');
-/** How many task columns a row read as an array starts with (after `offset` leading columns). */
+/** How many task columns a task array starts with. */
 export const TASK_COLUMN_COUNT = TASK_COLUMN_NAMES.length;
 
 /**
- * `toTask` for a row read as an array whose task columns (TASK_COLUMN_NAMES order) start at `o`:
- * the same Task, without the intermediate object keyed by column name.
+ * `toTask` for a task as an array of its columns in TASK_COLUMN_NAMES order (what the claim and
+ * completion statements return): the same Task, without an intermediate object keyed by column name.
  */
-export function toTaskAt(r: unknown[], o: number): Task {
-  const status = r[o + STATUS] as TaskStatus;
-  const nextAttemptAt = r[o + NEXT_ATTEMPT_AT] as number | null;
+export function toTaskFromArray(r: unknown[]): Task {
+  const status = r[STATUS] as TaskStatus;
+  const nextAttemptAt = r[NEXT_ATTEMPT_AT] as number | null;
   return {
-    id: r[o + ID] as string,
-    type: r[o + TYPE] as string,
+    id: r[ID] as string,
+    type: r[TYPE] as string,
     status,
-    payload: r[o + PAYLOAD] as Json,
-    attempt: r[o + ATTEMPT] as number,
-    maxAttempts: r[o + MAX_ATTEMPTS] as number,
-    version: r[o + VERSION] as number,
-    agentId: r[o + AGENT_ID] as string | null,
-    priority: r[o + PRIORITY] as number,
-    resumable: r[o + RESUMABLE] as boolean,
-    requires: r[o + REQUIRES] as string[],
-    labels: r[o + LABELS] as Record<string, string>,
-    idempotencyKey: r[o + IDEMPOTENCY_KEY] as string | null,
-    timing: r[o + TIMING] as Timing,
-    progress: r[o + PROGRESS] as number | null,
-    phase: r[o + PHASE] as string | null,
-    executionDone: r[o + EXECUTION_DONE] as boolean,
-    checkpoint: r[o + CHECKPOINT] as Json | null,
-    session: r[o + SESSION] as Json | null,
-    result: r[o + RESULT] as Json | null,
-    resultRef: r[o + RESULT_REF] as ResultRef | null,
-    error: r[o + ERROR] as TaskError | null,
-    createdAt: r[o + CREATED_AT] as number,
-    runAt: r[o + RUN_AT] as number,
-    claimedAt: r[o + CLAIMED_AT] as number | null,
-    startedAt: r[o + STARTED_AT] as number | null,
-    lastHeartbeatAt: r[o + LAST_HEARTBEAT_AT] as number | null,
-    progressChangedAt: r[o + PROGRESS_CHANGED_AT] as number | null,
-    leaseExpiresAt: r[o + LEASE_EXPIRES_AT] as number | null,
+    payload: r[PAYLOAD] as Json,
+    attempt: r[ATTEMPT] as number,
+    maxAttempts: r[MAX_ATTEMPTS] as number,
+    version: r[VERSION] as number,
+    agentId: r[AGENT_ID] as string | null,
+    priority: r[PRIORITY] as number,
+    resumable: r[RESUMABLE] as boolean,
+    requires: r[REQUIRES] as string[],
+    labels: r[LABELS] as Record<string, string>,
+    idempotencyKey: r[IDEMPOTENCY_KEY] as string | null,
+    timing: r[TIMING] as Timing,
+    progress: r[PROGRESS] as number | null,
+    phase: r[PHASE] as string | null,
+    executionDone: r[EXECUTION_DONE] as boolean,
+    checkpoint: r[CHECKPOINT] as Json | null,
+    session: r[SESSION] as Json | null,
+    result: r[RESULT] as Json | null,
+    resultRef: r[RESULT_REF] as ResultRef | null,
+    error: r[ERROR] as TaskError | null,
+    createdAt: r[CREATED_AT] as number,
+    runAt: r[RUN_AT] as number,
+    claimedAt: r[CLAIMED_AT] as number | null,
+    startedAt: r[STARTED_AT] as number | null,
+    lastHeartbeatAt: r[LAST_HEARTBEAT_AT] as number | null,
+    progressChangedAt: r[PROGRESS_CHANGED_AT] as number | null,
+    leaseExpiresAt: r[LEASE_EXPIRES_AT] as number | null,
     nextAttemptAt,
-    finishedAt: r[o + FINISHED_AT] as number | null,
+    finishedAt: r[FINISHED_AT] as number | null,
     final: isFinal(status, nextAttemptAt),
   };
 }

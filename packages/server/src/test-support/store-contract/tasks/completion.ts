@@ -1,6 +1,6 @@
 /** Contract: complete and fail — results, idempotency per version, backoff, final states. */
 
-import type { TaskError } from '@rouse/protocol';
+import type { Json, TaskError } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
 import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, TIMING, writer } from '../harness.js';
 
@@ -67,6 +67,40 @@ export function completionContract(h: () => Harness): void {
         backoff: BACKOFF,
       });
       expect(none).toEqual([]);
+    });
+
+    it('returns claimed and completed tasks exactly as a read does, whatever their JSON holds', async () => {
+      const { store } = h();
+      const tricky: Json = {
+        text: 'quote " backslash \\ newline \n tab \t control \u0001 emoji 🚀 CJK 漢字 nul-free',
+        numbers: [0.1, 1e21, 123456789012345, -7.25e-8, 2 ** 53 - 1, 0],
+        nested: { deep: [{ a: null, b: true, c: false, d: [] }, {}], 'key with "quotes"': 'v' },
+      };
+      const labels = { team: 'ä-ö/ü "x"', 'env.name': 'prod\\eu' };
+      const type = 'tricky';
+      const first = await h().create({ type, payload: tricky, labels, requires: ['dep "1"'] });
+      const second = await h().create({ type, payload: [tricky, 'second'], resumable: true });
+      const [claimed] = await h().claim('agt_a', [type], 1, true);
+      expect(claimed!.task.id).toBe(first.id);
+      expect(claimed!.task).toEqual(await h().get(first.id));
+      const viaBoth = store.completeAndClaim
+        ? await store.completeAndClaim([{ ...writer(claimed!.task), result: tricky }], {
+            agentId: 'agt_a',
+            types: [type],
+            max: 1,
+            start: true,
+            backoff: BACKOFF,
+          })
+        : {
+            completed: await store.completeTasks([{ ...writer(claimed!.task), result: tricky }]),
+            claimed: await h().claim('agt_a', [type], 1, true),
+          };
+      const done = viaBoth.completed[0]!;
+      expect(done.ok && done.value.task).toEqual(await h().get(first.id));
+      expect(done.ok && done.value.task.result).toEqual(tricky);
+      expect(viaBoth.claimed[0]!.task).toEqual(await h().get(second.id));
+      const [alone] = await store.completeTasks([{ ...writer(viaBoth.claimed[0]!.task), result: [tricky] }]);
+      expect(alone!.ok && alone!.value.task).toEqual(await h().get(second.id));
     });
 
     it('completeAndClaimMany (when offered): each item as completeAndClaim alone, in order', async () => {
