@@ -116,6 +116,12 @@ export function createAndReadContract(h: () => Harness): void {
       const dup = h().newTask();
       await expectCode(store.createTasks([h().newTask(), dup, { ...dup, payload: 'x' }]), 'conflict');
       expect((await store.listTasks({})).tasks).toHaveLength(1);
+
+      // Past the rows a store writes in one statement: the failing row is in a later statement.
+      const many = Array.from({ length: 300 }, () => h().newTask());
+      await expectCode(store.createTasks([...many, { ...many[0]!, payload: 'x' }]), 'conflict');
+      for (const i of [0, 63, 64, 249, 250, 299]) expect(await store.getTask(many[i]!.id)).toBeNull();
+      expect((await store.listTasks({})).tasks).toHaveLength(1);
     });
 
     it('deduplicates inside one batch and returns results in input order', async () => {
@@ -133,21 +139,21 @@ export function createAndReadContract(h: () => Harness): void {
     it('creates a large batch whole: every task with its history, in input order, keys kept across it', async () => {
       const { store } = h();
       // Past the rows a store may write in one statement, with keys repeated across that size.
-      const batch = Array.from({ length: 150 }, (_, i) => h().newTask({ payload: { i } }));
+      const batch = Array.from({ length: 300 }, (_, i) => h().newTask({ payload: { i } }));
       batch[7] = h().newTask({ payload: { i: 7 }, idempotencyKey: 'seven' });
       batch[70] = h().newTask({ payload: { i: 7 }, idempotencyKey: 'seven' });
-      batch[130] = h().newTask({ payload: { i: 130 }, idempotencyKey: 'late' });
-      const again = h().newTask({ payload: { i: 130 }, idempotencyKey: 'late' });
+      batch[260] = h().newTask({ payload: { i: 260 }, idempotencyKey: 'late' });
+      const again = h().newTask({ payload: { i: 260 }, idempotencyKey: 'late' });
       const out = await store.createTasks([...batch, again]);
       expect(out.map((o) => o.task.id)).toEqual([
         ...batch.map((t, i) => (i === 70 ? batch[7]!.id : t.id)),
-        batch[130]!.id,
+        batch[260]!.id,
       ]);
       expect(out.filter((o) => o.deduplicated)).toHaveLength(2);
       const created = batch.filter((_, i) => i !== 70).map((t) => t.id);
-      const listed = (await store.listTasks({ limit: 200 })).tasks;
+      const listed = (await store.listTasks({ limit: 300 })).tasks;
       expect(listed.map((t) => t.id).reverse()).toEqual(created);
-      for (const i of [0, 63, 64, 65, 127, 128, 149]) {
+      for (const i of [0, 63, 64, 65, 127, 128, 249, 250, 251, 299]) {
         expect(await store.getTask(batch[i]!.id)).toMatchObject({ status: 'created', payload: { i } });
         expect((await store.listTaskEvents(batch[i]!.id)).map((e) => e.to)).toEqual(['created']);
       }
