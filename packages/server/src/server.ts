@@ -325,7 +325,10 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
         policies.stop();
         await coordinator.stop();
         // A real timer, not the injected clock: this bounds a socket shutdown, not domain time.
-        const cut = setTimeout(() => app.server.closeAllConnections(), o.shutdownGraceMs);
+        const cut = setTimeout(() => {
+          app.server.closeAllConnections();
+          app.callStreams.destroyAll();
+        }, o.shutdownGraceMs);
         await appClosed;
         clearTimeout(cut);
         await store.close();

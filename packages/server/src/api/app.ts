@@ -11,6 +11,7 @@ import type { Server } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Coordinator } from '../services/coordinator.js';
+import { CallStreams, type JsonParser } from './call-stream.js';
 import { registerDashboard } from './dashboard/index.js';
 import { frameworkErrorHandler, installErrorHandlers } from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
@@ -101,6 +102,13 @@ async function watchdogSeries(coordinator: Coordinator) {
   ];
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's call streams (`call-stream.ts`); the server cuts them when its shutdown grace is over. */
+    callStreams: CallStreams;
+  }
+}
+
 /** Build (but do not start) the HTTP app. `app.close()` ends open event streams and unsubscribes. */
 export function buildApp(options: BuildAppOptions): FastifyInstance {
   const limits = resolveApiLimits(options.limits);
@@ -141,6 +149,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     sse,
     metricsPublic,
     routes: [],
+    streamed: [],
   };
 
   // JSON only (text/plain bodies are 415); an empty JSON body is "no body" (cancel, retry). Depth
@@ -172,6 +181,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.addHook('preClose', async () => {
     closing = true;
     sse.closeAll();
+    app.callStreams.close();
   });
   app.addHook('onClose', async () => {
     unsubscribe();
@@ -191,6 +201,25 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   registerDashboardLoginRoutes(app, ctx);
   registerOpenApiRoute(app, ctx, options.version ?? '0.1.0');
   registerDashboard(app, ctx);
+
+  // The routes declared with addCallRoute, also as frames over an upgraded connection.
+  const callStreams = new CallStreams({
+    coordinator: options.coordinator,
+    limits,
+    logger,
+    routes: ctx.streamed,
+    parseJson: parseJson as JsonParser,
+  });
+  app.server.on('upgrade', callStreams.onUpgrade);
+  app.decorate('callStreams', callStreams);
+  metrics.addGaugeSource(async () => [
+    {
+      name: 'rouse_call_streams',
+      help: 'Open call streams (upgraded connections carrying calls as frames).',
+      type: 'gauge' as const,
+      series: [[{}, callStreams.size] as [Record<string, string>, number]],
+    },
+  ]);
 
   return app;
 }

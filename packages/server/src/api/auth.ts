@@ -6,7 +6,7 @@
  *
  * Agent tokens may also read (every `GET` but `/metrics`), as decided in `services/auth.ts`.
  */
-import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { onRequestAsyncHookHandler } from 'fastify';
 import { RouseError } from '../core/errors.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 
@@ -44,17 +44,23 @@ export function authHook(
 ): onRequestAsyncHookHandler | null {
   if (access === 'public' || (access === 'metrics' && metricsPublic)) return null;
   return async (request) => {
-    const caller = await coordinator.authenticate(bearerToken(request));
-    if (!caller) {
-      throw new RouseError('unauthorized', 'unknown or revoked token; check the token you were given', {});
-    }
+    const caller = await authenticate(coordinator, bearerToken(request.headers.authorization));
     checkAccess(access, caller, request);
     request.caller = caller;
   };
 }
 
-function bearerToken(request: FastifyRequest): string {
-  const header = request.headers.authorization;
+/** The caller a token belongs to; `unauthorized` when it is unknown or revoked. */
+export async function authenticate(coordinator: Coordinator, token: string): Promise<Caller> {
+  const caller = await coordinator.authenticate(token);
+  if (!caller) {
+    throw new RouseError('unauthorized', 'unknown or revoked token; check the token you were given', {});
+  }
+  return caller;
+}
+
+/** The token of an `Authorization: Bearer <token>` header; `unauthorized` when missing or malformed. */
+export function bearerToken(header: string | undefined): string {
   if (header === undefined || header === '') {
     throw new RouseError(
       'unauthorized',
@@ -73,8 +79,14 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
+/** What the access rules look at in a request (an HTTP request, or a call of the call stream). */
+export interface AccessedRoute {
+  method: string;
+  params: unknown;
+}
+
 /** Throw `forbidden` unless `caller` may use a route with rule `access`. */
-export function checkAccess(access: Access, caller: Caller, request: FastifyRequest): void {
+export function checkAccess(access: Access, caller: Caller, request: AccessedRoute): void {
   if (caller.kind === 'admin') return;
   const isGet = request.method === 'GET' || request.method === 'HEAD';
   switch (caller.kind) {

@@ -18,6 +18,33 @@ export function errorBody(
   return { error: { code, message, details } };
 }
 
+/** The logger calls `errorAnswer` makes (pino's and Fastify's loggers have them). */
+interface ErrorLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * The status and body answering a failed request, logged by severity. `known`: the error as a
+ * `RouseError` when it is one of ours; anything else is a bug, answered `500 internal`.
+ */
+export function errorAnswer(
+  err: unknown,
+  known: RouseError | null,
+  log: ErrorLog,
+  request: { method: string; url: string },
+): { status: number; body: ErrorBody } {
+  if (known) {
+    // A store outage is logged once by the coordinator (store-health); each request it turns away is not news.
+    if (known.code === 'unavailable') log.debug({ err: known, code: known.code }, 'request failed');
+    else if (known.status >= 500) log.warn({ err: known, code: known.code }, 'request failed');
+    return { status: known.status, body: errorBody(known.code, known.message, known.details) };
+  }
+  log.error({ err, method: request.method, url: request.url }, 'unhandled error in request');
+  return { status: 500, body: errorBody('internal', 'internal error; the coordinator logged the cause', {}) };
+}
+
 /** Translate any thrown value into a `RouseError` (unknown errors become `internal`). */
 export function toRouseError(
   err: unknown,
@@ -109,17 +136,11 @@ export function installErrorHandlers(app: FastifyInstance, limits: ResolvedApiLi
   const unread = unreadBodyOptions(limits);
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     settleUnreadBody(request, reply, unread);
-    const known = toRouseError(err, request, limits);
-    if (known) {
-      // A store outage is logged once by the coordinator (store-health); each request it turns away is not news.
-      if (known.code === 'unavailable') request.log.debug({ err: known, code: known.code }, 'request failed');
-      else if (known.status >= 500) request.log.warn({ err: known, code: known.code }, 'request failed');
-      return reply.code(known.status).send(errorBody(known.code, known.message, known.details));
-    }
-    request.log.error({ err, method: request.method, url: request.url }, 'unhandled error in request');
-    return reply
-      .code(500)
-      .send(errorBody('internal', 'internal error; the coordinator logged the cause', {}));
+    const answer = errorAnswer(err, toRouseError(err, request, limits), request.log, {
+      method: request.method,
+      url: request.url,
+    });
+    return reply.code(answer.status).send(answer.body);
   });
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {

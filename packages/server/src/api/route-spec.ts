@@ -53,6 +53,8 @@ export interface RouteContext {
   metricsPublic: boolean;
   /** Every declared route, in registration order (read by the OpenAPI route). */
   routes: RouteSpec[];
+  /** The routes also served on the call stream (`call-stream.ts`), declared with `addCallRoute`. */
+  streamed: StreamedRoute[];
 }
 
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -78,6 +80,75 @@ export function addRoute(
     ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
     handler,
   });
+}
+
+/**
+ * A call of a route written once for both ways in: an HTTP request, or a frame of the call stream
+ * (`call-stream.ts`). What the handler sees is the same either way.
+ */
+export interface RouteCall {
+  /** Authenticated, and allowed by the route's access rule. */
+  readonly caller: Caller;
+  /** The parsed JSON body; undefined when there was none. */
+  readonly body: unknown;
+  /** A path parameter, decoded. */
+  param(name: string): string;
+  /** Aborted when the caller stops waiting: its connection closed, or it cancelled the call. */
+  signal(): AbortSignal;
+  /** Answer with this 2xx status instead of the route's `successStatus`. */
+  status(code: number): void;
+}
+
+export type CallHandler = (call: RouteCall) => Promise<unknown>;
+
+/** A route of the call stream. */
+export interface StreamedRoute {
+  spec: RouteSpec;
+  handler: CallHandler;
+  /** Counts an answer in the route's request counter (the same series as its HTTP requests). */
+  count: (status: number) => void;
+}
+
+/**
+ * Declare and register a route that is also served on the call stream. Its handler gets a
+ * {@link RouteCall}, so nothing in it can depend on the transport.
+ */
+export function addCallRoute(
+  app: FastifyInstance,
+  ctx: RouteContext,
+  spec: RouteSpec,
+  handler: CallHandler,
+): void {
+  const success = spec.successStatus ?? 200;
+  addRoute(app, ctx, spec, async (request, reply) => {
+    let status = success;
+    let signal: AbortSignal | undefined;
+    const payload = await handler({
+      caller: callerOf(request),
+      body: request.body,
+      param: (name) => param(request, name),
+      signal: () => {
+        signal ??= abortOnDisconnect(reply);
+        return signal;
+      },
+      status: (code) => {
+        status = code;
+      },
+    });
+    return reply.code(status).send(payload);
+  });
+  ctx.streamed.push({ spec, handler, count: ctx.metrics.requestCounter(spec.method, spec.url) });
+}
+
+/** Aborted when the client goes away before its answer is written (a long-poll stops waiting). */
+export function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  const res = reply.raw;
+  const onClose = () => {
+    if (!res.writableEnded) controller.abort();
+  };
+  res.once('close', onClose);
+  return controller.signal;
 }
 
 /** The authenticated caller (set by the auth hook on every non-public route). */

@@ -1,7 +1,14 @@
 /** Agent routes: register, claim (long-poll), heartbeat, leave, list, get, diagnosis, conditions, commands, interventions. */
 import * as schemas from '@rouse/protocol/schemas';
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
+import type { FastifyInstance } from 'fastify';
+import {
+  abortOnDisconnect,
+  addCallRoute,
+  addRoute,
+  callerOf,
+  param,
+  type RouteContext,
+} from '../route-spec.js';
 import { parseInput } from '../validate.js';
 
 /** Agents per page of `GET /v1/agents` unless `limit` says. */
@@ -29,7 +36,7 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     },
   );
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -40,22 +47,20 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       body: schemas.claim,
       bodyName: 'Claim',
     },
-    async (request, reply) => {
-      const body = parseInput(schemas.claim, request.body, 'body');
-      const caller = callerOf(request);
-      const agentId = param(request, 'agentId');
-      if (!body.waitMs) return coordinator.claim(caller, agentId, body);
-      const signal = abortOnDisconnect(reply);
+    async (call) => {
+      const body = parseInput(schemas.claim, call.body, 'body');
+      const agentId = call.param('agentId');
+      if (!body.waitMs) return coordinator.claim(call.caller, agentId, body);
       metrics.claimWaiters++;
       try {
-        return await coordinator.claim(caller, agentId, body, signal);
+        return await coordinator.claim(call.caller, agentId, body, call.signal());
       } finally {
         metrics.claimWaiters--;
       }
     },
   );
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -67,12 +72,12 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       bodyName: 'AgentHeartbeat',
       bodyLimit: ctx.limits.agentHeartbeatBytes,
     },
-    async (request) => {
+    async (call) => {
       const started = performance.now();
       let outcome = 'error';
       try {
-        const body = parseInput(schemas.agentHeartbeat, request.body, 'body');
-        const res = await coordinator.agentHeartbeat(callerOf(request), param(request, 'agentId'), body);
+        const body = parseInput(schemas.agentHeartbeat, call.body, 'body');
+        const res = await coordinator.agentHeartbeat(call.caller, call.param('agentId'), body);
         outcome = 'ok';
         return res;
       } finally {
@@ -242,15 +247,4 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
       intervention: await coordinator.getIntervention(callerOf(request), param(request, 'id')),
     }),
   );
-}
-
-/** An AbortSignal that fires when the client disconnects before the response is written. */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  const res = reply.raw;
-  const onClose = () => {
-    if (!res.writableEnded) controller.abort();
-  };
-  res.once('close', onClose);
-  return controller.signal;
 }

@@ -8,13 +8,13 @@ import { ERROR_STATUS } from '@rouse/protocol';
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RouseError } from '../../core/errors.js';
-import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
+import { addCallRoute, addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import { parseInput } from '../validate.js';
 
 export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { coordinator } = ctx;
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -25,13 +25,13 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       body: schemas.startTask,
       bodyName: 'StartTask',
     },
-    async (request) => {
-      const body = parseInput(schemas.startTask, request.body, 'body');
-      return { task: await coordinator.startTask(callerOf(request), param(request, 'id'), body.version) };
+    async (call) => {
+      const body = parseInput(schemas.startTask, call.body, 'body');
+      return { task: await coordinator.startTask(call.caller, call.param('id'), body.version) };
     },
   );
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -43,10 +43,10 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       bodyName: 'TaskHeartbeat',
       bodyLimit: ctx.limits.taskHeartbeatBytes,
     },
-    async (request) => {
-      const id = param(request, 'id');
-      const body = parseInput(schemas.taskHeartbeat, request.body, 'body');
-      const outcome = await coordinator.heartbeatTask(callerOf(request), id, body);
+    async (call) => {
+      const id = call.param('id');
+      const body = parseInput(schemas.taskHeartbeat, call.body, 'body');
+      const outcome = await coordinator.heartbeatTask(call.caller, id, body);
       if (!outcome.ok) {
         // A refused beat is an error on this single-task route (docs/protocol.md: stale version → 409).
         const code = (outcome.code && outcome.code in ERROR_STATUS ? outcome.code : 'conflict') as ErrorCode;
@@ -154,7 +154,7 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
     },
   );
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -165,13 +165,13 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       body: schemas.completeTask,
       bodyName: 'CompleteTask',
     },
-    async (request) => {
-      const body = parseInput(schemas.completeTask, request.body, 'body');
-      return { task: await coordinator.completeTask(callerOf(request), param(request, 'id'), body) };
+    async (call) => {
+      const body = parseInput(schemas.completeTask, call.body, 'body');
+      return { task: await coordinator.completeTask(call.caller, call.param('id'), body) };
     },
   );
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -182,9 +182,9 @@ export function registerTaskWriteRoutes(app: FastifyInstance, ctx: RouteContext)
       body: schemas.failTask,
       bodyName: 'FailTask',
     },
-    async (request) => {
-      const body = parseInput(schemas.failTask, request.body, 'body');
-      return { task: await coordinator.failTask(callerOf(request), param(request, 'id'), body) };
+    async (call) => {
+      const body = parseInput(schemas.failTask, call.body, 'body');
+      return { task: await coordinator.failTask(call.caller, call.param('id'), body) };
     },
   );
 }

@@ -3,7 +3,7 @@ import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { TaskQuery } from '../../store/store.js';
-import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
+import { addCallRoute, addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import { parseInput } from '../validate.js';
 
 /** `POST /v1/tasks/{id}/retry` takes no fields; an empty object is accepted. */
@@ -12,7 +12,7 @@ export const emptyBody = z.object({}).strict();
 export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { coordinator } = ctx;
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -24,15 +24,16 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
       bodyName: 'CreateTask',
       successStatus: 201,
     },
-    async (request, reply) => {
-      const body = parseInput(schemas.createTask, request.body, 'body');
-      const created = await coordinator.createTask(callerOf(request), body);
-      if (created.deduplicated) return reply.code(200).send({ task: created.task, deduplicated: true });
-      return reply.code(201).send({ task: created.task });
+    async (call) => {
+      const body = parseInput(schemas.createTask, call.body, 'body');
+      const created = await coordinator.createTask(call.caller, body);
+      if (!created.deduplicated) return { task: created.task };
+      call.status(200);
+      return { task: created.task, deduplicated: true };
     },
   );
 
-  addRoute(
+  addCallRoute(
     app,
     ctx,
     {
@@ -45,10 +46,9 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
       bodyLimit: ctx.limits.batchBodyBytes,
       successStatus: 201,
     },
-    async (request, reply) => {
-      const body = parseInput(schemas.createTasksBatch, request.body, 'body');
-      const tasks = await coordinator.createTasks(callerOf(request), body.tasks);
-      return reply.code(201).send({ tasks });
+    async (call) => {
+      const body = parseInput(schemas.createTasksBatch, call.body, 'body');
+      return { tasks: await coordinator.createTasks(call.caller, body.tasks) };
     },
   );
 
