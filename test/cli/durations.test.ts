@@ -26,6 +26,12 @@ beforeAll(async () => {
       body += d;
     });
     req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/tasks') {
+        // Anything else (the SDK asking for a call stream first) is not this stub's.
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'not_found', message: 'stub', details: {} } }));
+        return;
+      }
       const task = JSON.parse(body) as CreateTaskRequest;
       bodies.push(task);
       res.writeHead(201, { 'content-type': 'application/json' });

@@ -41,6 +41,8 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 };
 const fast = { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 };
+/** The tests of the HTTP transport turn the call stream off (its own tests are at the end). */
+const HTTP = { callStream: false } as const;
 
 describe('Client', () => {
   it('sends the token and JSON, and unwraps responses', async () => {
@@ -53,7 +55,7 @@ describe('Client', () => {
       if (req.url === '/v1/agents') return json(res, 200, { agents: [{ id: 'agt' }] });
       json(res, 404, { error: { code: 'not_found', message: 'no' } });
     });
-    const client = new Client({ url: `${url}/`, token: 'secret' });
+    const client = new Client({ ...HTTP, url: `${url}/`, token: 'secret' });
     // a new task: the server sends no `deduplicated`; the client says false, not undefined
     expect(await client.createTask({ type: 'x', payload: { a: 1 } })).toEqual({
       task: { id: 't1' },
@@ -86,7 +88,7 @@ describe('Client', () => {
       known = true;
       json(res, 201, { task: { id: 't1' } });
     });
-    const client = new Client({ url, token: 'secret' });
+    const client = new Client({ ...HTTP, url, token: 'secret' });
     const req = { type: 'x', idempotencyKey: 'k' };
     expect((await client.createTask(req)).deduplicated).toBe(false);
     expect((await client.createTask(req)).deduplicated).toBe(true);
@@ -113,7 +115,7 @@ describe('Client', () => {
       }
       json(res, 404, { error: { code: 'not_found', message: 'no' } });
     });
-    const client = new Client({ url, token: 'secret' });
+    const client = new Client({ ...HTTP, url, token: 'secret' });
     expect(await client.createTask({ type: 'x', idempotencyKey: 'k' })).toEqual({
       task: { id: 'old' },
       deduplicated: true,
@@ -155,7 +157,7 @@ describe('Client', () => {
       if (req.url === '/v1/tasks/boom') return res.writeHead(500).end('kaput');
       res.writeHead(502).end('<html>bad gateway</html>');
     });
-    const client = new Client({ url, token: 't', retry: { attempts: 1 } });
+    const client = new Client({ ...HTTP, url, token: 't', retry: { attempts: 1 } });
     const stale = await client.completeTask('stale', { version: 7 }).catch((e: unknown) => e);
     expect(stale).toBeInstanceOf(RouseApiError);
     expect(stale).toMatchObject({
@@ -195,7 +197,7 @@ describe('Client', () => {
       if (req.url === '/v1/tasks' && req.method === 'POST') return json(res, 201, { task: { id: 'new' } });
       json(res, 200, { task: { id: 'ok' } });
     });
-    const client = new Client({ url, token: 't', retry: fast });
+    const client = new Client({ ...HTTP, url, token: 't', retry: fast });
 
     failuresLeft = 2;
     expect((await client.getTask('a')).id).toBe('ok');
@@ -238,7 +240,7 @@ describe('Client', () => {
         return json(res, 200, { outcome: 'recorded', result: { id: 'm1' }, doneAt: 10 });
       json(res, 200, { ok: true });
     });
-    const client = new Client({ url, token: 't', retry: fast });
+    const client = new Client({ ...HTTP, url, token: 't', retry: fast });
 
     expect(await client.claimEffect('t/1', 'email:a@b', { version: 3, claimTtlMs: 5000 })).toEqual({
       outcome: 'claimed',
@@ -279,12 +281,12 @@ describe('Client', () => {
     const { url } = await serve(() => {
       // never answers
     });
-    const client = new Client({ url, token: 't', requestTimeoutMs: 50, retry: { attempts: 1 } });
+    const client = new Client({ ...HTTP, url, token: 't', requestTimeoutMs: 50, retry: { attempts: 1 } });
     const err = await client.getTask('x').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RouseNetworkError);
     expect((err as RouseNetworkError).code).toBe('timeout');
 
-    const slow = new Client({ url, token: 't', requestTimeoutMs: 60_000 });
+    const slow = new Client({ ...HTTP, url, token: 't', requestTimeoutMs: 60_000 });
     const ac = new AbortController();
     const reason = new Error('caller gave up');
     const pending = slow.claim('agt', { types: ['x'], waitMs: 1000 }, { signal: ac.signal });
@@ -303,7 +305,7 @@ describe('Client', () => {
         res.end();
       });
     });
-    const client = new Client({ url, token: 't' });
+    const client = new Client({ ...HTTP, url, token: 't' });
     const lines = [];
     for await (const line of client.followLogs('t1', { after: 0 })) lines.push(line);
     expect(lines.map((l) => l.text)).toEqual(['one', 'two']);
@@ -323,7 +325,7 @@ describe('Client', () => {
       if (req.url === '/v1/tasks/j/result') return json(res, 200, { answer: 42 });
       res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from([1, 2, 3]));
     });
-    const client = new Client({ url, token: 't' });
+    const client = new Client({ ...HTTP, url, token: 't' });
     const ref = await client.uploadResult('t1', 7, '{"big":true}', 'application/json');
     expect(ref).toMatchObject({ key: 'k', sizeBytes: 12, contentType: 'application/json' });
     expect(seen[0]!.url).toBe('/v1/tasks/t1/result?version=7');
@@ -383,5 +385,55 @@ describe('Client', () => {
     expect(() => new Client({ url: 'http://x', token: 't', requestTimeoutMs: -1 })).toThrow(
       /requestTimeoutMs/,
     );
+    expect(() => new Client({ url: 'http://x', token: 't', callStream: 'yes' as never })).toThrow(
+      /^callStream must be a boolean/,
+    );
+  });
+});
+
+describe('Client call stream, against servers that do not upgrade', () => {
+  it('asks once, then sends every call over HTTP; reads and other routes never ask', async () => {
+    const { url, seen } = await serve((req, _body, res) => {
+      if (req.url === '/v1/tasks' && req.method === 'POST') return json(res, 201, { task: { id: 't1' } });
+      if (req.url === '/v1/tasks/t1') return json(res, 200, { task: { id: 't1' } });
+      json(res, 404, { error: { code: 'not_found', message: 'no' } });
+    });
+    const client = new Client({ url, token: 'secret' });
+    await client.getTask('t1');
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/tasks/t1']);
+    for (let i = 0; i < 3; i++) await client.createTask({ type: 'x' });
+    expect(seen.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET /v1/tasks/t1',
+      'GET /v1/calls',
+      'POST /v1/tasks',
+      'POST /v1/tasks',
+      'POST /v1/tasks',
+    ]);
+    expect(seen[1]!.headers.upgrade).toBe('rouse-calls.v1');
+    expect(seen[1]!.headers.authorization).toBe('Bearer secret');
+  });
+
+  it('a refused token or a coordinator shutting down is not taken for "no upgrades": it asks again', async () => {
+    let upgrades = 0;
+    const { url } = await serve((req, _body, res) => {
+      if (req.url === '/v1/calls') {
+        upgrades++;
+        return json(res, upgrades === 1 ? 503 : 401, { error: { code: 'unavailable', message: 'x' } });
+      }
+      json(res, 201, { task: { id: 't1' } });
+    });
+    const client = new Client({ url, token: 't' });
+    await client.createTask({ type: 'x' });
+    await client.createTask({ type: 'x' });
+    await client.createTask({ type: 'x' });
+    expect(upgrades).toBe(3);
+  });
+
+  it('a server that never answers the upgrade times the call out like HTTP would', async () => {
+    const { url } = await serve(() => {});
+    const client = new Client({ url, token: 't', requestTimeoutMs: 50, retry: { attempts: 1 } });
+    const err = await client.createTask({ type: 'x' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RouseNetworkError);
+    expect((err as RouseNetworkError).code).toBe('timeout');
   });
 });

@@ -6,6 +6,7 @@
  * Kept lean on purpose: it sits in the hot path of the worker (thousands of requests per second),
  * so headers are built once and bodies are serialized once by the caller.
  */
+import { createCallStreamSend } from './call-stream.js';
 import { isRetryable, RouseApiError, RouseNetworkError, RouseSdkError } from './errors.js';
 import { createFetchSend, createNodeSend, type RawResponse, type Send, SendTimeout } from './http-send.js';
 import { backoffDelayMs, type ResolvedRetryOptions, sleepMs } from './retry.js';
@@ -29,6 +30,8 @@ export interface TransportConfig {
   token: string;
   /** Use this `fetch` for requests; by default node:http(s) with a keep-alive agent. */
   fetch: FetchFn | undefined;
+  /** Send the streamed routes over a call stream (`call-stream.ts`); ignored with `fetch`. */
+  callStream?: boolean;
   requestTimeoutMs: number;
   retry: ResolvedRetryOptions;
 }
@@ -51,7 +54,7 @@ export class Transport {
   /** `send` is shared by transports made with {@link withToken} (one connection pool). */
   constructor(config: TransportConfig, send?: Send) {
     this.config = config;
-    this.send = send ?? (config.fetch ? createFetchSend(config.fetch) : createNodeSend(config.baseUrl));
+    this.send = send ?? createSend(config);
     const auth: Record<string, string> = config.token ? { authorization: `Bearer ${config.token}` } : {};
     this.jsonHeaders = { ...auth, accept: 'application/json', 'content-type': 'application/json' };
     this.plainHeaders = { ...auth, accept: 'application/json' };
@@ -164,6 +167,12 @@ export class Transport {
     if (res.status >= 200 && res.status < 300) return read(res);
     throw toError(res);
   }
+}
+
+function createSend(config: TransportConfig): Send {
+  if (config.fetch) return createFetchSend(config.fetch);
+  const http = createNodeSend(config.baseUrl);
+  return config.callStream ? createCallStreamSend(config.baseUrl, http) : http;
 }
 
 function mapError(

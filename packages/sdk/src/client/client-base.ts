@@ -13,8 +13,9 @@ export abstract class ClientBase {
   /** @param transport internal: share a transport's connection pool (`withToken`). */
   constructor(options: ClientOptions, transport?: Transport) {
     this.options = resolveClientOptions(options);
-    const { url, token, fetch, requestTimeoutMs, retry } = this.options;
-    this.http = transport ?? new Transport({ baseUrl: url, token, fetch, requestTimeoutMs, retry });
+    const { url, token, fetch, callStream, requestTimeoutMs, retry } = this.options;
+    this.http =
+      transport ?? new Transport({ baseUrl: url, token, fetch, callStream, requestTimeoutMs, retry });
   }
 
   protected get<T>(path: string): Promise<T> {

@@ -39,6 +39,11 @@ export interface MonitorOptions extends AgentIdentityOptions, SnapshotOptions {
   logger?: Logger;
   /** A `fetch` implementation. @default node:http with a keep-alive agent */
   fetch?: FetchFn;
+  /**
+   * Send claims, heartbeats and completions as frames over one upgraded connection (falls back to
+   * HTTP by itself when the coordinator does not upgrade; not used with `fetch`). @default true
+   */
+  callStream?: boolean;
   /** Sample the process's RSS, CPU and event-loop lag for every heartbeat (the runaway detectors use them). @default true */
   metrics?: boolean;
   /**
@@ -67,6 +72,7 @@ export interface ResolvedMonitorOptions extends ResolvedAgentIdentity, ResolvedS
   startTimeoutMs: number;
   logger: Logger;
   fetch: FetchFn | undefined;
+  callStream: boolean;
   metrics: boolean;
   iterationsField: string | undefined;
   metadata: JsonObject;

@@ -31,6 +31,8 @@ export interface AgentOptions extends AgentIdentityOptions {
   startTimeoutMs?: number;
   logger?: Logger;
   fetch?: FetchFn;
+  /** Claims, heartbeats and completions over a call stream (see `ClientOptions.callStream`). @default true */
+  callStream?: boolean;
   shutdownSignals?: NodeJS.Signals[] | false;
   retry?: RetryOptions;
   requestTimeoutMs?: number;
@@ -47,6 +49,7 @@ export interface ResolvedAgentOptions extends ResolvedAgentIdentity {
   startTimeoutMs: number;
   logger: Logger;
   fetch: FetchFn | undefined;
+  callStream: boolean;
   shutdownSignals: NodeJS.Signals[];
   retry: ResolvedRetryOptions;
   requestTimeoutMs: number;
@@ -93,6 +96,8 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
   }
   if (o.fetch !== undefined && typeof o.fetch !== 'function')
     throw new InvalidOptionError('fetch', 'must be a function');
+  if (o.callStream !== undefined && typeof o.callStream !== 'boolean')
+    throw new InvalidOptionError('callStream', 'must be a boolean', o.callStream);
   return {
     url: o.url,
     token: o.token,
@@ -104,6 +109,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     startTimeoutMs: o.startTimeoutMs ?? AGENT_OPTION_DEFAULTS.startTimeoutMs,
     logger: o.logger ?? noopLogger,
     fetch: o.fetch,
+    callStream: o.callStream ?? true,
     shutdownSignals: signals === false ? [] : [...signals],
     retry: resolveRetryOptions(o.retry),
     requestTimeoutMs,
@@ -118,6 +124,7 @@ export function coordinatorClient(o: ResolvedAgentOptions): Client {
     token: o.token,
     requestTimeoutMs: o.requestTimeoutMs,
     retry: o.retry,
+    callStream: o.callStream,
     ...(o.fetch ? { fetch: o.fetch } : {}),
   });
 }

@@ -66,8 +66,13 @@ export interface WorkerOptions extends AgentIdentityOptions, SnapshotOptions {
   requestTimeoutMs?: number;
   /** How often buffered `ctx.log` lines are sent. @default 250 */
   logFlushIntervalMs?: number;
-  /** A `fetch` implementation. @default globalThis.fetch */
+  /** A `fetch` implementation. @default node:http with a keep-alive agent */
   fetch?: FetchFn;
+  /**
+   * Send claims, heartbeats and completions as frames over one upgraded connection (falls back to
+   * HTTP by itself when the coordinator does not upgrade; not used with `fetch`). @default true
+   */
+  callStream?: boolean;
 }
 
 export interface ResolvedWorkerOptions extends ResolvedAgentIdentity, ResolvedSnapshotOptions {
@@ -93,6 +98,7 @@ export interface ResolvedWorkerOptions extends ResolvedAgentIdentity, ResolvedSn
   requestTimeoutMs: number;
   logFlushIntervalMs: number;
   fetch: FetchFn | undefined;
+  callStream: boolean;
 }
 
 export const WORKER_DEFAULTS = Object.freeze({
