@@ -231,6 +231,24 @@ describe('call stream', () => {
     good.close();
   });
 
+  it('frames are bounded by what the token may call: 1 MiB for an agent, the batch limit for the admin', async () => {
+    const agent = await registerAgent('big');
+    const s = await stream(agent.token);
+    const announce = Buffer.alloc(4);
+    announce.writeUInt32BE(2 * 1024 * 1024);
+    s.socket.write(announce);
+    await s.closed;
+    const admin = await stream(server.adminToken);
+    const big = JSON.stringify({ tasks: [{ type: 't', payload: 'x'.repeat(2_000_000) }] });
+    const viaStream = await admin.answer(admin.send('POST', '/v1/tasks/batch', big));
+    const viaHttp = await http('POST', '/v1/tasks/batch', server.adminToken, big);
+    expect(viaStream.status).toBe(201);
+    expect(viaHttp.status).toBe(201);
+    const payload = (a: typeof viaStream) => (a.body as { tasks: { payload: unknown }[] }).tasks[0]!.payload;
+    expect(payload(viaStream)).toEqual(payload(viaHttp));
+    admin.close();
+  });
+
   it('a cancel releases a long-poll: the task created next is not handed to it', async () => {
     const agent = await registerAgent('lp');
     const s = await stream(agent.token);

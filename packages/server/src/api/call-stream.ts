@@ -8,9 +8,11 @@
  * parser Fastify uses (prototype poisoning refused), then the route's own handler. Answers are
  * written as they are ready, several in one write when they are ready in the same turn.
  *
- * What one connection can hold is bounded: a frame's size (the largest body limit plus its target),
- * the calls in flight (reading pauses at {@link MAX_CALLS_IN_FLIGHT}), the answers waiting to be
- * written (reading pauses above {@link MAX_UNWRITTEN_BYTES}). A stream that breaks the framing is
+ * What one connection can hold is bounded: a frame's size (the largest body limit of the routes its
+ * token may call, plus the target: 16 MiB for the admin's batches, 1 MiB for anyone else), the calls
+ * in flight and their frames' bytes (reading pauses at {@link MAX_CALLS_IN_FLIGHT} or above
+ * {@link MAX_IN_FLIGHT_BYTES}), the answers waiting to be written (reading pauses above
+ * {@link MAX_UNWRITTEN_BYTES}). A stream that breaks the framing is
  * closed; a stream idle for {@link IDLE_TIMEOUT_MS} with nothing in flight is ended.
  */
 import type { IncomingMessage } from 'node:http';
@@ -28,7 +30,7 @@ import {
 } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import { RouseError, UnavailableError } from '../core/errors.js';
-import type { Coordinator } from '../services/coordinator.js';
+import type { Caller, Coordinator } from '../services/coordinator.js';
 import { authenticate, bearerToken, checkAccess } from './auth.js';
 import { errorAnswer, errorBody } from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
@@ -38,6 +40,8 @@ import type { StreamedRoute } from './route-spec.js';
 
 /** Calls one connection may have in flight; it is not read further until one is answered. */
 export const MAX_CALLS_IN_FLIGHT = 1024;
+/** Frame bytes of the calls in flight above which a connection is not read further. */
+export const MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 /** Answer bytes a connection may have waiting to be written before it is not read further. */
 export const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
 /** A connection with nothing in flight and nothing received for this long is ended (as keep-alive). */
@@ -71,7 +75,8 @@ interface Matcher {
 export class CallStreams {
   private readonly connections = new Set<CallConnection>();
   private readonly matchers: Matcher[];
-  private readonly maxFrameBytes: number;
+  /** The longest frame, for the admin token and for any other (who may not call the admin's routes). */
+  private readonly maxFrameBytes: { admin: number; other: number };
   private closing = false;
 
   constructor(private readonly options: CallStreamOptions) {
@@ -82,8 +87,16 @@ export class CallStreams {
         .split('/')
         .map((s) => (s.startsWith(':') ? { literal: null, name: s.slice(1) } : { literal: s, name: null })),
     }));
-    const limits = options.routes.map((r) => r.spec.bodyLimit ?? options.limits.jsonBodyBytes);
-    this.maxFrameBytes = Math.max(options.limits.jsonBodyBytes, ...limits) + 4 + 1 + 2 + MAX_TARGET_BYTES;
+    const frame = (routes: readonly StreamedRoute[]) =>
+      Math.max(0, ...routes.map((r) => r.spec.bodyLimit ?? options.limits.jsonBodyBytes)) +
+      4 +
+      1 +
+      2 +
+      MAX_TARGET_BYTES;
+    this.maxFrameBytes = {
+      admin: frame(options.routes),
+      other: frame(options.routes.filter((r) => r.spec.access !== 'admin')),
+    };
   }
 
   /** The routes served, as `METHOD /path/:param`. */
@@ -141,6 +154,7 @@ export class CallStreams {
       return;
     }
     let token: string;
+    let caller: Caller;
     try {
       if (this.closing) {
         throw new UnavailableError(
@@ -149,7 +163,7 @@ export class CallStreams {
         );
       }
       token = bearerToken(req.headers.authorization);
-      await authenticate(this.options.coordinator, token);
+      caller = await authenticate(this.options.coordinator, token);
     } catch (err) {
       const answer = this.errorAnswer(err, 'GET', CALL_STREAM_PATH);
       refuse(socket, answer.status, answer.body);
@@ -159,7 +173,8 @@ export class CallStreams {
     socket.write(
       `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${CALL_STREAM_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`,
     );
-    const connection = new CallConnection(this, socket, token, this.maxFrameBytes, () =>
+    const maxFrameBytes = caller.kind === 'admin' ? this.maxFrameBytes.admin : this.maxFrameBytes.other;
+    const connection = new CallConnection(this, socket, token, maxFrameBytes, () =>
       this.connections.delete(connection),
     );
     this.connections.add(connection);
@@ -318,6 +333,8 @@ class CallConnection {
   private readonly reader: FrameReader;
   /** Calls in flight by id: the controller of a call whose handler asked for a signal. */
   private readonly inFlight = new Map<number, AbortController | undefined>();
+  /** The frame bytes of the calls in flight. */
+  private inFlightBytes = 0;
   private corked = false;
   private paused = false;
   private ending = false;
@@ -396,7 +413,8 @@ class CallConnection {
     const target = f.toString('utf8', 7, 7 + targetBytes);
     const body = f.subarray(7 + targetBytes);
     this.inFlight.set(id, undefined);
-    if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT) this.pause();
+    this.inFlightBytes += f.length;
+    if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT || this.inFlightBytes > MAX_IN_FLIGHT_BYTES) this.pause();
     const signal = (): AbortSignal => {
       let controller = this.inFlight.get(id);
       if (controller === undefined) {
@@ -406,11 +424,14 @@ class CallConnection {
       }
       return controller.signal;
     };
-    void this.streams.answer(this.token, target, body, signal).then((answer) => this.settle(id, answer));
+    void this.streams
+      .answer(this.token, target, body, signal)
+      .then((answer) => this.settle(id, f.length, answer));
   }
 
-  private settle(id: number, answer: Answer): void {
+  private settle(id: number, frameBytes: number, answer: Answer): void {
     if (!this.inFlight.delete(id) || this.socket.destroyed) return;
+    this.inFlightBytes -= frameBytes;
     this.write(id, answer);
     if (this.ending && this.inFlight.size === 0) this.socket.end();
     else this.resumeIfRoom();
@@ -450,7 +471,13 @@ class CallConnection {
 
   private resumeIfRoom(): void {
     if (!this.paused) return;
-    if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT || this.socket.writableLength > MAX_UNWRITTEN_BYTES) return;
+    if (
+      this.inFlight.size >= MAX_CALLS_IN_FLIGHT ||
+      this.inFlightBytes > MAX_IN_FLIGHT_BYTES ||
+      this.socket.writableLength > MAX_UNWRITTEN_BYTES
+    ) {
+      return;
+    }
     this.paused = false;
     this.socket.resume();
   }
