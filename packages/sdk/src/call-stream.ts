@@ -6,8 +6,9 @@
  *
  * - The stream is opened at the first streamed call of a token; calls made meanwhile wait for it.
  * - A coordinator that does not upgrade (an older one, or a proxy in between that does not pass
- *   `Upgrade`) is remembered: from then on every call is HTTP. A refused token (401/403) or a
- *   coordinator shutting down (503) is not remembered: that call goes over HTTP and gets HTTP's answer.
+ *   `Upgrade`) is remembered: from then on every call is HTTP. A refused token (401/403), a limit
+ *   (408/429) or a server error (5xx, e.g. a coordinator shutting down or restarting behind a proxy)
+ *   is not remembered: that call goes over HTTP and gets HTTP's answer.
  * - A stream that closes fails its calls in flight like a reset connection (`ECONNRESET`); the next
  *   call opens a new one. A stream with no call in flight does not keep the process alive, and is
  *   closed after {@link IDLE_CLOSE_MS} without calls (before the coordinator would end it).
@@ -49,6 +50,9 @@ const ROUTES = STREAMED_ROUTES.map((r) => {
 export function isStreamed(method: string, path: string): boolean {
   return ROUTES.some((r) => r.method === method && r.re.test(path));
 }
+
+/** Answers to an upgrade that say nothing about whether the coordinator streams. */
+const TRANSIENT = new Set([401, 403, 408, 429]);
 
 /** The connection was lost with calls in flight (mapped like a reset HTTP connection). */
 class StreamClosedError extends Error {
@@ -103,10 +107,11 @@ export function createCallStreamSend(baseUrl: string, http: Send): Send {
       req.on('response', (res: IncomingMessage) => {
         clearTimeout(timer);
         res.resume();
-        // Not a coordinator that streams (or not through whatever is in between): HTTP from now on.
-        // A refused token or a coordinator shutting down says nothing about that: not remembered.
+        // An answer about the route (404, 400, 405, …): not a coordinator that streams, or not through
+        // whatever is in between: HTTP from now on. A refused token, a limit or a server error says
+        // nothing about that (the coordinator may be restarting behind a proxy): not remembered.
         const status = res.statusCode ?? 0;
-        if (status !== 401 && status !== 403 && status !== 503) streams.set(auth, 'http');
+        if (status < 500 && !TRANSIENT.has(status)) streams.set(auth, 'http');
         else streams.delete(auth);
         resolve('http');
       });
