@@ -182,6 +182,11 @@ export class CallStreams {
     if (head.length > 0) connection.receive(head);
   }
 
+  /** A call that failed in a way no answer covers (a bug): logged (its connection is cut). */
+  lost(err: unknown): void {
+    this.options.logger.error({ err }, 'call stream: could not answer a call; the stream is closed');
+  }
+
   /** Answer one call: status and body, as its HTTP request would have been answered. */
   async answer(token: string, target: string, body: Buffer, signal: () => AbortSignal): Promise<Answer> {
     const space = target.indexOf(' ');
@@ -256,7 +261,8 @@ export class CallStreams {
         status = code;
       },
     });
-    return { status, body: jsonReplyBody(payload) };
+    // A handler that answers nothing answers an empty body (as Fastify sends it).
+    return { status, body: payload === undefined ? '' : jsonReplyBody(payload) };
   }
 
   /** The route and decoded parameters of `method path`, or null. Throws for a bad parameter. */
@@ -426,7 +432,11 @@ class CallConnection {
     };
     void this.streams
       .answer(this.token, target, body, signal)
-      .then((answer) => this.settle(id, f.length, answer));
+      .then((answer) => this.settle(id, f.length, answer))
+      .catch((err: unknown) => {
+        this.streams.lost(err);
+        this.destroy();
+      });
   }
 
   private settle(id: number, frameBytes: number, answer: Answer): void {
