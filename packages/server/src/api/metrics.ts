@@ -52,6 +52,8 @@ export class ApiMetrics {
   private readonly gaugeSources: GaugeSource[] = [];
   /** Label keys of the transition counter, rendered once per target status (hot path). */
   private readonly transitionKeys = new Map<string, string>();
+  /** Label keys of the task duration histogram, rendered once per task type (hot path). */
+  private readonly durationKeys = new Map<string, string>();
   /** Long-poll claims currently waiting. */
   claimWaiters = 0;
   /** Open SSE streams. */
@@ -106,9 +108,13 @@ export class ApiMetrics {
   }
 
   observe(name: string, value: number, labels?: Labels): void {
+    this.observeKey(name, value, labels ? renderLabels(labels) : '');
+  }
+
+  /** `observe` with the labels already rendered. */
+  private observeKey(name: string, value: number, key: string): void {
     const h = this.histograms.get(name);
     if (!h) throw new Error(`histogram ${name} is not declared`);
-    const key = labels ? renderLabels(labels) : '';
     let s = h.series.get(key);
     if (s === undefined) {
       s = { counts: h.bounds.map(() => 0), sum: 0, count: 0 };
@@ -149,7 +155,13 @@ export class ApiMetrics {
         this.inc('rouse_task_timeouts_total', { reason: event.event.reason ?? 'unknown' });
       if ((to === 'completed' || to === 'failed') && event.task.startedAt !== null) {
         const seconds = Math.max(0, event.event.at - event.task.startedAt) / 1000;
-        this.observe('rouse_task_duration_seconds', seconds, { type: event.task.type });
+        const type = event.task.type;
+        let durationKey = this.durationKeys.get(type);
+        if (durationKey === undefined) {
+          durationKey = renderLabels({ type });
+          this.durationKeys.set(type, durationKey);
+        }
+        this.observeKey('rouse_task_duration_seconds', seconds, durationKey);
       }
       let key = this.transitionKeys.get(to);
       if (key === undefined) {
