@@ -29,13 +29,22 @@ import {
   readU32,
 } from '@rouse/protocol';
 import type { Logger } from 'pino';
-import { RouseError, UnavailableError } from '../core/errors.js';
+import { RouseError } from '../core/errors.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 import { authenticate, bearerToken, checkAccess } from './auth.js';
-import { errorAnswer, errorBody } from './error-handler.js';
+import {
+  BAD_PERCENT_ENCODING,
+  badJsonError,
+  badPathError,
+  bodyTooLargeError,
+  errorAnswer,
+  errorBody,
+  pathParamTooLongError,
+} from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
 import { jsonReplyBody } from './json-reply.js';
 import { MAX_PATH_PARAM_BYTES, type ResolvedApiLimits } from './limits.js';
+import { shuttingDownError } from './request-guard.js';
 import type { StreamedRoute } from './route-spec.js';
 
 /** Calls one connection may have in flight; it is not read further until one is answered. */
@@ -157,10 +166,7 @@ export class CallStreams {
     let caller: Caller;
     try {
       if (this.closing) {
-        throw new UnavailableError(
-          'this coordinator is shutting down; retry, on another coordinator if there is one',
-          {},
-        );
+        throw shuttingDownError();
       }
       token = bearerToken(req.headers.authorization);
       caller = await authenticate(this.options.coordinator, token);
@@ -195,10 +201,7 @@ export class CallStreams {
     let route: StreamedRoute | undefined;
     try {
       if (this.closing) {
-        throw new UnavailableError(
-          'this coordinator is shutting down; retry, on another coordinator if there is one',
-          {},
-        );
+        throw shuttingDownError();
       }
       const found = space > 0 ? this.match(method, path) : null;
       if (found === null) {
@@ -231,15 +234,7 @@ export class CallStreams {
     const caller = await authenticate(coordinator, token);
     checkAccess(route.spec.access, caller, { method, params });
     const limitBytes = route.spec.bodyLimit ?? limits.jsonBodyBytes;
-    if (bytes.length > limitBytes) {
-      throw new RouseError(
-        'payload_too_large',
-        `the body exceeds this route's limit of ${limitBytes} bytes`,
-        {
-          limitBytes,
-        },
-      );
-    }
+    if (bytes.length > limitBytes) throw bodyTooLargeError(limitBytes);
     let body: unknown;
     if (bytes.length > 0) {
       const text = bytes.toString('utf8');
@@ -249,7 +244,7 @@ export class CallStreams {
         failed = err;
         body = value;
       });
-      if (failed !== null) throw new RouseError('bad_json', 'the body is not valid JSON', {});
+      if (failed !== null) throw badJsonError();
     }
     let status = route.spec.successStatus ?? 200;
     const payload = await route.handler({
@@ -298,30 +293,13 @@ interface Answer {
   body: string | Buffer | ErrorBody;
 }
 
-/** A path parameter too long to be an id: `payload_too_large` with HTTP's status for it, 414. */
-class PathParamTooLongError extends RouseError {
-  override get status(): number {
-    return 414;
-  }
-}
-
 /** A path parameter, percent-decoded, refused as HTTP refuses it (too long, not UTF-8). */
 function decodeParam(raw: string, path: string): string {
-  if (raw.length > MAX_PATH_PARAM_BYTES) {
-    throw new PathParamTooLongError(
-      'payload_too_large',
-      `a path parameter is longer than ${MAX_PATH_PARAM_BYTES} bytes; no id or name is that long`,
-      { part: 'path parameter', limitBytes: MAX_PATH_PARAM_BYTES },
-    );
-  }
+  if (raw.length > MAX_PATH_PARAM_BYTES) throw pathParamTooLongError();
   try {
     return decodeURIComponent(raw);
   } catch {
-    const rule = 'is not valid percent-encoded UTF-8';
-    throw new RouseError('validation_failed', `path: ${rule}; encode ids with encodeURIComponent`, {
-      issues: [{ path: 'path', message: rule, code: 'FST_ERR_BAD_URL' }],
-      path: path.slice(0, 256),
-    });
+    throw badPathError(BAD_PERCENT_ENCODING, 'FST_ERR_BAD_URL', path);
   }
 }
 

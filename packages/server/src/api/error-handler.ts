@@ -45,6 +45,45 @@ export function errorAnswer(
   return { status: 500, body: errorBody('internal', 'internal error; the coordinator logged the cause', {}) };
 }
 
+/** A body over its route's limit (HTTP and the call stream word it alike). */
+export function bodyTooLargeError(limitBytes: number): RouseError {
+  return new RouseError('payload_too_large', `the body exceeds this route's limit of ${limitBytes} bytes`, {
+    limitBytes,
+  });
+}
+
+/** A body that is not JSON. */
+export function badJsonError(): RouseError {
+  return new RouseError('bad_json', 'the body is not valid JSON', {});
+}
+
+/** A path parameter too long to be an id: `payload_too_large`, with HTTP's status for a long URI. */
+class PathParamTooLongError extends RouseError {
+  override get status(): number {
+    return 414;
+  }
+}
+
+/** A path parameter longer than `MAX_PATH_PARAM_BYTES` (414 `payload_too_large`). */
+export function pathParamTooLongError(): RouseError {
+  return new PathParamTooLongError(
+    'payload_too_large',
+    `a path parameter is longer than ${MAX_PATH_PARAM_BYTES} bytes; no id or name is that long`,
+    { part: 'path parameter', limitBytes: MAX_PATH_PARAM_BYTES },
+  );
+}
+
+/** Why a path with a malformed `%` escape cannot be routed. */
+export const BAD_PERCENT_ENCODING = 'is not valid percent-encoded UTF-8';
+
+/** A path that cannot be routed (`rule` says why; `code` names the check). */
+export function badPathError(rule: string, code: string, path: string): RouseError {
+  return new RouseError('validation_failed', `path: ${rule}; encode ids with encodeURIComponent`, {
+    issues: [{ path: 'path', message: rule, code }],
+    path: path.slice(0, 256),
+  });
+}
+
 /** Translate any thrown value into a `RouseError` (unknown errors become `internal`). */
 export function toRouseError(
   err: unknown,
@@ -54,16 +93,8 @@ export function toRouseError(
   if (err instanceof RouseError) return err;
   const e = err as Partial<FastifyError> & { type?: string };
   switch (e.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
-      const limitBytes = request.routeOptions.bodyLimit ?? limits.jsonBodyBytes;
-      return new RouseError(
-        'payload_too_large',
-        `the body exceeds this route's limit of ${limitBytes} bytes`,
-        {
-          limitBytes,
-        },
-      );
-    }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return bodyTooLargeError(request.routeOptions.bodyLimit ?? limits.jsonBodyBytes);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new RouseError(
         'unsupported_media_type',
@@ -71,7 +102,7 @@ export function toRouseError(
         { contentType: request.headers['content-type'] ?? null },
       );
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new RouseError('bad_json', 'the body is not valid JSON', {});
+      return badJsonError();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new RouseError('bad_json', 'the body is empty but content-type says application/json', {});
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -110,25 +141,13 @@ export function frameworkErrorHandler(limits: ResolvedApiLimits) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     settleUnreadBody(request, reply, unread);
     const path = request.raw.url?.split('?')[0] ?? '';
-    if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-      reply
-        .code(414)
-        .send(
-          errorBody(
-            'payload_too_large',
-            `a path parameter is longer than ${MAX_PATH_PARAM_BYTES} bytes; no id or name is that long`,
-            { part: 'path parameter', limitBytes: MAX_PATH_PARAM_BYTES },
-          ),
-        );
-      return;
-    }
-    const rule = err.code === 'FST_ERR_BAD_URL' ? 'is not valid percent-encoded UTF-8' : 'cannot be routed';
-    reply.code(400).send(
-      errorBody('validation_failed', `path: ${rule}; encode ids with encodeURIComponent`, {
-        issues: [{ path: 'path', message: rule, code: err.code ?? 'invalid_path' }],
-        path: path.slice(0, 256),
-      }),
-    );
+    const refusal =
+      err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? pathParamTooLongError()
+        : err.code === 'FST_ERR_BAD_URL'
+          ? badPathError(BAD_PERCENT_ENCODING, err.code, path)
+          : badPathError('cannot be routed', err.code ?? 'invalid_path', path);
+    reply.code(refusal.status).send(errorBody(refusal.code, refusal.message, refusal.details));
   };
 }
 

@@ -11,6 +11,14 @@ import type { onRequestHookHandler } from 'fastify';
 import { RouseError, UnavailableError } from '../core/errors.js';
 import { isClosingConnection } from './unread-body.js';
 
+/** A request (or call) that arrives while the coordinator shuts down. */
+export function shuttingDownError(): UnavailableError {
+  return new UnavailableError(
+    'this coordinator is shutting down; retry, on another coordinator if there is one',
+    {},
+  );
+}
+
 /** `appClosing()` turns true when the app starts to close. */
 export function requestGuard(appClosing: () => boolean): onRequestHookHandler {
   return (request, reply, done) => {
@@ -21,12 +29,7 @@ export function requestGuard(appClosing: () => boolean): onRequestHookHandler {
       return;
     }
     if (appClosing()) {
-      done(
-        new UnavailableError(
-          'this coordinator is shutting down; retry, on another coordinator if there is one',
-          {},
-        ),
-      );
+      done(shuttingDownError());
       return;
     }
     if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
