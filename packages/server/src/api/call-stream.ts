@@ -8,30 +8,19 @@
  * parser Fastify uses (prototype poisoning refused), then the route's own handler. Answers are
  * written as they are ready, several in one write when they are ready in the same turn.
  *
- * What one connection can hold is bounded: a frame's size (the largest body limit of the routes its
- * token may call, plus the target: 16 MiB for the admin's batches, 1 MiB for anyone else), the calls
- * in flight and their frames' bytes (reading pauses at {@link MAX_CALLS_IN_FLIGHT} or above
- * {@link MAX_IN_FLIGHT_BYTES}), the answers waiting to be written (reading pauses above
- * {@link MAX_UNWRITTEN_BYTES}). A stream that breaks the framing is
- * closed; a stream idle for {@link IDLE_TIMEOUT_MS} with nothing in flight is ended.
+ * A frame may be as long as the largest body limit of the routes its token may call, plus the
+ * target: 16 MiB for the admin's batches, 1 MiB for anyone else. What else one connection may hold
+ * is bounded in `call-connection.ts`.
  */
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import {
-  ANSWER_HEADER_BYTES,
-  CALL_FRAME,
-  CALL_STREAM_PATH,
-  CALL_STREAM_PROTOCOL,
-  type ErrorBody,
-  FrameReader,
-  FrameTooLargeError,
-  readU32,
-} from '@rouse/protocol';
+import { CALL_STREAM_PATH, CALL_STREAM_PROTOCOL, type ErrorBody } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import { RouseError } from '../core/errors.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 import { authenticate, bearerToken, checkAccess } from './auth.js';
+import { type Answer, CALL_FIELD_BYTES, CallConnection, MAX_TARGET_BYTES } from './call-connection.js';
 import {
   BAD_PERCENT_ENCODING,
   badJsonError,
@@ -46,17 +35,6 @@ import { jsonReplyBody } from './json-reply.js';
 import { MAX_PATH_PARAM_BYTES, type ResolvedApiLimits } from './limits.js';
 import { shuttingDownError } from './request-guard.js';
 import type { StreamedRoute } from './route-spec.js';
-
-/** Calls one connection may have in flight; it is not read further until one is answered. */
-export const MAX_CALLS_IN_FLIGHT = 1024;
-/** Frame bytes of the calls in flight above which a connection is not read further. */
-export const MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
-/** Answer bytes a connection may have waiting to be written before it is not read further. */
-export const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
-/** A connection with nothing in flight and nothing received for this long is ended (as keep-alive). */
-export const IDLE_TIMEOUT_MS = 72_000;
-/** The longest call target (`POST /v1/agents/{id}/heartbeat` with the longest id, and room to spare). */
-const MAX_TARGET_BYTES = 1024;
 
 /** Fastify's JSON parser (`app.getDefaultJsonParser`), called synchronously. */
 export type JsonParser = (
@@ -98,9 +76,7 @@ export class CallStreams {
     }));
     const frame = (routes: readonly StreamedRoute[]) =>
       Math.max(0, ...routes.map((r) => r.spec.bodyLimit ?? options.limits.jsonBodyBytes)) +
-      4 +
-      1 +
-      2 +
+      CALL_FIELD_BYTES +
       MAX_TARGET_BYTES;
     this.maxFrameBytes = {
       admin: frame(options.routes),
@@ -180,8 +156,12 @@ export class CallStreams {
       `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${CALL_STREAM_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`,
     );
     const maxFrameBytes = caller.kind === 'admin' ? this.maxFrameBytes.admin : this.maxFrameBytes.other;
-    const connection = new CallConnection(this, socket, token, maxFrameBytes, () =>
-      this.connections.delete(connection),
+    const connection = new CallConnection(
+      socket,
+      maxFrameBytes,
+      (target, body, signal) => this.answer(token, target, body, signal),
+      (err) => this.lost(err),
+      () => this.connections.delete(connection),
     );
     this.connections.add(connection);
     if (this.closing) connection.endWhenIdle();
@@ -189,12 +169,17 @@ export class CallStreams {
   }
 
   /** A call that failed in a way no answer covers (a bug): logged (its connection is cut). */
-  lost(err: unknown): void {
+  private lost(err: unknown): void {
     this.options.logger.error({ err }, 'call stream: could not answer a call; the stream is closed');
   }
 
   /** Answer one call: status and body, as its HTTP request would have been answered. */
-  async answer(token: string, target: string, body: Buffer, signal: () => AbortSignal): Promise<Answer> {
+  private async answer(
+    token: string,
+    target: string,
+    body: Buffer,
+    signal: () => AbortSignal,
+  ): Promise<Answer> {
     const space = target.indexOf(' ');
     const method = target.slice(0, space);
     const path = target.slice(space + 1);
@@ -218,7 +203,7 @@ export class CallStreams {
     } catch (err) {
       const answer = this.errorAnswer(err, method, path);
       route?.count(answer.status);
-      return answer;
+      return { status: answer.status, body: JSON.stringify(answer.body) };
     }
   }
 
@@ -287,12 +272,6 @@ export class CallStreams {
   }
 }
 
-/** A call's answer: its status, and its JSON body as text or bytes. */
-interface Answer {
-  status: number;
-  body: string | Buffer | ErrorBody;
-}
-
 /** A path parameter, percent-decoded, refused as HTTP refuses it (too long, not UTF-8). */
 function decodeParam(raw: string, path: string): string {
   if (raw.length > MAX_PATH_PARAM_BYTES) throw pathParamTooLongError();
@@ -310,163 +289,4 @@ function refuse(socket: Socket, status: number, body: ErrorBody): void {
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
   );
-}
-
-/** One open call stream. */
-class CallConnection {
-  private readonly reader: FrameReader;
-  /** Calls in flight by id: the controller of a call whose handler asked for a signal. */
-  private readonly inFlight = new Map<number, AbortController | undefined>();
-  /** The frame bytes of the calls in flight. */
-  private inFlightBytes = 0;
-  private corked = false;
-  private paused = false;
-  private ending = false;
-
-  constructor(
-    private readonly streams: CallStreams,
-    private readonly socket: Socket,
-    private readonly token: string,
-    maxFrameBytes: number,
-    onClose: () => void,
-  ) {
-    this.reader = new FrameReader(maxFrameBytes);
-    socket.setNoDelay(true);
-    socket.setTimeout(IDLE_TIMEOUT_MS, () => {
-      if (this.inFlight.size === 0) socket.end();
-    });
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    // The client is done (its SDK closes streams whole): whatever it waits for, it will not read.
-    socket.on('end', () => socket.destroy());
-    socket.on('drain', () => this.resumeIfRoom());
-    socket.on('close', () => {
-      for (const controller of this.inFlight.values()) controller?.abort();
-      this.inFlight.clear();
-      onClose();
-    });
-  }
-
-  receive(chunk: Buffer): void {
-    let frames: Uint8Array[];
-    try {
-      frames = this.reader.push(chunk);
-    } catch (err) {
-      if (!(err instanceof FrameTooLargeError)) throw err;
-      this.destroy();
-      return;
-    }
-    for (const f of frames) {
-      if (this.socket.destroyed) return;
-      this.frame(Buffer.from(f.buffer, f.byteOffset, f.length));
-    }
-  }
-
-  /** End the stream once nothing is in flight (the coordinator is shutting down). */
-  endWhenIdle(): void {
-    this.ending = true;
-    if (this.inFlight.size === 0) this.socket.end();
-  }
-
-  destroy(): void {
-    this.socket.destroy();
-  }
-
-  private frame(f: Buffer): void {
-    if (f.length < 5) {
-      this.destroy();
-      return;
-    }
-    const id = readU32(f, 0);
-    const kind = f[4];
-    if (kind === CALL_FRAME.cancel) {
-      this.inFlight.get(id)?.abort();
-      return;
-    }
-    const targetBytes = f.length < 7 ? 0 : f.readUInt16BE(5);
-    if (
-      kind !== CALL_FRAME.call ||
-      f.length < 7 + targetBytes ||
-      targetBytes > MAX_TARGET_BYTES ||
-      id === 0 ||
-      this.inFlight.has(id)
-    ) {
-      // Not a frame of this protocol, or an id that would make answers ambiguous: the stream is lost.
-      this.destroy();
-      return;
-    }
-    const target = f.toString('utf8', 7, 7 + targetBytes);
-    const body = f.subarray(7 + targetBytes);
-    this.inFlight.set(id, undefined);
-    this.inFlightBytes += f.length;
-    if (this.inFlight.size >= MAX_CALLS_IN_FLIGHT || this.inFlightBytes > MAX_IN_FLIGHT_BYTES) this.pause();
-    const signal = (): AbortSignal => {
-      let controller = this.inFlight.get(id);
-      if (controller === undefined) {
-        controller = new AbortController();
-        if (this.inFlight.has(id)) this.inFlight.set(id, controller);
-        else controller.abort(); // the connection is gone already
-      }
-      return controller.signal;
-    };
-    void this.streams
-      .answer(this.token, target, body, signal)
-      .then((answer) => this.settle(id, f.length, answer))
-      .catch((err: unknown) => {
-        this.streams.lost(err);
-        this.destroy();
-      });
-  }
-
-  private settle(id: number, frameBytes: number, answer: Answer): void {
-    if (!this.inFlight.delete(id) || this.socket.destroyed) return;
-    this.inFlightBytes -= frameBytes;
-    this.write(id, answer);
-    if (this.ending && this.inFlight.size === 0) this.socket.end();
-    else this.resumeIfRoom();
-  }
-
-  private write(id: number, answer: Answer): void {
-    const body =
-      typeof answer.body === 'string' || Buffer.isBuffer(answer.body)
-        ? answer.body
-        : JSON.stringify(answer.body);
-    const bodyBytes = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    const small = typeof body === 'string';
-    const head = Buffer.allocUnsafe(ANSWER_HEADER_BYTES + (small ? bodyBytes : 0));
-    head.writeUInt32BE(ANSWER_HEADER_BYTES - 4 + bodyBytes, 0);
-    head.writeUInt32BE(id, 4);
-    head.writeUInt16BE(answer.status, 8);
-    if (small) head.write(body, ANSWER_HEADER_BYTES);
-    if (!this.corked) {
-      // Answers ready in the same turn leave in one write.
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
-    }
-    this.socket.write(head);
-    if (!small) this.socket.write(body);
-    if (this.socket.writableLength > MAX_UNWRITTEN_BYTES) this.pause();
-  }
-
-  private pause(): void {
-    if (this.paused) return;
-    this.paused = true;
-    this.socket.pause();
-  }
-
-  private resumeIfRoom(): void {
-    if (!this.paused) return;
-    if (
-      this.inFlight.size >= MAX_CALLS_IN_FLIGHT ||
-      this.inFlightBytes > MAX_IN_FLIGHT_BYTES ||
-      this.socket.writableLength > MAX_UNWRITTEN_BYTES
-    ) {
-      return;
-    }
-    this.paused = false;
-    this.socket.resume();
-  }
 }
