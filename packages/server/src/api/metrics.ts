@@ -155,19 +155,10 @@ export class ApiMetrics {
         this.inc('rouse_task_timeouts_total', { reason: event.event.reason ?? 'unknown' });
       if ((to === 'completed' || to === 'failed') && event.task.startedAt !== null) {
         const seconds = Math.max(0, event.event.at - event.task.startedAt) / 1000;
-        const type = event.task.type;
-        let durationKey = this.durationKeys.get(type);
-        if (durationKey === undefined) {
-          durationKey = renderLabels({ type });
-          this.durationKeys.set(type, durationKey);
-        }
-        this.observeKey('rouse_task_duration_seconds', seconds, durationKey);
+        const typeKey = labelKey(this.durationKeys, 'type', event.task.type);
+        this.observeKey('rouse_task_duration_seconds', seconds, typeKey);
       }
-      let key = this.transitionKeys.get(to);
-      if (key === undefined) {
-        key = renderLabels({ to });
-        this.transitionKeys.set(to, key);
-      }
+      const key = labelKey(this.transitionKeys, 'to', to);
       const values = this.families.get('rouse_task_transitions_total')!.values;
       values.set(key, (values.get(key) ?? 0) + 1);
     }
@@ -260,6 +251,16 @@ const LABELLED_HISTOGRAMS = new Set(['rouse_task_duration_seconds']);
 
 const EMPTY_SERIES = (h: HistogramFamily): Map<string, HistogramSeries> =>
   new Map([['', { counts: h.bounds.map(() => 0), sum: 0, count: 0 }]]);
+
+/** The rendered `{name="value"}` of one label, from `cache` (rendered once per value). */
+function labelKey(cache: Map<string, string>, name: string, value: string): string {
+  let key = cache.get(value);
+  if (key === undefined) {
+    key = renderLabels({ [name]: value });
+    cache.set(value, key);
+  }
+  return key;
+}
 
 function renderLabels(labels: Labels): string {
   const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);

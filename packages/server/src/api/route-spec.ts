@@ -59,13 +59,13 @@ export interface RouteContext {
 
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-/** Declare and register one route, with its auth hook and its request counter. */
+/** Declare and register one route, with its auth hook and its request counter (returned). */
 export function addRoute(
   app: FastifyInstance,
   ctx: RouteContext,
   spec: RouteSpec,
   handler: RouteHandler,
-): void {
+): (status: number) => void {
   ctx.routes.push(spec);
   const auth = authHook(spec.access, ctx.coordinator, ctx.metricsPublic);
   const count = ctx.metrics.requestCounter(spec.method, spec.url);
@@ -80,6 +80,7 @@ export function addRoute(
     ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
     handler,
   });
+  return count;
 }
 
 /**
@@ -120,7 +121,7 @@ export function addCallRoute(
   handler: CallHandler,
 ): void {
   const success = spec.successStatus ?? 200;
-  addRoute(app, ctx, spec, async (request, reply) => {
+  const count = addRoute(app, ctx, spec, async (request, reply) => {
     let status = success;
     let signal: AbortSignal | undefined;
     const payload = await handler({
@@ -137,7 +138,7 @@ export function addCallRoute(
     });
     return reply.code(status).send(payload);
   });
-  ctx.streamed.push({ spec, handler, count: ctx.metrics.requestCounter(spec.method, spec.url) });
+  ctx.streamed.push({ spec, handler, count });
 }
 
 /** Aborted when the client goes away before its answer is written (a long-poll stops waiting). */
