@@ -38,6 +38,10 @@ export const IDLE_CLOSE_MS = 30_000;
  * and a long frame would hold up the small calls queued behind it (heartbeats).
  */
 export const MAX_STREAMED_BODY_BYTES = 64 * 1024;
+/** An answer frame's fields before its body, after the length prefix: id, status. */
+const ANSWER_FIELD_BYTES = ANSWER_HEADER_BYTES - 4;
+/** A cancel frame's fields after the length prefix: id, kind. */
+const CANCEL_FIELD_BYTES = 4 + 1;
 /** The largest answer accepted (a batch of 10,000 created tasks is about 9 MB). */
 const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
 
@@ -136,19 +140,20 @@ export function createCallStreamSend(baseUrl: string, http: Send): Send {
   const send: Send = async (method, url, headers, body, timeoutMs, signal) => {
     const auth = headers.authorization;
     const path = url.startsWith(origin) ? url.slice(origin.length) : '';
+    const bodyBytes = body === undefined ? 0 : Buffer.byteLength(body);
     if (
       !usable ||
       auth === undefined ||
       !isStreamed(method, path) ||
       streams.get(auth) === 'http' ||
-      (body !== undefined && Buffer.byteLength(body) > MAX_STREAMED_BODY_BYTES)
+      bodyBytes > MAX_STREAMED_BODY_BYTES
     ) {
       return http(method, url, headers, body, timeoutMs, signal);
     }
     if (signal?.aborted) throw signal.reason;
     const c = await connection(auth, timeoutMs);
     if (c === 'http') return http(method, url, headers, body, timeoutMs, signal);
-    return c.call(`${method} ${path}`, body, timeoutMs, signal);
+    return c.call(`${method} ${path}`, body, bodyBytes, timeoutMs, signal);
   };
   send.close = () => {
     for (const state of streams.values())
@@ -174,7 +179,7 @@ class CallConnection {
   private nextId = 1;
   private corked = false;
   private closed = false;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly idleTimer: NodeJS.Timeout;
 
   constructor(
     private readonly socket: Socket,
@@ -185,12 +190,19 @@ class CallConnection {
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => {}); // 'close' follows and fails what is in flight
     socket.on('close', () => this.fail('the call stream to the coordinator closed'));
-    this.idle();
+    // One timer for the stream's life, restarted each time the stream goes idle.
+    this.idleTimer = setTimeout(() => {
+      if (this.pending.size === 0) this.close();
+    }, IDLE_CLOSE_MS);
+    this.idleTimer.unref();
+    socket.unref();
   }
 
+  /** Send a call (`bodyBytes`: the body's UTF-8 length) and wait for its answer. */
   call(
     target: string,
     body: string | Buffer | undefined,
+    bodyBytes: number,
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ) {
@@ -205,7 +217,7 @@ class CallConnection {
       if (signal && onAbort) signal.addEventListener('abort', onAbort, { once: true });
       this.pending.set(id, { resolve, reject, timer, signal, onAbort });
       if (this.pending.size === 1) this.busy();
-      this.writeCall(id, target, body);
+      this.writeCall(id, target, body, bodyBytes);
     });
   }
 
@@ -218,14 +230,17 @@ class CallConnection {
       return;
     }
     for (const f of frames) {
-      if (f.length < ANSWER_HEADER_BYTES - 4) {
+      if (f.length < ANSWER_FIELD_BYTES) {
         this.close();
         return;
       }
       const bytes = Buffer.from(f.buffer, f.byteOffset, f.length);
-      const id = readU32(bytes, 0);
-      const p = this.settle(id);
-      p?.resolve({ status: bytes.readUInt16BE(4), contentType: 'application/json', body: bytes.subarray(6) });
+      const p = this.settle(readU32(bytes, 0));
+      p?.resolve({
+        status: bytes.readUInt16BE(4),
+        contentType: 'application/json',
+        body: bytes.subarray(ANSWER_FIELD_BYTES),
+      });
     }
   }
 
@@ -234,11 +249,11 @@ class CallConnection {
     this.fail('the call stream to the coordinator was closed by the client');
   }
 
-  private writeCall(id: number, target: string, body: string | Buffer | undefined): void {
+  private writeCall(id: number, target: string, body: string | Buffer | undefined, bodyBytes: number): void {
     const targetBytes = Buffer.byteLength(target);
-    const inline = typeof body === 'string' ? Buffer.byteLength(body) : 0;
+    // A text body is encoded into the frame; bytes are written after it as they are.
+    const inline = typeof body === 'string' ? bodyBytes : 0;
     const frame = Buffer.allocUnsafe(CALL_HEADER_BYTES + targetBytes + inline);
-    const bodyBytes = typeof body === 'string' ? inline : (body?.length ?? 0);
     frame.writeUInt32BE(CALL_HEADER_BYTES - 4 + targetBytes + bodyBytes, 0);
     frame.writeUInt32BE(id, 4);
     frame[8] = CALL_FRAME.call;
@@ -254,8 +269,8 @@ class CallConnection {
     const p = this.settle(id);
     if (p === undefined) return;
     p.reject(err);
-    const frame = Buffer.allocUnsafe(9);
-    frame.writeUInt32BE(5, 0);
+    const frame = Buffer.allocUnsafe(4 + CANCEL_FIELD_BYTES);
+    frame.writeUInt32BE(CANCEL_FIELD_BYTES, 0);
     frame.writeUInt32BE(id, 4);
     frame[8] = CALL_FRAME.cancel;
     this.write(frame);
@@ -285,10 +300,8 @@ class CallConnection {
     this.socket.write(bytes);
   }
 
-  /** Calls in flight: the stream keeps the process alive. */
+  /** Calls in flight: the stream keeps the process alive (the idle timer finds it busy). */
   private busy(): void {
-    clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
     this.socket.ref();
   }
 
@@ -296,11 +309,7 @@ class CallConnection {
   private idle(): void {
     if (this.closed) return;
     this.socket.unref();
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      if (this.pending.size === 0) this.close();
-    }, IDLE_CLOSE_MS);
-    this.idleTimer.unref();
+    this.idleTimer.refresh();
   }
 
   private fail(message: string): void {
