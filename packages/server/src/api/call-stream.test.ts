@@ -65,6 +65,15 @@ async function registerAgent(name: string): Promise<{ id: string; token: string 
   return { id: body.agent.id, token: body.token };
 }
 
+/** A new agent's stream with a long-poll claim (20 s) the coordinator is holding. */
+async function waitingClaim(name: string): Promise<{ s: RawCallStream; id: number }> {
+  const agent = await registerAgent(name);
+  const s = await stream(agent.token);
+  const id = s.send('POST', `/v1/agents/${agent.id}/claim`, JSON.stringify({ types: ['t'], waitMs: 20_000 }));
+  await waitFor(async () => /rouse_claim_waiters 1/.test(await metricsText()));
+  return { s, id };
+}
+
 async function metricsText(): Promise<string> {
   const res = await fetch(`${server.url}/metrics`, {
     headers: { authorization: `Bearer ${server.adminToken}` },
@@ -250,14 +259,7 @@ describe('call stream', () => {
   });
 
   it('a cancel releases a long-poll: the task created next is not handed to it', async () => {
-    const agent = await registerAgent('lp');
-    const s = await stream(agent.token);
-    const id = s.send(
-      'POST',
-      `/v1/agents/${agent.id}/claim`,
-      JSON.stringify({ types: ['t'], waitMs: 20_000 }),
-    );
-    await waitFor(async () => /rouse_claim_waiters 1/.test(await metricsText()));
+    const { s, id } = await waitingClaim('lp');
     s.cancel(id);
     await waitFor(async () => /rouse_claim_waiters 0/.test(await metricsText()));
     const created = await http('POST', '/v1/tasks', server.adminToken, JSON.stringify({ type: 't' }));
@@ -268,23 +270,13 @@ describe('call stream', () => {
   });
 
   it('a closed stream releases its long-polls', async () => {
-    const agent = await registerAgent('gone');
-    const s = await stream(agent.token);
-    s.send('POST', `/v1/agents/${agent.id}/claim`, JSON.stringify({ types: ['t'], waitMs: 20_000 }));
-    await waitFor(async () => /rouse_claim_waiters 1/.test(await metricsText()));
+    const { s } = await waitingClaim('gone');
     s.close();
     await waitFor(async () => /rouse_claim_waiters 0/.test(await metricsText()));
   });
 
   it('on shutdown a waiting long-poll is answered, the stream ends, and close does not hang', async () => {
-    const agent = await registerAgent('sd');
-    const s = await stream(agent.token);
-    const id = s.send(
-      'POST',
-      `/v1/agents/${agent.id}/claim`,
-      JSON.stringify({ types: ['t'], waitMs: 20_000 }),
-    );
-    await waitFor(async () => /rouse_claim_waiters 1/.test(await metricsText()));
+    const { s, id } = await waitingClaim('sd');
     await server.close();
     const answer = await s.answer(id);
     expect(answer.status).toBeLessThan(600);
