@@ -2,10 +2,39 @@
  * Values a task write computes from the task's current head and the store's clock, shared by every
  * backend so SQLite and PostgreSQL schedule retries and leases identically. Pure: no I/O.
  */
-import type { Task, TaskError, TaskStatus, Timing } from '@rouse/protocol';
+import type { Task, TaskError, TaskEvent, TaskStatus, Timing } from '@rouse/protocol';
 import { backoffDelayMs, type ResolvedBackoffOptions } from '../core/backoff.js';
 import { leaseDeadline } from '../core/timing.js';
 import type { ExpiryReason, NewTask, ReleaseAgentTasksInput } from './store.js';
+
+/** Who creates tasks in the history (the API does not tell the store who asked). */
+export const CREATOR = 'user';
+
+/**
+ * A task's first history entry, its creation. It is not stored as a row: everything in it is the
+ * task row's own (`created_at`) or fixed, so a create writes one row instead of two, and the entries a
+ * task gains when it is claimed append after those of the tasks claimed before it instead of landing
+ * beside its creation entry, in the middle of the history. Stores put it first when they read a
+ * history that does not start with a stored entry 1 (databases written before keep theirs).
+ */
+export function creationEntry(createdAt: number): TaskEvent {
+  return {
+    seq: 1,
+    at: createdAt,
+    from: null,
+    to: 'created',
+    version: 0,
+    attempt: 0,
+    actor: CREATOR,
+    reason: 'created',
+    details: null,
+  };
+}
+
+/** `stored` (one task's entries, oldest first) with its creation entry first when it is not stored. */
+export function withCreationEntry(stored: TaskEvent[], createdAt: number): TaskEvent[] {
+  return stored[0]?.seq === 1 ? stored : [creationEntry(createdAt), ...stored];
+}
 
 /**
  * A task as its create wrote it: the request's values, status `created`, nothing run yet. Stores

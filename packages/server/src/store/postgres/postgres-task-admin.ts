@@ -22,9 +22,6 @@ import { type PgContext, type PgStatements, transitioned } from './postgres-cont
 import { pgJson, type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
 import { TASK_SQL } from './task-statements.js';
 
-/** Who creates tasks in the history (the API does not tell the store who asked). */
-const CREATOR = 'user';
-
 /** The words of each expiry error (the same as SQLite's). */
 const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
   claim_timeout: 'claimed but not started within claimTimeoutMs',
@@ -128,7 +125,7 @@ async function insertBatch(ctx: PgContext, batch: object[]): Promise<InsertedRow
   if (batch.length === 0) return [];
   const now = ctx.now();
   const insert = (s: PgStatements, rows: object[]) =>
-    s.rows<InsertedRow>('insertTasks', TASK_SQL.insertTasks, [now, pgJson(rows), CREATOR]);
+    s.rows<InsertedRow>('insertTasks', TASK_SQL.insertTasks, [now, pgJson(rows)]);
   if (batch.length <= INSERT_STATEMENT_ROWS) return insert(ctx, batch);
   return ctx.transaction(async (tx) => {
     const out: InsertedRow[] = [];

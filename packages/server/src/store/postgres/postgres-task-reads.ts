@@ -11,6 +11,7 @@ import type {
   TaskSummary,
   TransitionRef,
 } from '../store.js';
+import { creationEntry, withCreationEntry } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { type EventRow, pgJson, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
@@ -76,7 +77,12 @@ export async function taskSummary(
 }
 
 export async function listTaskEvents(ctx: PgContext, taskId: string): Promise<TaskEvent[]> {
-  return (await ctx.rows<EventRow>('selectEvents', TASK_SQL.selectEvents, [taskId])).map(toEvent);
+  const rows = await ctx.rows<EventRow & { created_at: number }>('selectEvents', TASK_SQL.selectEvents, [
+    taskId,
+  ]);
+  if (rows.length === 0) return [];
+  const stored = rows[0]!.seq === null ? [] : rows.map(toEvent);
+  return withCreationEntry(stored, rows[0]!.created_at);
 }
 
 export async function readLogs(
@@ -162,8 +168,10 @@ export async function readTransitions(
   const out: { task: Task; event: TaskEvent }[] = [];
   for (const ref of refs) {
     const task = taskById.get(ref.taskId);
+    if (task === undefined) continue;
     const event = eventByRef.get(`${ref.taskId}\u0000${ref.seq}`);
-    if (task !== undefined && event !== undefined) out.push({ task, event: toEvent(event) });
+    if (event !== undefined) out.push({ task, event: toEvent(event) });
+    else if (ref.seq === 1) out.push({ task, event: creationEntry(task.createdAt) });
   }
   return out;
 }

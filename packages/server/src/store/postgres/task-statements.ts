@@ -129,9 +129,9 @@ function completeCtes([i, id, agentId, version, actor, result, setRef, resultRef
 
 export const TASK_SQL = {
   /**
-   * Insert a batch of new tasks in `created`, in input order, with their creation entries.
-   * Params: $1 now, $2 JSON array of {i, id, type, payload, idempotency_key, priority, run_at (null =
-   * now), max_attempts, resumable, requires, labels, timing, shard}, $3 actor.
+   * Insert a batch of new tasks in `created`, in input order (a task's creation entry is its row: see
+   * `creationEntry`). Params: $1 now, $2 JSON array of {i, id, type, payload, idempotency_key,
+   * priority, run_at (null = now), max_attempts, resumable, requires, labels, timing, shard}.
    */
   insertTasks: `
     WITH ${CLOCK_CTE},
@@ -147,10 +147,6 @@ export const TASK_SQL = {
       CROSS JOIN clock
       ORDER BY n.i
       RETURNING id, created_at, run_at
-    ),
-    ev AS (
-      INSERT INTO task_events (${EVENT_COLUMNS})
-      SELECT id, 1, created_at, NULL, 'created', 0, 0, $3::text, 'created', NULL FROM ins
     )
     SELECT * FROM ins`,
 
@@ -217,8 +213,16 @@ export const TASK_SQL = {
     ORDER BY seq DESC
     LIMIT $5`,
 
-  /** A task's history, oldest first. Params: $1 taskId. */
-  selectEvents: `SELECT ${EVENT_COLUMNS} FROM task_events WHERE task_id = $1 ORDER BY seq`,
+  /**
+   * A task's stored history, oldest first, each row with the task's created_at (one row with a null
+   * seq when nothing is stored; none when there is no such task). Params: $1 taskId.
+   */
+  selectEvents: `
+    SELECT t.created_at, ${EVENT_COLUMNS.split(', ')
+      .map((c) => `e.${c}`)
+      .join(', ')}
+    FROM tasks t LEFT JOIN task_events e ON e.task_id = t.id
+    WHERE t.id = $1 ORDER BY e.seq`,
 
   /** History entries by (task, seq). Params: $1 task ids (text[]), $2 seqs (integer[]), pairwise. */
   selectEventsByRef: `

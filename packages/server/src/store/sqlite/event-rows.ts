@@ -7,22 +7,14 @@ import type Database from 'better-sqlite3';
 import { RowBatch } from './row-batch.js';
 import { jsonText } from './row-mapping.js';
 
-/**
- * Collects history entries of one transaction and writes them with as few statements as it can.
- * `tasks`: the new task rows of the transaction, written before any entry (an entry references its
- * task).
- */
+/** Collects history entries of one transaction and writes them with as few statements as it can. */
 export class EventRows extends RowBatch {
-  constructor(db: Database.Database, tasks?: RowBatch) {
-    super(
-      db,
-      {
-        into: 'task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)',
-        row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        chunkRows: 64, // 10 parameters each
-      },
-      tasks,
-    );
+  constructor(db: Database.Database) {
+    super(db, {
+      into: 'task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)',
+      row: '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      chunkRows: 64, // 10 parameters each
+    });
   }
 
   /** Queue `event` of task `taskId`; returns it. */

@@ -35,7 +35,7 @@ function insertRows(db: Database.Database, spec: RowBatchSpec, rows: number): Da
 /**
  * Collects rows of one transaction. A subclass pushes a row's values onto `params` in column order,
  * then calls `rowAdded()`; call `flush()` before anything reads the table and before the transaction
- * ends. `after`: a batch whose rows these reference; it is flushed first, every time.
+ * ends.
  */
 export abstract class RowBatch {
   protected params: unknown[] = [];
@@ -44,7 +44,6 @@ export abstract class RowBatch {
   constructor(
     private readonly db: Database.Database,
     private readonly spec: RowBatchSpec,
-    private readonly after?: RowBatch,
   ) {}
 
   protected rowAdded(): void {
@@ -54,7 +53,6 @@ export abstract class RowBatch {
 
   /** Write what was queued. */
   flush(): void {
-    this.after?.flush();
     if (this.rows === 0) return;
     insertRows(this.db, this.spec, this.rows).run(this.params);
     this.params = [];

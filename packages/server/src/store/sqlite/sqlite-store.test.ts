@@ -211,6 +211,55 @@ describe('SQLite specifics', () => {
     }
   });
 
+  it('stores no history row for a creation, and reads a creation entry stored by an earlier build once', async () => {
+    const store = createSqliteStore({ path, clock });
+    try {
+      await store.createTasks([newTask('tsk_1'), newTask('tsk_2')]);
+      await store.claimTasks({ agentId: 'agt_a', types: ['work'], max: 1, start: true, backoff: BACKOFF });
+      const db = new Database(path);
+      try {
+        const stored = () =>
+          db.prepare('SELECT task_id, seq, to_status FROM task_events ORDER BY task_id, seq').raw().all();
+        // The claim and the start of tsk_1 are stored; both creations are the task rows themselves.
+        expect(stored()).toEqual([
+          ['tsk_1', 2, 'claimed'],
+          ['tsk_1', 3, 'running'],
+        ]);
+        // A database written before kept its creation entries as rows: they are read as stored.
+        db.prepare(
+          `INSERT INTO task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
+           VALUES ('tsk_2', 1, ?, NULL, 'created', 0, 0, 'legacy-writer', 'created', NULL)`,
+        ).run(T0 - 5);
+      } finally {
+        db.close();
+      }
+      const created = {
+        seq: 1,
+        from: null,
+        to: 'created',
+        version: 0,
+        attempt: 0,
+        reason: 'created',
+        details: null,
+      };
+      expect(await store.listTaskEvents('tsk_1')).toEqual([
+        { ...created, at: T0, actor: 'user' },
+        expect.objectContaining({ seq: 2, to: 'claimed' }),
+        expect.objectContaining({ seq: 3, to: 'running' }),
+      ]);
+      expect(await store.listTaskEvents('tsk_2')).toEqual([
+        { ...created, at: T0 - 5, actor: 'legacy-writer' },
+      ]);
+      const read = await store.readTransitions([
+        { taskId: 'tsk_1', seq: 1 },
+        { taskId: 'tsk_2', seq: 1 },
+      ]);
+      expect(read.map((r) => r.event.actor)).toEqual(['user', 'legacy-writer']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a database whose schema is newer than this build, naming both versions', async () => {
     const store = createSqliteStore({ path, clock });
     await store.close();

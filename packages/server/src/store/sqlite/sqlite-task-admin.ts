@@ -18,13 +18,9 @@ import type {
 } from '../store.js';
 import { type AttemptedWrite, checkWrite } from '../write-errors.js';
 import { agentActor, createdTask, expiryReason, nextAttemptAt, releasedTaskError } from '../write-rules.js';
-import { EventRows } from './event-rows.js';
 import { type HeadRow, type TaskRow, toHead, toTask } from './row-mapping.js';
 import { parseTiming, type SqliteContext } from './sqlite-context.js';
 import { TaskRows } from './task-rows.js';
-
-/** Who creates tasks in the history (the API does not tell the store who asked). */
-const CREATOR = 'user';
 
 const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
   claim_timeout: 'claimed but not started within claimTimeoutMs',
@@ -43,39 +39,28 @@ function deduplicated(ctx: SqliteContext, t: NewTask): CreatedTask | null {
   return { task, deduplicated: true };
 }
 
-function createOne(t: NewTask, now: number, rows: TaskRows, events: EventRows): CreatedTask {
+function createOne(t: NewTask, now: number, rows: TaskRows): CreatedTask {
   const runAt = t.runAt ?? now;
-  // Stored as sent; an idempotent create compares canonical forms (see `deduplicated`).
+  // Stored as sent; an idempotent create compares canonical forms (see `deduplicated`). The creation
+  // history entry is the row itself (see `creationEntry`).
   rows.add(t, JSON.stringify(t.payload), runAt, now, shardOf(t.id));
-  events.add(t.id, {
-    seq: 1,
-    at: now,
-    from: null,
-    to: 'created',
-    version: 0,
-    attempt: 0,
-    actor: CREATOR,
-    reason: 'created',
-    details: null,
-  });
   return { task: createdTask(t, now, runAt), deduplicated: false };
 }
 
 export function createTasks(ctx: SqliteContext, tasks: NewTask[]): CreatedTask[] {
   const now = ctx.clock.now();
-  // Rows go in multi-row statements; flushing the entries flushes the task rows first.
+  // Rows go in multi-row statements.
   const rows = new TaskRows(ctx.db);
-  const events = new EventRows(ctx.db, rows);
   const out = tasks.map((t) => {
     if (t.idempotencyKey !== null) {
       // The key may be in a row of this batch that is still queued.
-      events.flush();
+      rows.flush();
       const existing = deduplicated(ctx, t);
       if (existing !== null) return existing;
     }
-    return createOne(t, now, rows, events);
+    return createOne(t, now, rows);
   });
-  events.flush();
+  rows.flush();
   return out;
 }
 

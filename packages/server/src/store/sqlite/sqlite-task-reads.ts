@@ -11,6 +11,7 @@ import type {
   TaskSummary,
   TransitionRef,
 } from '../store.js';
+import { creationEntry, withCreationEntry } from '../write-rules.js';
 import { type EventRow, rowSeq, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -87,7 +88,10 @@ export function taskSummary(
 }
 
 export function listTaskEvents(ctx: SqliteContext, taskId: string): TaskEvent[] {
-  return (ctx.tasks.selectEvents.all({ taskId }) as EventRow[]).map(toEvent);
+  const rows = ctx.tasks.selectEvents.all({ taskId }) as (EventRow & { created_at: number })[];
+  if (rows.length === 0) return [];
+  const stored = rows[0]!.seq === null ? [] : rows.map(toEvent);
+  return withCreationEntry(stored, rows[0]!.created_at);
 }
 
 export function readLogs(ctx: SqliteContext, taskId: string, afterSeq: number, limit: number): LogLine[] {
@@ -163,8 +167,10 @@ export function readTransitions(
       task = ctx.task(taskId);
       tasks.set(taskId, task);
     }
+    if (task === null) continue;
     const event = ctx.tasks.selectEvent.get({ taskId, seq }) as EventRow | undefined;
-    if (task !== null && event !== undefined) out.push({ task, event: toEvent(event) });
+    if (event !== undefined) out.push({ task, event: toEvent(event) });
+    else if (seq === 1) out.push({ task, event: creationEntry(task.createdAt) });
   }
   return out;
 }

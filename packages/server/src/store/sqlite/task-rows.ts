@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import type { NewTask } from '../store.js';
 import { RowBatch } from './row-batch.js';
 
-/** Collects the new tasks of one transaction (give it to `EventRows` for their creation entries). */
+/** Collects the new tasks of one transaction. */
 export class TaskRows extends RowBatch {
   constructor(db: Database.Database) {
     super(db, {

@@ -102,10 +102,15 @@ export const TASK_SQL = {
     INSERT INTO task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
     VALUES (@taskId, @seq, @at, @from, @to, @version, @attempt, @actor, @reason, @details)`,
 
-  /** A task's history, oldest first. Params: @taskId. */
+  /**
+   * A task's stored history, oldest first, each row with the task's created_at (one row with a null
+   * seq when nothing is stored; none when there is no such task). Params: @taskId.
+   */
   selectEvents: `
-    SELECT seq, at, from_status, to_status, version, attempt, actor, reason, details
-    FROM task_events WHERE task_id = @taskId ORDER BY seq`,
+    SELECT t.created_at, e.seq, e.at, e.from_status, e.to_status, e.version, e.attempt, e.actor, e.reason,
+      e.details
+    FROM tasks t LEFT JOIN task_events e ON e.task_id = t.id
+    WHERE t.id = @taskId ORDER BY e.seq`,
 
   /** One history entry. Params: @taskId, @seq. */
   selectEvent: `

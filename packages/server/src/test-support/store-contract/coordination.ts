@@ -331,7 +331,9 @@ export function shardsContract(h: () => Harness): void {
           [running.id, 'running', 3, 'claimed', 'running'],
           [running.id, 'running', 1, null, 'created'],
         ]);
-        expect(read[0]!.event).toEqual((await store.listTaskEvents(running.id))[2]);
+        const history = await store.listTaskEvents(running.id);
+        expect(read[0]!.event).toEqual(history[2]);
+        expect(read[1]!.event).toEqual(history[0]);
         expect(await store.readTransitions([])).toEqual([]);
       });
     });

@@ -54,9 +54,18 @@ export function createAndReadContract(h: () => Harness): void {
       const task = await h().create();
       const events = await h().events(task.id);
       expect(events).toEqual([
-        expect.objectContaining({ seq: 1, at: T0, from: null, to: 'created', version: 0, attempt: 0 }),
+        {
+          seq: 1,
+          at: T0,
+          from: null,
+          to: 'created',
+          version: 0,
+          attempt: 0,
+          actor: 'user',
+          reason: 'created',
+          details: null,
+        },
       ]);
-      expect(events[0]!.reason).toBe('created');
     });
 
     it('returns null for an unknown task and an empty history', async () => {
