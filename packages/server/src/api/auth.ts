@@ -8,6 +8,7 @@
  */
 import type { onRequestAsyncHookHandler } from 'fastify';
 import { RouseError } from '../core/errors.js';
+import type { PresentedToken } from '../services/auth.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 
 /**
@@ -51,7 +52,10 @@ export function authHook(
 }
 
 /** The caller a token belongs to; `unauthorized` when it is unknown or revoked. */
-export async function authenticate(coordinator: Coordinator, token: string): Promise<Caller> {
+export async function authenticate(
+  coordinator: Coordinator,
+  token: string | PresentedToken,
+): Promise<Caller> {
   const caller = await coordinator.authenticate(token);
   if (!caller) {
     throw new RouseError('unauthorized', 'unknown or revoked token; check the token you were given', {});

@@ -190,6 +190,18 @@ describe('call stream', () => {
     admin.close();
   });
 
+  it('checks the token at every call: once the agent has left, its open stream is refused as HTTP is', async () => {
+    const agent = await registerAgent('leaver');
+    const s = await stream(agent.token);
+    const beat = JSON.stringify({ tasks: [] });
+    expect((await s.answer(s.send('POST', `/v1/agents/${agent.id}/heartbeat`, beat))).status).toBe(200);
+    expect((await http('DELETE', `/v1/agents/${agent.id}`, agent.token)).status).toBeLessThan(300);
+    const viaHttp = await http('POST', `/v1/agents/${agent.id}/heartbeat`, agent.token, beat);
+    expect(viaHttp.status).toBe(401);
+    expect(await s.answer(s.send('POST', `/v1/agents/${agent.id}/heartbeat`, beat))).toEqual(viaHttp);
+    s.close();
+  });
+
   it('matches answers to calls made together, whatever order they finish in', async () => {
     const s = await stream(server.adminToken);
     const ids = Array.from({ length: 50 }, (_, i) =>

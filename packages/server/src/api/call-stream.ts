@@ -18,6 +18,7 @@ import type { Socket } from 'node:net';
 import { CALL_STREAM_PATH, CALL_STREAM_PROTOCOL, type ErrorBody } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import { RouseError } from '../core/errors.js';
+import { type PresentedToken, presentToken } from '../services/auth.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 import { authenticate, bearerToken, checkAccess } from './auth.js';
 import { type Answer, CALL_FIELD_BYTES, CallConnection, MAX_TARGET_BYTES } from './call-connection.js';
@@ -138,13 +139,14 @@ export class CallStreams {
       );
       return;
     }
-    let token: string;
+    let token: PresentedToken;
     let caller: Caller;
     try {
       if (this.closing) {
         throw shuttingDownError();
       }
-      token = bearerToken(req.headers.authorization);
+      // Hashed once for the stream's life; every call is still authenticated with it.
+      token = presentToken(bearerToken(req.headers.authorization));
       caller = await authenticate(this.options.coordinator, token);
     } catch (err) {
       const answer = this.errorAnswer(err, 'GET', CALL_STREAM_PATH);
@@ -175,7 +177,7 @@ export class CallStreams {
 
   /** Answer one call: status and body, as its HTTP request would have been answered. */
   private async answer(
-    token: string,
+    token: PresentedToken,
     target: string,
     body: Buffer,
     signal: () => AbortSignal,
@@ -211,7 +213,7 @@ export class CallStreams {
     route: StreamedRoute,
     params: Record<string, string>,
     method: string,
-    token: string,
+    token: PresentedToken,
     bytes: Buffer,
     signal: () => AbortSignal,
   ): Promise<Answer> {

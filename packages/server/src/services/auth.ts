@@ -33,13 +33,30 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/**
+ * A bearer token with its sha256 taken once: a connection that presents the same token with every
+ * call (the call stream) hashes it once instead of per call.
+ */
+export interface PresentedToken {
+  readonly token: string;
+  /** sha256 of the token, compared in constant time with the static tokens' digests. */
+  readonly digest: Buffer;
+  /** The digest in hex, as the store keeps agent tokens; null when the token is not an agent's. */
+  readonly agentHash: string | null;
+}
+
+export function presentToken(token: string): PresentedToken {
+  const digest = createHash('sha256').update(token).digest();
+  return { token, digest, agentHash: token.startsWith(AGENT_TOKEN_PREFIX) ? digest.toString('hex') : null };
+}
+
 /** A fresh agent token (32 random bytes, base64url, prefixed) and its hash. */
 export function newAgentToken(): { token: string; tokenHash: string } {
   const token = AGENT_TOKEN_PREFIX + randomBytes(32).toString('base64url');
   return { token, tokenHash: hashToken(token) };
 }
 
-export type Authenticate = (token: string) => Promise<Caller | null>;
+export type Authenticate = (token: string | PresentedToken) => Promise<Caller | null>;
 
 export interface Authenticator {
   authenticate: Authenticate;
@@ -80,7 +97,7 @@ interface CachedToken {
 }
 
 export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clock): Authenticator {
-  const digest = (t: string): Buffer => createHash('sha256').update(t).digest();
+  const digest = (t: string): Buffer => presentToken(t).digest;
   const statics: { digest: Buffer; caller: Caller }[] = [
     { digest: digest(tokens.admin), caller: { kind: 'admin' } },
     { digest: digest(tokens.enrollment), caller: { kind: 'enrollment' } },
@@ -128,12 +145,13 @@ export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clo
 
   return {
     async authenticate(token) {
-      if (token.length === 0) return null;
-      if (token.startsWith(AGENT_TOKEN_PREFIX)) return agentCaller(hashToken(token));
-      const presented = digest(token);
+      const presented = typeof token === 'string' ? presentToken(token) : token;
+      if (presented.token.length === 0) return null;
+      if (presented.agentHash !== null) return agentCaller(presented.agentHash);
       let match: Caller | null = null;
       // Compare against every token (no early exit) so timing says nothing about which one matched.
-      for (const s of statics) if (timingSafeEqual(presented, s.digest) && match === null) match = s.caller;
+      for (const s of statics)
+        if (timingSafeEqual(presented.digest, s.digest) && match === null) match = s.caller;
       return match;
     },
     forgetAgent(agentId) {

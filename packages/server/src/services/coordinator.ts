@@ -61,6 +61,7 @@ import type {
   TaskSummary,
 } from '../store/store.js';
 import type { DeliveryOutcome } from './alerts/alerts.js';
+import type { PresentedToken } from './auth.js';
 import type { DashboardSessions } from './dashboard-sessions.js';
 import type { SubscribeOptions } from './event-bus.js';
 
@@ -115,7 +116,7 @@ export interface Coordinator {
   stop(): Promise<void>;
 
   /** Resolve a bearer token to a caller, or null. */
-  authenticate(token: string): Promise<Caller | null>;
+  authenticate(token: string | PresentedToken): Promise<Caller | null>;
 
   createTask(caller: Caller, req: CreateTaskRequest): Promise<CreateTaskResponse>;
   createTasks(caller: Caller, reqs: CreateTaskRequest[]): Promise<Task[]>;
