@@ -9,6 +9,7 @@ import { freePort } from '../../../../../test/harness/ports.mjs';
 import { type FreshSchema, freshSchema, privatePostgres } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
+import { checkCreationEntryStorage } from '../../test-support/store-contract/creation-entry.js';
 import { BACKOFF, newTask, T0, TIMING } from '../../test-support/store-contract/harness.js';
 import type { ClaimableNotice, Store } from '../store.js';
 import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
@@ -302,48 +303,21 @@ describe('PostgreSQL specifics', () => {
   });
 
   it('stores no history row for a creation, and reads a creation entry stored by an earlier build once', async () => {
-    const store = await open();
-    await store.createTasks([newTask('tsk_1'), newTask('tsk_2')]);
-    await store.claimTasks({ agentId: 'agt_a', types: ['work'], max: 1, start: true, backoff: BACKOFF });
-    const stored = async () =>
-      (
-        await sql<{ task_id: string; seq: number; to_status: string }>(
-          `SELECT task_id, seq, to_status FROM "${db.schema}".task_events ORDER BY task_id, seq`,
-        )
-      ).map((r) => [r.task_id, Number(r.seq), r.to_status]);
-    // The claim and the start of tsk_1 are stored; both creations are the task rows themselves.
-    expect(await stored()).toEqual([
-      ['tsk_1', 2, 'claimed'],
-      ['tsk_1', 3, 'running'],
-    ]);
-    // A database written before kept its creation entries as rows: they are read as stored.
-    const at = (await store.getTask('tsk_2'))!.createdAt - 5;
-    await sql(
-      `INSERT INTO "${db.schema}".task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
-       VALUES ('tsk_2', 1, $1, NULL, 'created', 0, 0, 'legacy-writer', 'created', NULL)`,
-      [at],
-    );
-    const created = {
-      seq: 1,
-      from: null,
-      to: 'created',
-      version: 0,
-      attempt: 0,
-      reason: 'created',
-      details: null,
-    };
-    const first = await store.listTaskEvents('tsk_1');
-    expect(first).toEqual([
-      { ...created, at: (await store.getTask('tsk_1'))!.createdAt, actor: 'user' },
-      expect.objectContaining({ seq: 2, to: 'claimed' }),
-      expect.objectContaining({ seq: 3, to: 'running' }),
-    ]);
-    expect(await store.listTaskEvents('tsk_2')).toEqual([{ ...created, at, actor: 'legacy-writer' }]);
-    const read = await store.readTransitions([
-      { taskId: 'tsk_1', seq: 1 },
-      { taskId: 'tsk_2', seq: 1 },
-    ]);
-    expect(read.map((r) => r.event)).toEqual([first[0], { ...created, at, actor: 'legacy-writer' }]);
+    await checkCreationEntryStorage(await open(), {
+      rows: async () =>
+        (
+          await sql<{ task_id: string; seq: number; to_status: string }>(
+            `SELECT task_id, seq, to_status FROM "${db.schema}".task_events ORDER BY task_id, seq`,
+          )
+        ).map((r): [string, number, string] => [r.task_id, Number(r.seq), r.to_status]),
+      storeLegacyCreation: async (taskId, at) => {
+        await sql(
+          `INSERT INTO "${db.schema}".task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
+           VALUES ($1, 1, $2, NULL, 'created', 0, 0, 'legacy-writer', 'created', NULL)`,
+          [taskId, at],
+        );
+      },
+    });
   });
 
   it('creates one task when two stores race on the same idempotency key', async () => {

@@ -7,6 +7,7 @@ import { waitFor } from '../../../../../test/harness/wait.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
 import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures.js';
+import { checkCreationEntryStorage } from '../../test-support/store-contract/creation-entry.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
 import { walIndex } from '../../test-support/wal-index.js';
@@ -213,49 +214,24 @@ describe('SQLite specifics', () => {
 
   it('stores no history row for a creation, and reads a creation entry stored by an earlier build once', async () => {
     const store = createSqliteStore({ path, clock });
+    const db = new Database(path);
     try {
-      await store.createTasks([newTask('tsk_1'), newTask('tsk_2')]);
-      await store.claimTasks({ agentId: 'agt_a', types: ['work'], max: 1, start: true, backoff: BACKOFF });
-      const db = new Database(path);
-      try {
-        const stored = () =>
-          db.prepare('SELECT task_id, seq, to_status FROM task_events ORDER BY task_id, seq').raw().all();
-        // The claim and the start of tsk_1 are stored; both creations are the task rows themselves.
-        expect(stored()).toEqual([
-          ['tsk_1', 2, 'claimed'],
-          ['tsk_1', 3, 'running'],
-        ]);
-        // A database written before kept its creation entries as rows: they are read as stored.
-        db.prepare(
-          `INSERT INTO task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
-           VALUES ('tsk_2', 1, ?, NULL, 'created', 0, 0, 'legacy-writer', 'created', NULL)`,
-        ).run(T0 - 5);
-      } finally {
-        db.close();
-      }
-      const created = {
-        seq: 1,
-        from: null,
-        to: 'created',
-        version: 0,
-        attempt: 0,
-        reason: 'created',
-        details: null,
-      };
-      expect(await store.listTaskEvents('tsk_1')).toEqual([
-        { ...created, at: T0, actor: 'user' },
-        expect.objectContaining({ seq: 2, to: 'claimed' }),
-        expect.objectContaining({ seq: 3, to: 'running' }),
-      ]);
-      expect(await store.listTaskEvents('tsk_2')).toEqual([
-        { ...created, at: T0 - 5, actor: 'legacy-writer' },
-      ]);
-      const read = await store.readTransitions([
-        { taskId: 'tsk_1', seq: 1 },
-        { taskId: 'tsk_2', seq: 1 },
-      ]);
-      expect(read.map((r) => r.event.actor)).toEqual(['user', 'legacy-writer']);
+      await checkCreationEntryStorage(store, {
+        rows: async () =>
+          db.prepare('SELECT task_id, seq, to_status FROM task_events ORDER BY task_id, seq').raw().all() as [
+            string,
+            number,
+            string,
+          ][],
+        storeLegacyCreation: async (taskId, at) => {
+          db.prepare(
+            `INSERT INTO task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
+             VALUES (?, 1, ?, NULL, 'created', 0, 0, 'legacy-writer', 'created', NULL)`,
+          ).run(taskId, at);
+        },
+      });
     } finally {
+      db.close();
       await store.close();
     }
   });
