@@ -8,7 +8,7 @@ import { leaseDeadline } from '../core/timing.js';
 import type { ExpiryReason, NewTask, ReleaseAgentTasksInput } from './store.js';
 
 /** Who creates tasks in the history (the API does not tell the store who asked). */
-export const CREATOR = 'user';
+const CREATOR = 'user';
 
 /**
  * A task's first history entry, its creation. It is not stored as a row: everything in it is the
@@ -31,9 +31,19 @@ export function creationEntry(createdAt: number): TaskEvent {
   };
 }
 
-/** `stored` (one task's entries, oldest first) with its creation entry first when it is not stored. */
-export function withCreationEntry(stored: TaskEvent[], createdAt: number): TaskEvent[] {
-  return stored[0]?.seq === 1 ? stored : [creationEntry(createdAt), ...stored];
+/**
+ * One task's history from its stored entries joined to its row, oldest first: no rows when there is
+ * no such task, one row with a null `seq` when nothing is stored, each row carrying the task's
+ * `created_at`. The creation entry goes first when it is not stored.
+ */
+export function historyOf<R extends { seq: number | null; created_at: number }>(
+  rows: readonly R[],
+  toEvent: (row: R) => TaskEvent,
+): TaskEvent[] {
+  const first = rows[0];
+  if (first === undefined) return [];
+  const stored = first.seq === null ? [] : rows.map(toEvent);
+  return first.seq === 1 ? stored : [creationEntry(first.created_at), ...stored];
 }
 
 /**

@@ -11,7 +11,7 @@ import type {
   TaskSummary,
   TransitionRef,
 } from '../store.js';
-import { creationEntry, withCreationEntry } from '../write-rules.js';
+import { creationEntry, historyOf } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { type EventRow, pgJson, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
@@ -80,9 +80,7 @@ export async function listTaskEvents(ctx: PgContext, taskId: string): Promise<Ta
   const rows = await ctx.rows<EventRow & { created_at: number }>('selectEvents', TASK_SQL.selectEvents, [
     taskId,
   ]);
-  if (rows.length === 0) return [];
-  const stored = rows[0]!.seq === null ? [] : rows.map(toEvent);
-  return withCreationEntry(stored, rows[0]!.created_at);
+  return historyOf(rows, toEvent);
 }
 
 export async function readLogs(

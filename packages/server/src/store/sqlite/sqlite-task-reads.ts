@@ -11,7 +11,7 @@ import type {
   TaskSummary,
   TransitionRef,
 } from '../store.js';
-import { creationEntry, withCreationEntry } from '../write-rules.js';
+import { creationEntry, historyOf } from '../write-rules.js';
 import { type EventRow, rowSeq, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -88,10 +88,7 @@ export function taskSummary(
 }
 
 export function listTaskEvents(ctx: SqliteContext, taskId: string): TaskEvent[] {
-  const rows = ctx.tasks.selectEvents.all({ taskId }) as (EventRow & { created_at: number })[];
-  if (rows.length === 0) return [];
-  const stored = rows[0]!.seq === null ? [] : rows.map(toEvent);
-  return withCreationEntry(stored, rows[0]!.created_at);
+  return historyOf(ctx.tasks.selectEvents.all({ taskId }) as (EventRow & { created_at: number })[], toEvent);
 }
 
 export function readLogs(ctx: SqliteContext, taskId: string, afterSeq: number, limit: number): LogLine[] {
