@@ -30,7 +30,11 @@ export interface AuthTokens {
 
 /** sha256 (hex) of a bearer token: what the store keeps for agent tokens. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256(token).toString('hex');
+}
+
+function sha256(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
 }
 
 /**
@@ -46,7 +50,8 @@ export interface PresentedToken {
 }
 
 export function presentToken(token: string): PresentedToken {
-  const digest = createHash('sha256').update(token).digest();
+  const digest = sha256(token);
+  // The hex of the same digest is `hashToken`'s: what the store looks agent tokens up by.
   return { token, digest, agentHash: token.startsWith(AGENT_TOKEN_PREFIX) ? digest.toString('hex') : null };
 }
 
@@ -97,12 +102,11 @@ interface CachedToken {
 }
 
 export function createAuthenticator(tokens: AuthTokens, store: Store, clock: Clock): Authenticator {
-  const digest = (t: string): Buffer => presentToken(t).digest;
   const statics: { digest: Buffer; caller: Caller }[] = [
-    { digest: digest(tokens.admin), caller: { kind: 'admin' } },
-    { digest: digest(tokens.enrollment), caller: { kind: 'enrollment' } },
+    { digest: sha256(tokens.admin), caller: { kind: 'admin' } },
+    { digest: sha256(tokens.enrollment), caller: { kind: 'enrollment' } },
   ];
-  if (tokens.readonly) statics.push({ digest: digest(tokens.readonly), caller: { kind: 'readonly' } });
+  if (tokens.readonly) statics.push({ digest: sha256(tokens.readonly), caller: { kind: 'readonly' } });
   /** token hash → who the store said it belongs to, and when (active agents only); oldest first. */
   const agents = new Map<string, CachedToken>();
   /** agent id → its cached token hash (forgetting an agent is then no scan). */
