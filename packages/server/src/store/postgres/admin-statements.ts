@@ -13,13 +13,12 @@ import {
   finalSql,
   taskBackoffSql,
   taskColumns,
-  timingMs,
 } from './sql-fragments.js';
 
 const T = taskColumns('t');
 
 const LEASE_COLUMNS = `id, version, status, lease_expires_at, execution_done, result_ref IS NOT NULL AS has_result_ref,
-  (timing->>'heartbeatTimeoutMs')::bigint AS heartbeat_timeout_ms`;
+  heartbeat_timeout_ms`;
 
 export const ADMIN_SQL = {
   /**
@@ -34,7 +33,7 @@ export const ADMIN_SQL = {
     cur AS (
       SELECT t.seq, t.status, t.lease_expires_at,
         CASE WHEN t.status = 'claimed' THEN 'claim_timeout'
-             WHEN t.started_at IS NOT NULL AND clock.now >= t.started_at + ${timingMs('t', 'attemptDeadlineMs')}
+             WHEN t.started_at IS NOT NULL AND clock.now >= t.started_at + t.attempt_deadline_ms
                THEN 'attempt_deadline'
              ELSE 'heartbeat_timeout' END AS reason,
         CASE WHEN t.attempt < t.max_attempts THEN clock.now + ${taskBackoffSql('t', '$4', '$5', '$6')} END AS next

@@ -40,6 +40,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0013_alerts',
   '0014_task_blobs',
   '0015_dashboard_sessions',
+  '0016_timing_columns',
 ]);
 
 export interface PostgresMigrationStatus {

@@ -11,6 +11,8 @@ import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
 import { checkCreationEntryStorage } from '../../test-support/store-contract/creation-entry.js';
 import { BACKOFF, newTask, T0, TIMING } from '../../test-support/store-contract/harness.js';
+import { checkMigratedTimings, LEGACY_TIMINGS } from '../../test-support/store-contract/timing-migration.js';
+import { shardOf } from '../lease-shards.js';
 import type { ClaimableNotice, Store } from '../store.js';
 import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
 import { pgConfig } from './postgres-context.js';
@@ -110,6 +112,27 @@ describe('PostgreSQL specifics', () => {
     } finally {
       await client.end();
     }
+  });
+
+  it('0016 moves each task’s timing from its JSON object into columns; the store goes on using it', async () => {
+    const client = new pg.Client({ connectionString: db.connectionString });
+    await client.connect();
+    try {
+      const before = POSTGRES_MIGRATIONS.findIndex((m) => m.name === '0016_timing_columns');
+      await migrateOnClient(client, db.schema, T0, POSTGRES_MIGRATIONS.slice(0, before));
+      for (const [id, timing] of Object.entries(LEGACY_TIMINGS)) {
+        await client.query(
+          `INSERT INTO "${db.schema}".tasks (id, type, status, payload, priority, run_at, max_attempts, resumable,
+                                             requires, labels, timing, created_at, shard)
+           VALUES ($1, 'work', 'created', '{}', 0, $2, 3, false, '[]', '{}', $3, $2, $4)`,
+          [id, T0, JSON.stringify(timing), shardOf(id)],
+        );
+      }
+    } finally {
+      await client.end();
+    }
+    const store = await open({ clock: new ManualClock(T0) });
+    await checkMigratedTimings(store, T0);
   });
 
   it('refuses a schema migrated by a newer rouse, naming both versions', async () => {

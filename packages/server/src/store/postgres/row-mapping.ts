@@ -16,6 +16,7 @@ import { isFinal } from '../../core/transitions.js';
 import { type MetricSample, SampleRing } from '../../core/watchdog/samples.js';
 import { type AgentRow, toWatch } from '../agent-row.js';
 import type { ShardLease } from '../store.js';
+import { timingOf } from '../task-columns.js';
 import type { AgentWatch } from '../watchdog-store.js';
 import { TASK_COLUMN_NAMES } from './sql-fragments.js';
 
@@ -35,7 +36,13 @@ export interface TaskRow {
   resumable: boolean;
   requires: string[];
   labels: Record<string, string>;
-  timing: Timing;
+  heartbeat_interval_ms: number;
+  heartbeat_timeout_ms: number;
+  claim_timeout_ms: number;
+  execution_timeout_ms: number | null;
+  attempt_deadline_ms: number | null;
+  stall_timeout_ms: number;
+  backoff: Timing['backoff'] | null;
   progress: number | null;
   phase: string | null;
   execution_done: boolean;
@@ -136,7 +143,15 @@ export function toTask(r: TaskRow): Task {
     requires: r.requires,
     labels: r.labels,
     idempotencyKey: r.idempotency_key,
-    timing: r.timing,
+    timing: timingOf(
+      r.heartbeat_interval_ms,
+      r.heartbeat_timeout_ms,
+      r.claim_timeout_ms,
+      r.execution_timeout_ms,
+      r.attempt_deadline_ms,
+      r.stall_timeout_ms,
+      r.backoff,
+    ),
     progress: r.progress,
     phase: r.phase,
     executionDone: r.execution_done,
@@ -174,7 +189,13 @@ const AGENT_ID = col('agent_id');
 const RESUMABLE = col('resumable');
 const REQUIRES = col('requires');
 const LABELS = col('labels');
-const TIMING = col('timing');
+const HEARTBEAT_INTERVAL_MS = col('heartbeat_interval_ms');
+const HEARTBEAT_TIMEOUT_MS = col('heartbeat_timeout_ms');
+const CLAIM_TIMEOUT_MS = col('claim_timeout_ms');
+const EXECUTION_TIMEOUT_MS = col('execution_timeout_ms');
+const ATTEMPT_DEADLINE_MS = col('attempt_deadline_ms');
+const STALL_TIMEOUT_MS = col('stall_timeout_ms');
+const BACKOFF = col('backoff');
 const PROGRESS = col('progress');
 const PHASE = col('phase');
 const EXECUTION_DONE = col('execution_done');
@@ -217,7 +238,15 @@ export function toTaskFromArray(r: unknown[]): Task {
     requires: r[REQUIRES] as string[],
     labels: r[LABELS] as Record<string, string>,
     idempotencyKey: r[IDEMPOTENCY_KEY] as string | null,
-    timing: r[TIMING] as Timing,
+    timing: timingOf(
+      r[HEARTBEAT_INTERVAL_MS] as number,
+      r[HEARTBEAT_TIMEOUT_MS] as number,
+      r[CLAIM_TIMEOUT_MS] as number,
+      r[EXECUTION_TIMEOUT_MS] as number | null,
+      r[ATTEMPT_DEADLINE_MS] as number | null,
+      r[STALL_TIMEOUT_MS] as number,
+      r[BACKOFF] as Timing['backoff'] | null,
+    ),
     progress: r[PROGRESS] as number | null,
     phase: r[PHASE] as string | null,
     executionDone: r[EXECUTION_DONE] as boolean,

@@ -29,20 +29,15 @@ export function eventsOf(cte: string): string {
   return `COALESCE((SELECT jsonb_agg(to_jsonb(e) ORDER BY e.seq) FROM ${cte} e WHERE e.task_id = u.id), '[]'::jsonb) AS events`;
 }
 
-/** A timing field of task alias `t` in ms (null when the field is null). */
-export function timingMs(t: string, field: string): string {
-  return `(${t}.timing->>'${field}')::bigint`;
-}
-
 /**
  * `leaseDeadline(kind, now, timing, startedAt)`: claim → now + claimTimeoutMs; start/heartbeat →
  * min(now + heartbeatTimeoutMs, (startedAt ?? now) + attemptDeadlineMs). LEAST ignores the null of
  * "no attempt deadline".
  */
 export function leaseDeadlineSql(kind: 'claim' | 'start' | 'heartbeat', t: string, now: string): string {
-  if (kind === 'claim') return `${now} + ${timingMs(t, 'claimTimeoutMs')}`;
+  if (kind === 'claim') return `${now} + ${t}.claim_timeout_ms`;
   const startedAt = kind === 'start' ? now : `COALESCE(${t}.started_at, ${now})`;
-  return `LEAST(${now} + ${timingMs(t, 'heartbeatTimeoutMs')}, ${startedAt} + ${timingMs(t, 'attemptDeadlineMs')})`;
+  return `LEAST(${now} + ${t}.heartbeat_timeout_ms, ${startedAt} + ${t}.attempt_deadline_ms)`;
 }
 
 /**
@@ -57,12 +52,12 @@ export function backoffSql(attempt: string, base: string, cap: string, jitter: s
 }
 
 /**
- * `backoffSql` with the task's own backoff (`timing.backoff`, from its type) when it has one, else
+ * `backoffSql` with the task's own backoff (its `backoff` column, from its type) when it has one, else
  * the parameters `$base`, `$cap`, `$jitter` (the coordinator's).
  */
 export function taskBackoffSql(t: string, base: string, cap: string, jitter: string): string {
   const own = (field: string, param: string, type: string) =>
-    `COALESCE((${t}.timing->'backoff'->>'${field}')::${type}, ${param}::${type})`;
+    `COALESCE((${t}.backoff->>'${field}')::${type}, ${param}::${type})`;
   return backoffSql(
     `${t}.attempt`,
     own('baseMs', base, 'float8'),

@@ -6,6 +6,8 @@
  * cast to jsonb; batches travel as one JSON array read with `jsonb_to_recordset`, or (completions, on
  * the hot path) as typed parallel arrays read with `unnest`.
  */
+
+import { TIMING_COLUMN_NAMES } from '../task-columns.js';
 import {
   CLOCK_CTE,
   EVENT_COLUMNS,
@@ -14,7 +16,6 @@ import {
   TASK_COLUMN_NAMES,
   taskBackoffSql,
   taskColumns,
-  timingMs,
 } from './sql-fragments.js';
 
 const COLS = TASK_COLUMN_NAMES.join(', ');
@@ -131,16 +132,20 @@ export const TASK_SQL = {
   /**
    * Insert a batch of new tasks in `created`, in input order (a task's creation entry is its row: see
    * `creationEntry`). Params: $1 now, $2 JSON array of {i, id, type, payload, idempotency_key,
-   * priority, run_at (null = now), max_attempts, resumable, requires, labels, timing, shard}.
+   * priority, run_at (null = now), max_attempts, resumable, requires, labels, timing (the resolved
+   * timing object, spread into its columns), shard}.
    */
   insertTasks: `
     WITH ${CLOCK_CTE},
     ins AS (
       INSERT INTO tasks (id, type, status, payload, idempotency_key, priority, run_at, max_attempts, resumable,
-                         requires, labels, timing, created_at, shard)
+                         requires, labels, ${TIMING_COLUMN_NAMES.join(', ')}, created_at, shard)
       SELECT n.id, n.type, 'created', COALESCE(n.payload, 'null'::jsonb), n.idempotency_key, n.priority,
-             COALESCE(n.run_at, clock.now), n.max_attempts, n.resumable, n.requires, n.labels, n.timing, clock.now,
-             n.shard
+             COALESCE(n.run_at, clock.now), n.max_attempts, n.resumable, n.requires, n.labels,
+             (n.timing->>'heartbeatIntervalMs')::bigint, (n.timing->>'heartbeatTimeoutMs')::bigint,
+             (n.timing->>'claimTimeoutMs')::bigint, (n.timing->>'executionTimeoutMs')::bigint,
+             (n.timing->>'attemptDeadlineMs')::bigint, (n.timing->>'stallTimeoutMs')::bigint, n.timing->'backoff',
+             clock.now, n.shard
       FROM jsonb_to_recordset($2::jsonb) AS n(i integer, id text, type text, payload jsonb, idempotency_key text,
              priority integer, run_at bigint, max_attempts integer, resumable boolean, requires jsonb,
              labels jsonb, timing jsonb, shard integer)
@@ -271,7 +276,8 @@ export const TASK_SQL = {
   recordHeartbeats: `
     WITH ${CLOCK_CTE},
     cur AS (
-      SELECT b.i, t.seq, t.status, t.progress, t.phase, t.lease_expires_at, t.started_at, t.timing,
+      SELECT b.i, t.seq, t.status, t.progress, t.phase, t.lease_expires_at, t.started_at,
+        t.heartbeat_timeout_ms, t.attempt_deadline_ms,
         t.execution_done AS was_done,
         COALESCE(b.progress, t.progress) AS new_progress, COALESCE(b.phase, t.phase) AS new_phase,
         COALESCE(b.execution_done, t.execution_done) AS new_done, b.grace_ms
@@ -297,7 +303,7 @@ export const TASK_SQL = {
     FROM calc c
     WHERE t.seq = c.seq
     RETURNING c.i, t.id, t.lease_expires_at, c.progressed, t.status, t.progress_changed_at,
-      ${timingMs('t', 'stallTimeoutMs')} AS stall_timeout_ms, t.requires`,
+      t.stall_timeout_ms, t.requires`,
 
   /**
    * Save resume state; each of state/session only when its flag is set.

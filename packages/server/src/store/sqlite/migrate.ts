@@ -38,6 +38,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0016_task_blobs',
   '0017_dashboard_sessions',
   '0018_task_index_trim',
+  '0019_timing_columns',
 ]);
 
 const CREATE_LEDGER = `

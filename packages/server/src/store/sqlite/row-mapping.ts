@@ -13,6 +13,7 @@ import type {
   Timing,
 } from '@rouse/protocol';
 import { isFinal } from '../../core/transitions.js';
+import { timingOf } from '../task-columns.js';
 import { TASK_COLUMN_NAMES } from './task-statements.js';
 
 /** A whole task as a raw row, columns in `TASK_COLUMN_NAMES` order. */
@@ -29,7 +30,14 @@ export interface HeadRow {
   attempt: number;
   max_attempts: number;
   agent_id: string | null;
-  timing: string;
+  heartbeat_interval_ms: number;
+  heartbeat_timeout_ms: number;
+  claim_timeout_ms: number;
+  execution_timeout_ms: number | null;
+  attempt_deadline_ms: number | null;
+  stall_timeout_ms: number;
+  /** JSON text, or null. */
+  backoff: string | null;
   started_at: number | null;
   lease_expires_at: number | null;
   next_attempt_at: number | null;
@@ -81,7 +89,7 @@ export function toTask(r: TaskRow): Task {
     requires: JSON.parse(r[COL.requires] as string) as string[],
     labels: JSON.parse(r[COL.labels] as string) as Record<string, string>,
     idempotencyKey: r[COL.idempotency_key] as string | null,
-    timing: JSON.parse(r[COL.timing] as string) as Timing,
+    timing: rowTiming(r),
     progress: r[COL.progress] as number | null,
     phase: r[COL.phase] as string | null,
     executionDone: r[COL.execution_done] === 1,
@@ -163,8 +171,33 @@ export const rowField = {
   version: (r: TaskRow): number => r[COL.version] as number,
   priority: (r: TaskRow): number => r[COL.priority] as number,
   seq: (r: TaskRow): number => r[COL.seq] as number,
-  timing: (r: TaskRow): string => r[COL.timing] as string,
 };
+
+/** The timing of a raw task row. */
+export function rowTiming(r: TaskRow): Timing {
+  return timingOf(
+    r[COL.heartbeat_interval_ms] as number,
+    r[COL.heartbeat_timeout_ms] as number,
+    r[COL.claim_timeout_ms] as number,
+    r[COL.execution_timeout_ms] as number | null,
+    r[COL.attempt_deadline_ms] as number | null,
+    r[COL.stall_timeout_ms] as number,
+    parseJson<NonNullable<Timing['backoff']>>(r[COL.backoff] as string | null),
+  );
+}
+
+/** The timing of a head row. */
+export function headTiming(h: HeadRow): Timing {
+  return timingOf(
+    h.heartbeat_interval_ms,
+    h.heartbeat_timeout_ms,
+    h.claim_timeout_ms,
+    h.execution_timeout_ms,
+    h.attempt_deadline_ms,
+    h.stall_timeout_ms,
+    parseJson<NonNullable<Timing['backoff']>>(h.backoff),
+  );
+}
 
 /** The insertion sequence of a raw task row (list cursors). */
 export function rowSeq(r: TaskRow): number {

@@ -2,7 +2,7 @@
  * What every SQLite operation shares: the connection, the clock, the prepared statements, and the
  * steps most writes take (read a head, append a history entry, explain a refused write).
  */
-import type { JsonObject, Task, TaskEvent, TaskStatus, Timing } from '@rouse/protocol';
+import type { JsonObject, Task, TaskEvent, TaskStatus } from '@rouse/protocol';
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
 import type { Transitioned } from '../store.js';
@@ -148,9 +148,4 @@ export class SqliteContext {
   refused(write: AttemptedWrite): Error {
     return writeError(toHead(this.head(write.taskId)), write);
   }
-}
-
-/** Timing is stored as JSON text. */
-export function parseTiming(text: string): Timing {
-  return JSON.parse(text) as Timing;
 }

@@ -10,6 +10,7 @@ import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures
 import { checkCreationEntryStorage } from '../../test-support/store-contract/creation-entry.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
+import { checkMigratedTimings, LEGACY_TIMINGS } from '../../test-support/store-contract/timing-migration.js';
 import { walIndex } from '../../test-support/wal-index.js';
 import { WATCHDOG_SQL } from './agent-statements.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
@@ -307,6 +308,25 @@ describe('SQLite specifics', () => {
         beat('agt_old', { sample: { rssBytes: 5, cpuPercent: null, iterationMs: 7.5 } }),
       ]);
       expect(beaten?.watch.samples.toArray()).toEqual([[T0, 5, null, 7.5]]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('0019 moves each task’s timing from its JSON object into columns; the store goes on using it', async () => {
+    const db = new Database(path);
+    const before = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0019_timing_columns');
+    migrateSqlite(db, clock, SQLITE_MIGRATIONS.slice(0, before));
+    const insert = db.prepare(
+      `INSERT INTO tasks (id, type, status, payload, priority, run_at, max_attempts, resumable, requires, labels,
+                          timing, created_at)
+       VALUES (?, 'work', 'created', '{}', 0, ?, 3, 0, '[]', '{}', ?, ?)`,
+    );
+    for (const [id, timing] of Object.entries(LEGACY_TIMINGS)) insert.run(id, T0, JSON.stringify(timing), T0);
+    db.close();
+    const store = createSqliteStore({ path, clock });
+    try {
+      await checkMigratedTimings(store, T0);
     } finally {
       await store.close();
     }

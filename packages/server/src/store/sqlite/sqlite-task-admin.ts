@@ -18,8 +18,8 @@ import type {
 } from '../store.js';
 import { type AttemptedWrite, checkWrite } from '../write-errors.js';
 import { agentActor, createdTask, expiryReason, nextAttemptAt, releasedTaskError } from '../write-rules.js';
-import { type HeadRow, type TaskRow, toHead, toTask } from './row-mapping.js';
-import { parseTiming, type SqliteContext } from './sqlite-context.js';
+import { type HeadRow, headTiming, type TaskRow, toHead, toTask } from './row-mapping.js';
+import type { SqliteContext } from './sqlite-context.js';
 import { TaskRows } from './task-rows.js';
 
 const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
@@ -74,7 +74,7 @@ export function expireLease(
   if (head === undefined || head.version !== input.version) return null;
   if (head.lease_expires_at === null || head.lease_expires_at > now) return null;
   assertTransition(head.id, head.status, 'timeout');
-  const timing = parseTiming(head.timing);
+  const timing = headTiming(head);
   const reason = expiryReason(head.status, now, head.started_at, timing);
   const next = nextAttemptAt(head.attempt, head.max_attempts, true, now, timing.backoff ?? input.backoff);
   const error: TaskError = { code: reason, message: EXPIRY_MESSAGES[reason], retryable: true };

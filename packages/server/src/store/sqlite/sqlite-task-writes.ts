@@ -25,13 +25,15 @@ import { EventRows } from './event-rows.js';
 import {
   claimedTask,
   type HeadRow,
+  headTiming,
   jsonText,
   rowEventCount,
   rowField,
+  rowTiming,
   type TaskRow,
   toHead,
 } from './row-mapping.js';
-import { parseTiming, type SqliteContext } from './sqlite-context.js';
+import type { SqliteContext } from './sqlite-context.js';
 
 type SaveCheckpointInput = Parameters<Store['saveCheckpoint']>[0];
 type AppendLogsInput = Parameters<Store['appendLogs']>[0];
@@ -87,7 +89,7 @@ export function claimTasks(ctx: SqliteContext, input: ClaimInput): Transitioned[
     const from = rowField.status(row);
     assertTransition(id, from, 'claimed');
     if (input.start) assertTransition(id, 'claimed', 'running');
-    const timing = parseTiming(rowField.timing(row));
+    const timing = rowTiming(row);
     const leaseExpiresAt = claimLeaseExpiresAt(now, timing, input.start);
     const { changes } = ctx.tasks.claimTask.run({
       seq: rowField.seq(row),
@@ -122,7 +124,7 @@ export function startTask(ctx: SqliteContext, input: AgentWrite): Transitioned {
     version: input.version,
     agentId: input.agentId,
     now,
-    leaseExpiresAt: leaseDeadline('start', now, parseTiming(head.timing), now),
+    leaseExpiresAt: leaseDeadline('start', now, headTiming(head), now),
   });
   if (changes === 0) throw ctx.refused(write);
   return ctx.transitioned(ctx.written(head.seq), 'claimed', now, agentActor(input.agentId), 'started');
@@ -137,7 +139,7 @@ function recordHeartbeat(ctx: SqliteContext, beat: HeartbeatInput, now: number):
   const phase = beat.phase ?? head.phase;
   const executionDone = beat.executionDone ?? head.execution_done === 1;
   const progressed = progress !== head.progress || phase !== head.phase;
-  const timing = parseTiming(head.timing);
+  const timing = headTiming(head);
   const leaseExpiresAt = heartbeatLeaseExpiresAt({
     status: head.status,
     // A held task always has a lease (schema invariant).
@@ -313,7 +315,7 @@ export function failTask(ctx: SqliteContext, input: FailInput): Transitioned {
   }
   const head = checkedHead(ctx, write);
   const now = ctx.clock.now();
-  const backoff = parseTiming(head.timing).backoff ?? input.backoff;
+  const backoff = headTiming(head).backoff ?? input.backoff;
   const next = nextAttemptAt(head.attempt, head.max_attempts, input.error.retryable, now, backoff);
   const { changes } = ctx.tasks.failTask.run({
     id: input.taskId,

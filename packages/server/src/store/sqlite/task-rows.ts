@@ -1,6 +1,7 @@
 /** New task rows written as multi-row INSERTs (a batch create of 1,000 is 16 statement executions). */
 import type Database from 'better-sqlite3';
 import type { NewTask } from '../store.js';
+import { TIMING_COLUMN_NAMES, timingValues } from '../task-columns.js';
 import { RowBatch } from './row-batch.js';
 
 /** Collects the new tasks of one transaction. */
@@ -8,9 +9,9 @@ export class TaskRows extends RowBatch {
   constructor(db: Database.Database) {
     super(db, {
       into: `tasks (id, type, status, payload, idempotency_key, priority, run_at, max_attempts, resumable,
-                    requires, labels, timing, created_at, shard)`,
-      row: "(?, ?, 'created', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      chunkRows: 64, // 13 parameters each
+                    requires, labels, ${TIMING_COLUMN_NAMES.join(', ')}, created_at, shard)`,
+      row: "(?, ?, 'created', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      chunkRows: 64, // 19 parameters each
     });
   }
 
@@ -27,10 +28,18 @@ export class TaskRows extends RowBatch {
       t.resumable ? 1 : 0,
       JSON.stringify(t.requires),
       JSON.stringify(t.labels),
-      JSON.stringify(t.timing),
+      ...timingParams(t.timing),
       createdAt,
       shard,
     );
     this.rowAdded();
   }
+}
+
+/** The timing columns' parameters: the backoff as JSON text. */
+function timingParams(timing: NewTask['timing']): unknown[] {
+  const values: unknown[] = timingValues(timing);
+  const backoff = values.length - 1;
+  if (values[backoff] !== null) values[backoff] = JSON.stringify(values[backoff]);
+  return values;
 }

@@ -4,7 +4,7 @@
  * booleans as 0/1. Conditional writes compare-and-set on id + version + status.
  */
 
-import { TASK_COLUMN_NAMES } from '../task-columns.js';
+import { TASK_COLUMN_NAMES, TIMING_COLUMN_NAMES } from '../task-columns.js';
 
 export { TASK_COLUMN_NAMES };
 
@@ -25,7 +25,7 @@ const LIST_FILTERS = `AND (@type IS NULL OR type = @type)
            OR instr(lower(payload), lower(@search)) > 0 OR instr(lower(labels), lower(@search)) > 0)`;
 
 /** The small part of a task a write needs to check and compute itself (no payload or results). */
-export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, agent_id, timing, started_at,
+export const HEAD_COLUMNS = `seq, id, status, version, attempt, max_attempts, agent_id, ${TIMING_COLUMN_NAMES.join(', ')}, started_at,
   lease_expires_at, next_attempt_at, progress, phase, execution_done, log_bytes, progress_changed_at, requires`;
 
 /**
@@ -258,7 +258,7 @@ export const TASK_SQL = {
   /** Held leases, optionally only those due by @dueBy (null = all). Params: @dueBy. */
   selectActiveLeases: `
     SELECT id, version, status, lease_expires_at, execution_done, result_ref IS NOT NULL AS has_result_ref,
-      json_extract(timing, '$.heartbeatTimeoutMs') AS heartbeat_timeout_ms
+      heartbeat_timeout_ms
     FROM tasks
     WHERE lease_expires_at IS NOT NULL AND (@dueBy IS NULL OR lease_expires_at <= @dueBy)
     ORDER BY lease_expires_at`,
@@ -269,7 +269,7 @@ export const TASK_SQL = {
    */
   selectShardLeases: `
     SELECT id, version, status, lease_expires_at, execution_done, result_ref IS NOT NULL AS has_result_ref,
-      json_extract(timing, '$.heartbeatTimeoutMs') AS heartbeat_timeout_ms
+      heartbeat_timeout_ms
     FROM tasks
     WHERE shard IN (SELECT value FROM json_each(@shards))
       AND lease_expires_at IS NOT NULL AND (@dueBy IS NULL OR lease_expires_at <= @dueBy)
