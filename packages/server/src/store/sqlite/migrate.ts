@@ -3,9 +3,15 @@
  * `rouse_migrations` ledger. All pending migrations run in one `BEGIN IMMEDIATE` transaction, which
  * also holds SQLite's write lock (the advisory lock of a single-file database), so two processes
  * opening the same file cannot both migrate it.
+ *
+ * Foreign keys are off while they run (SQLite allows switching them only outside a transaction), so
+ * that a migration can rebuild a table others refer to: copy it, drop it, rename the copy. Every
+ * reference is checked (`foreign_key_check`) before the transaction commits; one that points nowhere
+ * rolls the whole migration back.
  */
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../core/clock.js';
+import { UnavailableError } from '../../core/errors.js';
 import { shardOf } from '../lease-shards.js';
 import {
   checkLedger,
@@ -38,7 +44,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0016_task_blobs',
   '0017_dashboard_sessions',
   '0018_task_index_trim',
-  '0019_timing_columns',
+  '0019_tasks_rebuild',
 ]);
 
 const CREATE_LEDGER = `
@@ -62,24 +68,47 @@ export function migrateSqlite(
   // 0002 computes the lease shard of existing tasks with the same function new inserts use.
   db.function('rouse_shard_of', { deterministic: true }, (id: unknown) => shardOf(String(id)));
   const run = db.transaction((): MigrationReport => {
-    db.exec(CREATE_LEDGER);
-    const recorded = db.prepare('SELECT version, name FROM rouse_migrations ORDER BY version').all() as {
-      version: number;
-      name: string;
-    }[];
-    const dbVersion = checkLedger(recorded, migrations);
-    const codeVersion = migrations.at(-1)?.version ?? 0;
-    const record = db.prepare('INSERT INTO rouse_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    const applied: string[] = [];
-    for (const m of migrations) {
-      if (m.version <= dbVersion) continue;
-      db.exec(m.sql());
-      record.run(m.version, m.name, clock.now());
-      applied.push(m.name);
+    const report = applyPending(db, clock, migrations);
+    const dangling = db.pragma('foreign_key_check') as { table: string; parent: string }[];
+    if (dangling.length > 0) {
+      const { table, parent } = dangling[0]!;
+      throw new UnavailableError(
+        `a migration left ${dangling.length} reference(s) from ${table} to ${parent} pointing nowhere; the database was left as it was`,
+        { table, parent },
+      );
     }
-    return { fromVersion: dbVersion, toVersion: Math.max(dbVersion, codeVersion), applied };
+    return report;
   });
-  return run.immediate();
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  try {
+    return run.immediate();
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
+  }
+}
+
+function applyPending(
+  db: Database.Database,
+  clock: Clock,
+  migrations: readonly SqliteMigration[],
+): MigrationReport {
+  db.exec(CREATE_LEDGER);
+  const recorded = db.prepare('SELECT version, name FROM rouse_migrations ORDER BY version').all() as {
+    version: number;
+    name: string;
+  }[];
+  const dbVersion = checkLedger(recorded, migrations);
+  const codeVersion = migrations.at(-1)?.version ?? 0;
+  const record = db.prepare('INSERT INTO rouse_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  const applied: string[] = [];
+  for (const m of migrations) {
+    if (m.version <= dbVersion) continue;
+    db.exec(m.sql());
+    record.run(m.version, m.name, clock.now());
+    applied.push(m.name);
+  }
+  return { fromVersion: dbVersion, toVersion: Math.max(dbVersion, codeVersion), applied };
 }
 
 export interface SqliteMigrationStatus {

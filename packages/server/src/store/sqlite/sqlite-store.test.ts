@@ -12,10 +12,11 @@ import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.
 import { runStoreContract } from '../../test-support/store-contract/index.js';
 import { checkMigratedTimings, LEGACY_TIMINGS } from '../../test-support/store-contract/timing-migration.js';
 import { walIndex } from '../../test-support/wal-index.js';
+import { TIMING_COLUMN_NAMES } from '../task-columns.js';
 import { WATCHDOG_SQL } from './agent-statements.js';
 import { migrateSqlite, SQLITE_MIGRATIONS, type SqliteMigration } from './migrate.js';
 import { createSqliteStore, WAL_AUTOCHECKPOINT_PAGES, WAL_BACKSTOP_PAGES } from './sqlite-store.js';
-import { TASK_SQL } from './task-statements.js';
+import { TASK_COLUMN_NAMES, TASK_SQL } from './task-statements.js';
 
 const LIST_PARAMS = { beforeSeq: null, type: null, agentId: null, labels: null, search: null, limit: 51 };
 
@@ -315,7 +316,7 @@ describe('SQLite specifics', () => {
 
   it('0019 moves each task’s timing from its JSON object into columns; the store goes on using it', async () => {
     const db = new Database(path);
-    const before = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0019_timing_columns');
+    const before = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0019_tasks_rebuild');
     migrateSqlite(db, clock, SQLITE_MIGRATIONS.slice(0, before));
     const insert = db.prepare(
       `INSERT INTO tasks (id, type, status, payload, priority, run_at, max_attempts, resumable, requires, labels,
@@ -329,6 +330,122 @@ describe('SQLite specifics', () => {
       await checkMigratedTimings(store, T0);
     } finally {
       await store.close();
+    }
+  });
+
+  it('0019 rebuilds the tasks table: every row, history entry and log line kept; keys unique where set', async () => {
+    const db = new Database(path);
+    const before = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0019_tasks_rebuild');
+    migrateSqlite(db, clock, SQLITE_MIGRATIONS.slice(0, before));
+    const timing = JSON.stringify(LEGACY_TIMINGS.tsk_legacy_a);
+    const insert = db.prepare(
+      `INSERT INTO tasks (seq, id, type, status, payload, idempotency_key, priority, run_at, max_attempts, resumable,
+                          requires, labels, timing, created_at, shard, agent_id, version, attempt, lease_expires_at,
+                          event_count)
+       VALUES (?, ?, 'work', ?, '{"n":1}', ?, ?, ?, 3, 0, '[]', ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+    );
+    insert.run(10, 'tsk_k1', 'created', 'k1', 0, T0, '{"team":"a"}', timing, T0, null, 0, 0, null, 1);
+    insert.run(11, 'tsk_k2', 'created', 'k2', 0, T0, '{}', timing, T0, null, 0, 0, null, 1);
+    insert.run(12, 'tsk_n1', 'running', null, 0, T0, '{}', timing, T0, 'agt_a', 1, 1, T0 + 9000, 3);
+    insert.run(13, 'tsk_n2', 'created', null, 3, T0 + 60_000, '{}', timing, T0, null, 0, 0, null, 1);
+    db.prepare(
+      `INSERT INTO task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason)
+       VALUES ('tsk_n1', 2, ?, 'created', 'claimed', 1, 1, 'agent:agt_a', 'claimed'),
+              ('tsk_n1', 3, ?, 'claimed', 'running', 1, 1, 'agent:agt_a', 'started')`,
+    ).run(T0, T0);
+    db.prepare(
+      "INSERT INTO task_logs (task_id, seq, attempt, at, stream, text) VALUES ('tsk_n1', 1, 1, ?, 'stdout', 'hello')",
+    ).run(T0);
+    // Every column but the timing, as the old table held it.
+    const columns = TASK_COLUMN_NAMES.filter((c) => !(TIMING_COLUMN_NAMES as readonly string[]).includes(c));
+    const rows = () => db.prepare(`SELECT ${columns.join(', ')} FROM tasks ORDER BY seq`).all();
+    const history = () => db.prepare('SELECT * FROM task_events ORDER BY task_id, seq').all();
+    const logs = () => db.prepare('SELECT * FROM task_logs ORDER BY task_id, seq').all();
+    const was = { rows: rows(), history: history(), logs: logs() };
+
+    migrateSqlite(db, clock);
+    expect({ rows: rows(), history: history(), logs: logs() }).toEqual(was);
+    expect(
+      db
+        .prepare(`SELECT DISTINCT ${TIMING_COLUMN_NAMES.join(', ')} FROM tasks`)
+        .raw()
+        .all(),
+    ).toEqual([[4000, 12_000, 20_000, null, null, 100_000, null]]);
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    const indexes = db.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' ORDER BY name",
+    );
+    expect(indexes.all().map((r) => (r as { name: string }).name)).toEqual([
+      'sqlite_autoindex_tasks_1',
+      'tasks_claim',
+      'tasks_deferred',
+      'tasks_held',
+      'tasks_idempotency_key',
+      'tasks_leases',
+      'tasks_status',
+    ]);
+    expect(() => db.prepare("UPDATE tasks SET idempotency_key = 'k1' WHERE id = 'tsk_k2'").run()).toThrow(
+      /UNIQUE/,
+    );
+    db.close();
+
+    const store = createSqliteStore({ path, clock });
+    try {
+      // A key stays unique; tasks without one do not collide; new tasks continue the sequence.
+      const again = await store.createTasks([
+        newTask('tsk_k1b', { idempotencyKey: 'k1', payload: { n: 1 } }),
+        newTask('tsk_n3'),
+      ]);
+      expect(again.map((r) => [r.task.id, r.deduplicated])).toEqual([
+        ['tsk_k1', true],
+        ['tsk_n3', false],
+      ]);
+      const page = await store.listTasks({ limit: 10 });
+      expect(page.tasks.map((t) => t.id)).toEqual(['tsk_n3', 'tsk_n2', 'tsk_n1', 'tsk_k2', 'tsk_k1']);
+      expect(await store.listTaskEvents('tsk_n1')).toHaveLength(3);
+      expect(await store.readLogs('tsk_n1', 0, 10)).toEqual([
+        { seq: 1, at: T0, attempt: 1, stream: 'stdout', text: 'hello' },
+      ]);
+      // Claimable in order through the rebuilt claim index (tsk_n2 is not due yet).
+      const next = await store.claimTasks({
+        agentId: 'agt_b',
+        types: ['work'],
+        max: 5,
+        start: false,
+        backoff: BACKOFF,
+      });
+      expect(next.map((c) => c.task.id)).toEqual(['tsk_k1', 'tsk_k2', 'tsk_n3']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rolls a migration back when it leaves a reference pointing nowhere, and keeps foreign keys on', async () => {
+    const store = createSqliteStore({ path, clock });
+    await store.createTasks([newTask('tsk_1')]);
+    await store.claimTasks({ agentId: 'agt_a', types: ['work'], max: 1, start: true, backoff: BACKOFF });
+    await store.close();
+    const db = new Database(path);
+    try {
+      db.pragma('foreign_keys = ON');
+      const dangling: SqliteMigration[] = [
+        ...SQLITE_MIGRATIONS,
+        {
+          version: SQLITE_MIGRATIONS.length + 1,
+          name: 'dangling',
+          sql: () => "DELETE FROM tasks WHERE id = 'tsk_1'",
+        },
+      ];
+      expect(() => migrateSqlite(db, clock, dangling)).toThrow(
+        expect.objectContaining({ code: 'unavailable', message: expect.stringContaining('task_events') }),
+      );
+      expect(db.prepare('SELECT id FROM tasks').all()).toEqual([{ id: 'tsk_1' }]);
+      expect(db.prepare('SELECT COUNT(*) AS n FROM rouse_migrations').get()).toEqual({
+        n: SQLITE_MIGRATIONS.length,
+      });
+      expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    } finally {
+      db.close();
     }
   });
 
