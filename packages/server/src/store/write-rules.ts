@@ -32,9 +32,44 @@ export function creationEntry(createdAt: number): TaskEvent {
 }
 
 /**
+ * A claim that starts the task at once makes two history entries, `X → claimed` and `claimed →
+ * running`, written together and equal in all but their seq, states and reason. They are stored as
+ * one row: the claim's entry with `to` = `running` (the two entries' ends). No transition goes
+ * straight to `running` from anything but `claimed`, so such a row is always this pair, and reading
+ * gives both entries back (`storedEntries`). Databases written before keep both rows.
+ */
+export function claimStartedRow(claim: TaskEvent): TaskEvent {
+  return { ...claim, to: 'running' };
+}
+
+/** Whether a stored row is a claim and a start in one (see `claimStartedRow`). */
+export function isClaimStartedRow(row: TaskEvent): boolean {
+  return row.to === 'running' && row.from !== 'claimed';
+}
+
+/** The history entries one stored row holds, oldest first: itself, or a claim and its start. */
+export function storedEntries(row: TaskEvent): TaskEvent[] {
+  if (!isClaimStartedRow(row)) return [row];
+  return [
+    { ...row, to: 'claimed' },
+    { ...row, seq: row.seq + 1, from: 'claimed', to: 'running', reason: 'started' },
+  ];
+}
+
+/** The entry `seq` among what the stored rows `rows` (those at `seq` and `seq - 1`) hold, if any. */
+export function storedEntry(rows: readonly TaskEvent[], seq: number): TaskEvent | undefined {
+  for (const row of rows) {
+    const entry = storedEntries(row).find((e) => e.seq === seq);
+    if (entry !== undefined) return entry;
+  }
+  return undefined;
+}
+
+/**
  * One task's history from its stored entries joined to its row, oldest first: no rows when there is
  * no such task, one row with a null `seq` when nothing is stored, each row carrying the task's
- * `created_at`. The creation entry goes first when it is not stored.
+ * `created_at`. The creation entry goes first when it is not stored; a claim stored with its start
+ * gives both entries.
  */
 export function historyOf<R extends { seq: number | null; created_at: number }>(
   rows: readonly R[],
@@ -42,7 +77,7 @@ export function historyOf<R extends { seq: number | null; created_at: number }>(
 ): TaskEvent[] {
   const first = rows[0];
   if (first === undefined) return [];
-  const stored = first.seq === null ? [] : rows.map(toEvent);
+  const stored = first.seq === null ? [] : rows.flatMap((row) => storedEntries(toEvent(row)));
   return first.seq === 1 ? stored : [creationEntry(first.created_at), ...stored];
 }
 

@@ -9,8 +9,8 @@ import { freePort } from '../../../../../test/harness/ports.mjs';
 import { type FreshSchema, freshSchema, privatePostgres } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
-import { checkCreationEntryStorage } from '../../test-support/store-contract/creation-entry.js';
 import { BACKOFF, newTask, T0, TIMING } from '../../test-support/store-contract/harness.js';
+import { checkHistoryStorage } from '../../test-support/store-contract/history-storage.js';
 import { checkMigratedTimings, LEGACY_TIMINGS } from '../../test-support/store-contract/timing-migration.js';
 import { shardOf } from '../lease-shards.js';
 import type { ClaimableNotice, Store } from '../store.js';
@@ -320,24 +320,24 @@ describe('PostgreSQL specifics', () => {
     expect(claimed).toHaveLength(300);
     expect(new Set(claimed).size).toBe(300);
     const events = await sql<{ n: string }>(
-      `SELECT count(*) AS n FROM "${db.schema}".task_events WHERE to_status = 'claimed'`,
+      `SELECT count(*) AS n FROM "${db.schema}".task_events WHERE reason = 'claimed'`,
     );
     expect(Number(events[0]!.n)).toBe(300);
   });
 
-  it('stores no history row for a creation, and reads a creation entry stored by an earlier build once', async () => {
-    await checkCreationEntryStorage(await open(), {
+  it('stores no row for a creation, one for a claim and its start, and reads what earlier builds stored', async () => {
+    await checkHistoryStorage(await open(), {
       rows: async () =>
         (
           await sql<{ task_id: string; seq: number; to_status: string }>(
             `SELECT task_id, seq, to_status FROM "${db.schema}".task_events ORDER BY task_id, seq`,
           )
         ).map((r): [string, number, string] => [r.task_id, Number(r.seq), r.to_status]),
-      storeLegacyCreation: async (taskId, at) => {
+      storeLegacy: async (taskId, e) => {
         await sql(
           `INSERT INTO "${db.schema}".task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
-           VALUES ($1, 1, $2, NULL, 'created', 0, 0, 'legacy-writer', 'created', NULL)`,
-          [taskId, at],
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL)`,
+          [taskId, e.seq, e.at, e.from, e.to, e.version, e.attempt, e.actor, e.reason],
         );
       },
     });

@@ -11,7 +11,7 @@ import type {
   TaskSummary,
   TransitionRef,
 } from '../store.js';
-import { creationEntry, historyOf } from '../write-rules.js';
+import { creationEntry, historyOf, storedEntry } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import type { PgContext } from './postgres-context.js';
 import { type EventRow, pgJson, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
@@ -162,13 +162,14 @@ export async function readTransitions(
     ]),
   ]);
   const taskById = new Map(tasks.map((t) => [t.id, toTask(t)]));
-  const eventByRef = new Map(events.map((e) => [`${e.task_id}\u0000${e.seq}`, e]));
+  const rowByRef = new Map(events.map((e) => [`${e.task_id}\u0000${e.seq}`, toEvent(e)]));
   const out: { task: Task; event: TaskEvent }[] = [];
   for (const ref of refs) {
     const task = taskById.get(ref.taskId);
     if (task === undefined) continue;
-    const event = eventByRef.get(`${ref.taskId}\u0000${ref.seq}`);
-    if (event !== undefined) out.push({ task, event: toEvent(event) });
+    const rows = [ref.seq, ref.seq - 1].flatMap((seq) => rowByRef.get(`${ref.taskId}\u0000${seq}`) ?? []);
+    const event = storedEntry(rows, ref.seq);
+    if (event !== undefined) out.push({ task, event });
     else if (ref.seq === 1) out.push({ task, event: creationEntry(task.createdAt) });
   }
   return out;

@@ -90,12 +90,12 @@ function claimCtes([types, max, agentId, unavailable, start, actor]: string[]): 
       RETURNING ${T}, (SELECT cand.from_status FROM cand WHERE cand.seq = t.seq) AS from_status, clock.now AS at
     ),
     ev AS (
+      -- With start, the claim and its start are one row ending in running (see claimStartedRow).
       INSERT INTO task_events (${EVENT_COLUMNS})
-      SELECT id, event_count - CASE WHEN ${start}::boolean THEN 1 ELSE 0 END, at, from_status, 'claimed', version,
-             attempt, ${actor}::text, 'claimed', NULL::jsonb FROM upd
-      UNION ALL
-      SELECT id, event_count, at, 'claimed', 'running', version, attempt, ${actor}::text, 'started', NULL::jsonb
-      FROM upd WHERE ${start}::boolean
+      SELECT id, event_count - CASE WHEN ${start}::boolean THEN 1 ELSE 0 END, at, from_status,
+             CASE WHEN ${start}::boolean THEN 'running' ELSE 'claimed' END, version, attempt, ${actor}::text,
+             'claimed', NULL::jsonb
+      FROM upd
     )`;
 }
 
@@ -229,13 +229,17 @@ export const TASK_SQL = {
     FROM tasks t LEFT JOIN task_events e ON e.task_id = t.id
     WHERE t.id = $1 ORDER BY e.seq`,
 
-  /** History entries by (task, seq). Params: $1 task ids (text[]), $2 seqs (integer[]), pairwise. */
+  /**
+   * The stored rows that may hold the history entries (task, seq): the row at seq and the row before it
+   * (a claim stored with its start holds both, see `claimStartedRow`); a row may come more than once.
+   * Params: $1 task ids (text[]), $2 seqs (integer[]), pairwise.
+   */
   selectEventsByRef: `
     SELECT ${EVENT_COLUMNS.split(', ')
       .map((c) => `e.${c}`)
       .join(', ')}
     FROM unnest($1::text[], $2::integer[]) AS r(task_id, seq)
-    JOIN task_events e ON e.task_id = r.task_id AND e.seq = r.seq`,
+    JOIN task_events e ON e.task_id = r.task_id AND e.seq IN (r.seq - 1, r.seq)`,
 
   /**
    * Claim up to $3 claimable tasks of the types $2, highest priority first, then oldest, skipping rows

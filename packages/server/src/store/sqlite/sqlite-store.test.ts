@@ -7,8 +7,8 @@ import { waitFor } from '../../../../../test/harness/wait.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
 import { beat, newAgent } from '../../test-support/store-contract/agent-fixtures.js';
-import { checkCreationEntryStorage } from '../../test-support/store-contract/creation-entry.js';
 import { BACKOFF, newTask, T0 } from '../../test-support/store-contract/harness.js';
+import { checkHistoryStorage } from '../../test-support/store-contract/history-storage.js';
 import { runStoreContract } from '../../test-support/store-contract/index.js';
 import { checkMigratedTimings, LEGACY_TIMINGS } from '../../test-support/store-contract/timing-migration.js';
 import { walIndex } from '../../test-support/wal-index.js';
@@ -214,22 +214,22 @@ describe('SQLite specifics', () => {
     }
   });
 
-  it('stores no history row for a creation, and reads a creation entry stored by an earlier build once', async () => {
+  it('stores no row for a creation, one for a claim and its start, and reads what earlier builds stored', async () => {
     const store = createSqliteStore({ path, clock });
     const db = new Database(path);
     try {
-      await checkCreationEntryStorage(store, {
+      await checkHistoryStorage(store, {
         rows: async () =>
           db.prepare('SELECT task_id, seq, to_status FROM task_events ORDER BY task_id, seq').raw().all() as [
             string,
             number,
             string,
           ][],
-        storeLegacyCreation: async (taskId, at) => {
+        storeLegacy: async (taskId, e) => {
           db.prepare(
             `INSERT INTO task_events (task_id, seq, at, from_status, to_status, version, attempt, actor, reason, details)
-             VALUES (?, 1, ?, NULL, 'created', 0, 0, 'legacy-writer', 'created', NULL)`,
-          ).run(taskId, at);
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+          ).run(taskId, e.seq, e.at, e.from, e.to, e.version, e.attempt, e.actor, e.reason);
         },
       });
     } finally {

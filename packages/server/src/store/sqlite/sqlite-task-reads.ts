@@ -11,7 +11,7 @@ import type {
   TaskSummary,
   TransitionRef,
 } from '../store.js';
-import { creationEntry, historyOf } from '../write-rules.js';
+import { creationEntry, historyOf, storedEntry } from '../write-rules.js';
 import { type EventRow, rowSeq, type TaskRow, toEvent, toLogLine, toTask } from './row-mapping.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -165,8 +165,9 @@ export function readTransitions(
       tasks.set(taskId, task);
     }
     if (task === null) continue;
-    const event = ctx.tasks.selectEvent.get({ taskId, seq }) as EventRow | undefined;
-    if (event !== undefined) out.push({ task, event: toEvent(event) });
+    const rows = ctx.tasks.selectEventRows.all({ taskId, seq }) as EventRow[];
+    const event = storedEntry(rows.map(toEvent), seq);
+    if (event !== undefined) out.push({ task, event });
     else if (seq === 1) out.push({ task, event: creationEntry(task.createdAt) });
   }
   return out;

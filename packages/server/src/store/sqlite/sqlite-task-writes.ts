@@ -20,7 +20,13 @@ import type {
   Transitioned,
 } from '../store.js';
 import { type AttemptedWrite, checkWrite, failedOutcome, writeError } from '../write-errors.js';
-import { agentActor, claimLeaseExpiresAt, heartbeatLeaseExpiresAt, nextAttemptAt } from '../write-rules.js';
+import {
+  agentActor,
+  claimLeaseExpiresAt,
+  claimStartedRow,
+  heartbeatLeaseExpiresAt,
+  nextAttemptAt,
+} from '../write-rules.js';
 import { EventRows } from './event-rows.js';
 import {
   claimedTask,
@@ -105,11 +111,17 @@ export function claimTasks(ctx: SqliteContext, input: ClaimInput): Transitioned[
     if (changes === 0) continue; // another connection took it since the read
     const task = claimedTask(row, { status, agentId: input.agentId, now, startedAt, leaseExpiresAt, timing });
     const eventCount = rowEventCount(row);
-    const written = [events.add(id, claimEvent(task, eventCount + 1, now, from, 'claimed', actor))];
+    const claimed = claimEvent(task, eventCount + 1, now, from, 'claimed', actor);
     if (input.start) {
-      written.push(events.add(id, claimEvent(task, eventCount + 2, now, 'claimed', 'running', actor)));
+      // The claim and its start, stored as one row (see claimStartedRow).
+      events.add(id, claimStartedRow(claimed));
+      out.push({
+        task,
+        events: [claimed, claimEvent(task, eventCount + 2, now, 'claimed', 'running', actor)],
+      });
+    } else {
+      out.push({ task, events: [events.add(id, claimed)] });
     }
-    out.push({ task, events: written });
   }
   events.flush();
   return out;

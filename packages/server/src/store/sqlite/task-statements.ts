@@ -112,10 +112,13 @@ export const TASK_SQL = {
     FROM tasks t LEFT JOIN task_events e ON e.task_id = t.id
     WHERE t.id = @taskId ORDER BY e.seq`,
 
-  /** One history entry. Params: @taskId, @seq. */
-  selectEvent: `
+  /**
+   * The stored rows that may hold history entry @seq: the row at @seq, and the row before it (a claim
+   * stored with its start holds both, see `claimStartedRow`). Params: @taskId, @seq.
+   */
+  selectEventRows: `
     SELECT seq, at, from_status, to_status, version, attempt, actor, reason, details
-    FROM task_events WHERE task_id = @taskId AND seq = @seq`,
+    FROM task_events WHERE task_id = @taskId AND seq IN (@seq - 1, @seq)`,
 
   /**
    * Claimable tasks of one type in claim order: available now, and requiring none of the unavailable
