@@ -176,11 +176,16 @@ export const ADMIN_SQL = {
     WHERE shard = ANY($2::integer[]) AND lease_expires_at <= $1::bigint
     ORDER BY lease_expires_at`,
 
-  /** The earliest future claimable moment. Params: $1 now, $2 types (text[], null = any). */
+  /**
+   * The earliest future claimable moment. Params: $1 now, $2 types (text[], null = any).
+   * `available_at > created_at` (true of every task claimable after now) selects the `tasks_deferred`
+   * index, which holds only such tasks.
+   */
   selectNextClaimableAt: `
     WITH ${CLOCK_CTE}
     SELECT t.available_at FROM tasks t CROSS JOIN clock
-    WHERE t.available_at > clock.now AND ($2::text[] IS NULL OR t.type = ANY($2::text[]))
+    WHERE t.available_at > clock.now AND t.available_at > t.created_at
+      AND ($2::text[] IS NULL OR t.type = ANY($2::text[]))
     ORDER BY t.available_at LIMIT 1`,
 
   /**

@@ -41,6 +41,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0014_task_blobs',
   '0015_dashboard_sessions',
   '0016_timing_columns',
+  '0017_task_index_trim',
 ]);
 
 export interface PostgresMigrationStatus {

@@ -14,6 +14,7 @@ import { checkHistoryStorage } from '../../test-support/store-contract/history-s
 import { checkMigratedTimings, LEGACY_TIMINGS } from '../../test-support/store-contract/timing-migration.js';
 import { shardOf } from '../lease-shards.js';
 import type { ClaimableNotice, Store } from '../store.js';
+import { ADMIN_SQL } from './admin-statements.js';
 import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
 import { pgConfig } from './postgres-context.js';
 import { resolvePostgresConnectionOptions } from './postgres-options.js';
@@ -227,6 +228,28 @@ describe('PostgreSQL specifics', () => {
       );
       const text = plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Index Scan using tasks_id_key on tasks/);
+      expect(text).not.toMatch(/Seq Scan on tasks/);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('finds the next claimable moment through tasks_deferred, which holds no task claimable at once', async () => {
+    const clock = new ManualClock(T0);
+    const store = await open({ clock });
+    const client = await storeLikeClient();
+    try {
+      await client.query({ name: 'rouse_next', text: ADMIN_SQL.selectNextClaimableAt, values: [T0, null] });
+      await store.createTasks(Array.from({ length: 3000 }, (_, i) => newTask(`tsk_now_${i}`)));
+      await store.createTasks([newTask('tsk_later', { runAt: T0 + 60_000 })]);
+      expect(await store.nextClaimableAt()).toBe(T0 + 60_000);
+      const deferred = await sql<{ n: string }>(
+        `SELECT count(*) AS n FROM "${db.schema}".tasks WHERE available_at > created_at`,
+      );
+      expect(Number(deferred[0]?.n)).toBe(1);
+      const plan = await client.query(`EXPLAIN EXECUTE "rouse_next"(${T0}, NULL)`);
+      const text = plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/Index (Only )?Scan using tasks_deferred on tasks/);
       expect(text).not.toMatch(/Seq Scan on tasks/);
     } finally {
       await client.end();
