@@ -19,6 +19,17 @@ export const TIMING_COLUMN_NAMES = [
   'backoff',
 ] as const;
 
+/** The timing columns of a row read as an object; `B` is how the backend returns the backoff. */
+export interface TimingRow<B> {
+  heartbeat_interval_ms: number;
+  heartbeat_timeout_ms: number;
+  claim_timeout_ms: number;
+  execution_timeout_ms: number | null;
+  attempt_deadline_ms: number | null;
+  stall_timeout_ms: number;
+  backoff: B | null;
+}
+
 /** The timing columns' values, in TIMING_COLUMN_NAMES order, the backoff as given (not yet JSON). */
 export function timingValues(
   t: Timing,

@@ -16,11 +16,12 @@ import { isFinal } from '../../core/transitions.js';
 import { type MetricSample, SampleRing } from '../../core/watchdog/samples.js';
 import { type AgentRow, toWatch } from '../agent-row.js';
 import type { ShardLease } from '../store.js';
-import { timingOf } from '../task-columns.js';
+import { type TimingRow, timingOf } from '../task-columns.js';
 import type { AgentWatch } from '../watchdog-store.js';
 import { TASK_COLUMN_NAMES } from './sql-fragments.js';
 
-export interface TaskRow {
+/** A task row read as an object (jsonb arrives parsed, the backoff too). */
+export interface TaskRow extends TimingRow<NonNullable<Timing['backoff']>> {
   seq: number;
   id: string;
   type: string;
@@ -36,13 +37,6 @@ export interface TaskRow {
   resumable: boolean;
   requires: string[];
   labels: Record<string, string>;
-  heartbeat_interval_ms: number;
-  heartbeat_timeout_ms: number;
-  claim_timeout_ms: number;
-  execution_timeout_ms: number | null;
-  attempt_deadline_ms: number | null;
-  stall_timeout_ms: number;
-  backoff: Timing['backoff'] | null;
   progress: number | null;
   phase: string | null;
   execution_done: boolean;

@@ -13,7 +13,7 @@ import type {
   Timing,
 } from '@rouse/protocol';
 import { isFinal } from '../../core/transitions.js';
-import { timingOf } from '../task-columns.js';
+import { type TimingRow, timingOf } from '../task-columns.js';
 import { TASK_COLUMN_NAMES } from './task-statements.js';
 
 /** A whole task as a raw row, columns in `TASK_COLUMN_NAMES` order. */
@@ -22,7 +22,8 @@ export type TaskRow = unknown[];
 type TaskColumn = (typeof TASK_COLUMN_NAMES)[number];
 const COL = Object.fromEntries(TASK_COLUMN_NAMES.map((name, i) => [name, i])) as Record<TaskColumn, number>;
 
-export interface HeadRow {
+/** The head columns (HEAD_COLUMNS); the backoff is JSON text. */
+export interface HeadRow extends TimingRow<string> {
   seq: number;
   id: string;
   status: TaskStatus;
@@ -30,14 +31,6 @@ export interface HeadRow {
   attempt: number;
   max_attempts: number;
   agent_id: string | null;
-  heartbeat_interval_ms: number;
-  heartbeat_timeout_ms: number;
-  claim_timeout_ms: number;
-  execution_timeout_ms: number | null;
-  attempt_deadline_ms: number | null;
-  stall_timeout_ms: number;
-  /** JSON text, or null. */
-  backoff: string | null;
   started_at: number | null;
   lease_expires_at: number | null;
   next_attempt_at: number | null;
