@@ -5,19 +5,30 @@
 import type { Timing } from '@rouse/protocol';
 
 /**
- * A task's resolved timing, one column per field (milliseconds; the two optional limits null when
- * unset) and its own retry backoff as JSON (null: the coordinator's). A JSON object with its six key
- * names cost about 170 bytes in every version of every task row; these take about 30.
+ * A task's resolved timing as columns, each paired with the `Timing` field it holds: milliseconds (the
+ * two optional limits null when unset), and the task's own retry backoff as JSON (null: the
+ * coordinator's). A JSON object with its six key names cost about 170 bytes in every version of every
+ * task row; these take about 30. Inserts and reads list the columns from this one place.
  */
-export const TIMING_COLUMN_NAMES = [
-  'heartbeat_interval_ms',
-  'heartbeat_timeout_ms',
-  'claim_timeout_ms',
-  'execution_timeout_ms',
-  'attempt_deadline_ms',
-  'stall_timeout_ms',
-  'backoff',
-] as const;
+export const TIMING_FIELDS = [
+  ['heartbeat_interval_ms', 'heartbeatIntervalMs'],
+  ['heartbeat_timeout_ms', 'heartbeatTimeoutMs'],
+  ['claim_timeout_ms', 'claimTimeoutMs'],
+  ['execution_timeout_ms', 'executionTimeoutMs'],
+  ['attempt_deadline_ms', 'attemptDeadlineMs'],
+  ['stall_timeout_ms', 'stallTimeoutMs'],
+  ['backoff', 'backoff'],
+] as const satisfies readonly (readonly [string, keyof Timing])[];
+
+/** The timing columns, in the order every insert and row read lists them. */
+export const TIMING_COLUMN_NAMES = TIMING_FIELDS.map(([column]) => column) as unknown as FirstOf<
+  typeof TIMING_FIELDS
+>;
+
+/** A tuple of pairs → the tuple of their first elements (keeps the column names' literal types). */
+type FirstOf<T extends readonly (readonly [string, string])[]> = {
+  readonly [K in keyof T]: T[K] extends readonly [infer C, string] ? C : never;
+};
 
 /** The timing columns of a row read as an object; `B` is how the backend returns the backoff. */
 export interface TimingRow<B> {
@@ -31,18 +42,8 @@ export interface TimingRow<B> {
 }
 
 /** The timing columns' values, in TIMING_COLUMN_NAMES order, the backoff as given (not yet JSON). */
-export function timingValues(
-  t: Timing,
-): [number, number, number, number | null, number | null, number, Timing['backoff'] | null] {
-  return [
-    t.heartbeatIntervalMs,
-    t.heartbeatTimeoutMs,
-    t.claimTimeoutMs,
-    t.executionTimeoutMs,
-    t.attemptDeadlineMs,
-    t.stallTimeoutMs,
-    t.backoff ?? null,
-  ];
+export function timingValues(t: Timing): (number | Timing['backoff'] | null)[] {
+  return TIMING_FIELDS.map(([, field]) => t[field] ?? null);
 }
 
 /** A task's timing from its columns' values (the backoff already parsed; null when the task has none). */

@@ -7,7 +7,7 @@
  * the hot path) as typed parallel arrays read with `unnest`.
  */
 
-import { TIMING_COLUMN_NAMES } from '../task-columns.js';
+import { TIMING_COLUMN_NAMES, TIMING_FIELDS } from '../task-columns.js';
 import {
   CLOCK_CTE,
   EVENT_COLUMNS,
@@ -142,9 +142,7 @@ export const TASK_SQL = {
                          requires, labels, ${TIMING_COLUMN_NAMES.join(', ')}, created_at, shard)
       SELECT n.id, n.type, 'created', COALESCE(n.payload, 'null'::jsonb), n.idempotency_key, n.priority,
              COALESCE(n.run_at, clock.now), n.max_attempts, n.resumable, n.requires, n.labels,
-             (n.timing->>'heartbeatIntervalMs')::bigint, (n.timing->>'heartbeatTimeoutMs')::bigint,
-             (n.timing->>'claimTimeoutMs')::bigint, (n.timing->>'executionTimeoutMs')::bigint,
-             (n.timing->>'attemptDeadlineMs')::bigint, (n.timing->>'stallTimeoutMs')::bigint, n.timing->'backoff',
+             ${TIMING_FIELDS.map(([, f]) => (f === 'backoff' ? "n.timing->'backoff'" : `(n.timing->>'${f}')::bigint`)).join(', ')},
              clock.now, n.shard
       FROM jsonb_to_recordset($2::jsonb) AS n(i integer, id text, type text, payload jsonb, idempotency_key text,
              priority integer, run_at bigint, max_attempts integer, resumable boolean, requires jsonb,
