@@ -41,13 +41,34 @@ export interface TimingRow<B> {
   backoff: B | null;
 }
 
-/** The timing columns' values, in TIMING_COLUMN_NAMES order, the backoff as given (not yet JSON). */
-export function timingValues(t: Timing): (number | Timing['backoff'] | null)[] {
-  return TIMING_FIELDS.map(([, field]) => t[field] ?? null);
+/** A task's timing from its timing columns, the backoff parsed already (null when the task has none). */
+export function timingOf(c: Omit<TimingRow<unknown>, 'backoff'>, backoff: Timing['backoff'] | null): Timing {
+  return build(
+    c.heartbeat_interval_ms,
+    c.heartbeat_timeout_ms,
+    c.claim_timeout_ms,
+    c.execution_timeout_ms,
+    c.attempt_deadline_ms,
+    c.stall_timeout_ms,
+    backoff,
+  );
 }
 
-/** A task's timing from its columns' values (the backoff already parsed; null when the task has none). */
-export function timingOf(
+/** `timingOf` for a task row read as an array in TASK_COLUMN_NAMES order. */
+export function timingInRow(r: readonly unknown[], backoff: Timing['backoff'] | null): Timing {
+  const at = TIMING_AT; // the columns follow one another in TIMING_FIELDS order
+  return build(
+    r[at] as number,
+    r[at + 1] as number,
+    r[at + 2] as number,
+    r[at + 3] as number | null,
+    r[at + 4] as number | null,
+    r[at + 5] as number,
+    backoff,
+  );
+}
+
+function build(
   heartbeatIntervalMs: number,
   heartbeatTimeoutMs: number,
   claimTimeoutMs: number,
@@ -105,3 +126,6 @@ export const TASK_COLUMN_NAMES = [
   // Not part of Task: the seq of the task's last history entry.
   'event_count',
 ] as const;
+
+/** Where the timing columns start in a task row read as an array. */
+const TIMING_AT = TASK_COLUMN_NAMES.indexOf(TIMING_COLUMN_NAMES[0]);

@@ -43,7 +43,7 @@ export function claimStartedRow(claim: TaskEvent): TaskEvent {
 }
 
 /** Whether a stored row is a claim and a start in one (see `claimStartedRow`). */
-export function isClaimStartedRow(row: TaskEvent): boolean {
+function isClaimStartedRow(row: TaskEvent): boolean {
   return row.to === 'running' && row.from !== 'claimed';
 }
 

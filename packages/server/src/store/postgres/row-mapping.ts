@@ -16,7 +16,7 @@ import { isFinal } from '../../core/transitions.js';
 import { type MetricSample, SampleRing } from '../../core/watchdog/samples.js';
 import { type AgentRow, toWatch } from '../agent-row.js';
 import type { ShardLease } from '../store.js';
-import { type TimingRow, timingOf } from '../task-columns.js';
+import { type TimingRow, timingInRow, timingOf } from '../task-columns.js';
 import type { AgentWatch } from '../watchdog-store.js';
 import { TASK_COLUMN_NAMES } from './sql-fragments.js';
 
@@ -137,15 +137,7 @@ export function toTask(r: TaskRow): Task {
     requires: r.requires,
     labels: r.labels,
     idempotencyKey: r.idempotency_key,
-    timing: timingOf(
-      r.heartbeat_interval_ms,
-      r.heartbeat_timeout_ms,
-      r.claim_timeout_ms,
-      r.execution_timeout_ms,
-      r.attempt_deadline_ms,
-      r.stall_timeout_ms,
-      r.backoff,
-    ),
+    timing: timingOf(r, r.backoff),
     progress: r.progress,
     phase: r.phase,
     executionDone: r.execution_done,
@@ -183,12 +175,6 @@ const AGENT_ID = col('agent_id');
 const RESUMABLE = col('resumable');
 const REQUIRES = col('requires');
 const LABELS = col('labels');
-const HEARTBEAT_INTERVAL_MS = col('heartbeat_interval_ms');
-const HEARTBEAT_TIMEOUT_MS = col('heartbeat_timeout_ms');
-const CLAIM_TIMEOUT_MS = col('claim_timeout_ms');
-const EXECUTION_TIMEOUT_MS = col('execution_timeout_ms');
-const ATTEMPT_DEADLINE_MS = col('attempt_deadline_ms');
-const STALL_TIMEOUT_MS = col('stall_timeout_ms');
 const BACKOFF = col('backoff');
 const PROGRESS = col('progress');
 const PHASE = col('phase');
@@ -232,15 +218,7 @@ export function toTaskFromArray(r: unknown[]): Task {
     requires: r[REQUIRES] as string[],
     labels: r[LABELS] as Record<string, string>,
     idempotencyKey: r[IDEMPOTENCY_KEY] as string | null,
-    timing: timingOf(
-      r[HEARTBEAT_INTERVAL_MS] as number,
-      r[HEARTBEAT_TIMEOUT_MS] as number,
-      r[CLAIM_TIMEOUT_MS] as number,
-      r[EXECUTION_TIMEOUT_MS] as number | null,
-      r[ATTEMPT_DEADLINE_MS] as number | null,
-      r[STALL_TIMEOUT_MS] as number,
-      r[BACKOFF] as Timing['backoff'] | null,
-    ),
+    timing: timingInRow(r, r[BACKOFF] as Timing['backoff'] | null),
     progress: r[PROGRESS] as number | null,
     phase: r[PHASE] as string | null,
     executionDone: r[EXECUTION_DONE] as boolean,

@@ -13,7 +13,7 @@ import type {
   Timing,
 } from '@rouse/protocol';
 import { isFinal } from '../../core/transitions.js';
-import { type TimingRow, timingOf } from '../task-columns.js';
+import { type TimingRow, timingInRow, timingOf } from '../task-columns.js';
 import { TASK_COLUMN_NAMES } from './task-statements.js';
 
 /** A whole task as a raw row, columns in `TASK_COLUMN_NAMES` order. */
@@ -168,28 +168,12 @@ export const rowField = {
 
 /** The timing of a raw task row. */
 export function rowTiming(r: TaskRow): Timing {
-  return timingOf(
-    r[COL.heartbeat_interval_ms] as number,
-    r[COL.heartbeat_timeout_ms] as number,
-    r[COL.claim_timeout_ms] as number,
-    r[COL.execution_timeout_ms] as number | null,
-    r[COL.attempt_deadline_ms] as number | null,
-    r[COL.stall_timeout_ms] as number,
-    parseJson<NonNullable<Timing['backoff']>>(r[COL.backoff] as string | null),
-  );
+  return timingInRow(r, parseJson<NonNullable<Timing['backoff']>>(r[COL.backoff] as string | null));
 }
 
 /** The timing of a head row. */
 export function headTiming(h: HeadRow): Timing {
-  return timingOf(
-    h.heartbeat_interval_ms,
-    h.heartbeat_timeout_ms,
-    h.claim_timeout_ms,
-    h.execution_timeout_ms,
-    h.attempt_deadline_ms,
-    h.stall_timeout_ms,
-    parseJson<NonNullable<Timing['backoff']>>(h.backoff),
-  );
+  return timingOf(h, parseJson<NonNullable<Timing['backoff']>>(h.backoff));
 }
 
 /** The insertion sequence of a raw task row (list cursors). */

@@ -1,8 +1,9 @@
 /** New task rows written as multi-row INSERTs (a batch create of 1,000 is 16 statement executions). */
 import type Database from 'better-sqlite3';
 import type { NewTask } from '../store.js';
-import { TIMING_COLUMN_NAMES, timingValues } from '../task-columns.js';
+import { TIMING_COLUMN_NAMES, TIMING_FIELDS } from '../task-columns.js';
 import { RowBatch } from './row-batch.js';
+import { jsonText } from './row-mapping.js';
 
 /** Collects the new tasks of one transaction. */
 export class TaskRows extends RowBatch {
@@ -28,18 +29,12 @@ export class TaskRows extends RowBatch {
       t.resumable ? 1 : 0,
       JSON.stringify(t.requires),
       JSON.stringify(t.labels),
-      ...timingParams(t.timing),
+      ...TIMING_FIELDS.map(([, field]) =>
+        field === 'backoff' ? jsonText(t.timing.backoff) : t.timing[field],
+      ),
       createdAt,
       shard,
     );
     this.rowAdded();
   }
-}
-
-/** The timing columns' parameters: the backoff as JSON text. */
-function timingParams(timing: NewTask['timing']): unknown[] {
-  const values: unknown[] = timingValues(timing);
-  const backoff = values.length - 1;
-  if (values[backoff] !== null) values[backoff] = JSON.stringify(values[backoff]);
-  return values;
 }
