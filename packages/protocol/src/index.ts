@@ -15,4 +15,5 @@ export const MAX_INLINE_RESULT_BYTES = 64 * 1024;
 /** Heartbeat bodies above this size are rejected with `413`. */
 export const MAX_HEARTBEAT_BYTES = 4 * 1024;
 export * from './call-stream.js';
+export * from './created-tasks.js';
 export * from './units.js';

@@ -129,6 +129,7 @@ export interface CreateTaskResponse {
 }
 
 export type CreateTasksBatchRequest = z.input<typeof schemas.createTasksBatch>;
+/** `POST /v1/tasks/batch` answer; with `"return": "minimal"` it is a `CreateTasksMinimalResponse`. */
 export interface CreateTasksBatchResponse {
   tasks: Task[];
 }

@@ -66,7 +66,17 @@ export const createTask = z
   })
   .strict();
 
-export const createTasksBatch = z.object({ tasks: z.array(createTask).min(1).max(10000) }).strict();
+export const createTasksBatch = z
+  .object({
+    tasks: z.array(createTask).min(1).max(10000),
+    return: z
+      .enum(['representation', 'minimal'])
+      .optional()
+      .describe(
+        'representation (the default): every task in full. minimal: each created task as only what the coordinator decided (id, times; attempts and timing once per type), a task an idempotency key matched in full.',
+      ),
+  })
+  .strict();
 
 export const listTasksQuery = z
   .object({

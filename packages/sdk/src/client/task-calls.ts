@@ -2,15 +2,17 @@
  * The task half of the {@link Client}: create, read, diagnose, cancel and retry tasks, read their logs
  * and results.
  */
-import type {
-  CreateTaskRequest,
-  CreateTaskResponse,
-  Diagnosis,
-  ListTasksResponse,
-  LogLine,
-  LogsResponse,
-  Task,
-  TaskEvent,
+import {
+  type CreateTaskRequest,
+  type CreateTaskResponse,
+  type CreateTasksMinimalResponse,
+  type Diagnosis,
+  type ListTasksResponse,
+  type LogLine,
+  type LogsResponse,
+  type Task,
+  type TaskEvent,
+  tasksFromMinimalReply,
 } from '@rouse/protocol';
 import type { FetchedResult, ListTasksQuery } from '../client-types.js';
 import { RouseSdkError } from '../errors.js';
@@ -34,18 +36,28 @@ export abstract class TaskCalls extends ClientBase {
     return { task: res.task, deduplicated: res.deduplicated === true };
   }
 
-  /** `POST /v1/tasks/batch` — all or nothing. Retried only when every task has an `idempotencyKey`. */
+  /**
+   * `POST /v1/tasks/batch` — all or nothing. Retried only when every task has an `idempotencyKey`.
+   * Asks for the minimal answer and rebuilds each created task from its request (`created-tasks.ts`
+   * in `@rouse/protocol`): the same tasks as the full answer, for a tenth of the bytes.
+   */
   async createTasks(reqs: CreateTaskRequest[]): Promise<Task[]> {
     const retry = reqs.every((r) => r.idempotencyKey !== undefined);
-    const res = await this.http.json<{ tasks: Task[] }>(
+    const res = await this.http.json<CreateTasksMinimalResponse | { tasks: Task[]; types?: undefined }>(
       'POST',
       '/v1/tasks/batch',
-      JSON.stringify({ tasks: reqs }),
-      {
-        retry,
-      },
+      JSON.stringify({ tasks: reqs, return: 'minimal' }),
+      { retry },
     );
-    return res.tasks;
+    if (res.types === undefined) return res.tasks as Task[];
+    try {
+      return tasksFromMinimalReply(reqs, res);
+    } catch (err) {
+      throw new RouseSdkError(`POST /v1/tasks/batch: ${(err as Error).message}`, {
+        code: 'bad_response',
+        cause: err,
+      });
+    }
   }
 
   /** `GET /v1/tasks/{id}`. */

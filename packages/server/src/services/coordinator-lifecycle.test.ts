@@ -65,7 +65,9 @@ describe('task lifecycle through the coordinator', () => {
 
   it('claim with start and complete: complete-and-claim-next in one call', async () => {
     const agent = await f.register();
-    const [a, b] = await f.coordinator.createTasks(ADMIN, [{ type: 't' }, { type: 't' }]);
+    const [a, b] = (await f.coordinator.createTasks(ADMIN, [{ type: 't' }, { type: 't' }])).map(
+      (c) => c.task,
+    );
     const first = await f.coordinator.claim(agent.caller, agent.agentId, { types: ['t'], start: true });
     expect(first.tasks.map((t) => [t.id, t.status])).toEqual([[a!.id, 'running']]);
     const next = await f.coordinator.claim(agent.caller, agent.agentId, {

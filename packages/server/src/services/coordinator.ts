@@ -119,7 +119,8 @@ export interface Coordinator {
   authenticate(token: string | PresentedToken): Promise<Caller | null>;
 
   createTask(caller: Caller, req: CreateTaskRequest): Promise<CreateTaskResponse>;
-  createTasks(caller: Caller, reqs: CreateTaskRequest[]): Promise<Task[]>;
+  /** All or nothing; each task with whether its idempotency key matched (then it is that task). */
+  createTasks(caller: Caller, reqs: CreateTaskRequest[]): Promise<CreateTaskResponse[]>;
   getTask(caller: Caller, id: string): Promise<Task>;
   listTasks(caller: Caller, query: TaskQuery): Promise<{ tasks: Task[]; nextCursor: string | null }>;
   listTaskEvents(caller: Caller, id: string): Promise<TaskEvent[]>;

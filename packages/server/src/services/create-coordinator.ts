@@ -362,9 +362,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
       if (r === undefined) throw new RouseError('internal', 'the store returned no created task');
       return r;
     },
-    async createTasks(caller, reqs) {
-      return (await tasks.createTasks(ctx, caller, reqs)).map((r) => r.task);
-    },
+    createTasks: (caller, reqs) => tasks.createTasks(ctx, caller, reqs),
     getTask: (caller, id) => tasks.getTask(ctx, caller, id),
     listTasks: (caller, query) => tasks.listTasks(ctx, caller, query),
     listTaskEvents: (caller, id) => tasks.listTaskEvents(ctx, caller, id),

@@ -2,13 +2,14 @@
  * Operator-side task operations: create (single and batch, idempotent by key), reads, logs,
  * results, cancel and manual retry.
  */
-import type {
-  CreateTaskRequest,
-  CreateTaskResponse,
-  LogsResponse,
-  Task,
-  TaskEvent,
-  TimingInput,
+import {
+  type CreateTaskRequest,
+  type CreateTaskResponse,
+  type LogsResponse,
+  requestedFields,
+  type Task,
+  type TaskEvent,
+  type TimingInput,
 } from '@rouse/protocol';
 import { NotFoundError, RouseError, ValidationError } from '../core/errors.js';
 import type { TaskTypeDefaults } from '../core/policies/task-type-defaults.js';
@@ -83,17 +84,18 @@ function toNewTask(ctx: CoordinatorContext, req: CreateTaskRequest, now: number,
     if (prefix && issue) throw new ValidationError(`${prefix}${issue.path}`, issue.message);
     throw err;
   }
+  const r = requestedFields(req);
   return {
     id: newId('tsk', now),
-    type: req.type,
-    payload: req.payload ?? null,
-    idempotencyKey: req.idempotencyKey ?? null,
-    priority: req.priority ?? 0,
+    type: r.type,
+    payload: r.payload,
+    idempotencyKey: r.idempotencyKey,
+    priority: r.priority,
     runAt: req.runAt ?? null,
     maxAttempts: req.maxAttempts ?? typeDefaults?.maxAttempts ?? ctx.options.defaultMaxAttempts,
-    resumable: req.resumable ?? false,
-    requires: req.requires ?? [],
-    labels: req.labels ?? {},
+    resumable: r.resumable,
+    requires: r.requires,
+    labels: r.labels,
     timing,
   };
 }

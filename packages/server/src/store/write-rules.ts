@@ -2,7 +2,14 @@
  * Values a task write computes from the task's current head and the store's clock, shared by every
  * backend so SQLite and PostgreSQL schedule retries and leases identically. Pure: no I/O.
  */
-import type { Task, TaskError, TaskEvent, TaskStatus, Timing } from '@rouse/protocol';
+import {
+  freshTask,
+  type Task,
+  type TaskError,
+  type TaskEvent,
+  type TaskStatus,
+  type Timing,
+} from '@rouse/protocol';
 import { backoffDelayMs, type ResolvedBackoffOptions } from '../core/backoff.js';
 import { leaseDeadline } from '../core/timing.js';
 import type { ExpiryReason, NewTask, ReleaseAgentTasksInput } from './store.js';
@@ -86,40 +93,7 @@ export function historyOf<R extends { seq: number | null; created_at: number }>(
  * build it from what they wrote instead of reading the row back.
  */
 export function createdTask(t: NewTask, createdAt: number, runAt: number): Task {
-  return {
-    id: t.id,
-    type: t.type,
-    status: 'created',
-    payload: t.payload,
-    attempt: 0,
-    maxAttempts: t.maxAttempts,
-    version: 0,
-    agentId: null,
-    priority: t.priority,
-    resumable: t.resumable,
-    requires: [...t.requires],
-    labels: { ...t.labels },
-    idempotencyKey: t.idempotencyKey,
-    timing: { ...t.timing },
-    progress: null,
-    phase: null,
-    executionDone: false,
-    checkpoint: null,
-    session: null,
-    result: null,
-    resultRef: null,
-    error: null,
-    createdAt,
-    runAt,
-    claimedAt: null,
-    startedAt: null,
-    lastHeartbeatAt: null,
-    progressChangedAt: null,
-    leaseExpiresAt: null,
-    nextAttemptAt: null,
-    finishedAt: null,
-    final: false,
-  };
+  return freshTask(t, { id: t.id, maxAttempts: t.maxAttempts, timing: t.timing, createdAt, runAt });
 }
 
 /** Who an agent is in the event history. */

@@ -1,4 +1,6 @@
 /** Task routes for operators: create, batch, list, get, events, diagnosis, cancel, retry. */
+
+import { minimalCreatedReply } from '@rouse/protocol';
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -48,7 +50,9 @@ export function registerTaskRoutes(app: FastifyInstance, ctx: RouteContext): voi
     },
     async (call) => {
       const body = parseInput(schemas.createTasksBatch, call.body, 'body');
-      return { tasks: await coordinator.createTasks(call.caller, body.tasks) };
+      const created = await coordinator.createTasks(call.caller, body.tasks);
+      if (body.return === 'minimal') return minimalCreatedReply(created);
+      return { tasks: created.map((c) => c.task) };
     },
   );
 
