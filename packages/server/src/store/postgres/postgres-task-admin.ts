@@ -7,7 +7,6 @@ import type { TaskStatus } from '@rouse/protocol';
 import { IdempotencyConflictError, RouseError } from '../../core/errors.js';
 import { canTransition, TRANSITIONS } from '../../core/transitions.js';
 import { canonicalJson } from '../canonical-json.js';
-import { shardOf } from '../lease-shards.js';
 import type {
   CreatedTask,
   ExpireInput,
@@ -20,7 +19,7 @@ import { agentActor, createdTask, releasedTaskError } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import { type PgContext, type PgStatements, transitioned } from './postgres-context.js';
 import { pgJson, type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
-import { TASK_SQL } from './task-statements.js';
+import { insertRow, TASK_SQL } from './task-statements.js';
 
 /** The words of each expiry error (the same as SQLite's). */
 const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
@@ -86,21 +85,7 @@ async function createOnce(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask
     plan.push({ kind: 'insert', id: t.id });
     inserts.push(t);
   }
-  const batch = inserts.map((t, i) => ({
-    i,
-    id: t.id,
-    type: t.type,
-    payload: t.payload ?? null,
-    idempotency_key: t.idempotencyKey,
-    priority: t.priority,
-    run_at: t.runAt,
-    max_attempts: t.maxAttempts,
-    resumable: t.resumable,
-    requires: t.requires,
-    labels: t.labels,
-    timing: t.timing,
-    shard: shardOf(t.id),
-  }));
+  const batch = inserts.map(insertRow);
   const rows = await insertBatch(ctx, batch);
   // The database chose only the times; the rest of each task is what was written.
   const written = new Map(inserts.map((t) => [t.id, t]));
@@ -121,10 +106,10 @@ async function createOnce(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask
 const INSERT_STATEMENT_ROWS = 250;
 
 /** The batch's rows, in statements of at most `INSERT_STATEMENT_ROWS`, in one transaction when several. */
-async function insertBatch(ctx: PgContext, batch: object[]): Promise<InsertedRow[]> {
+async function insertBatch(ctx: PgContext, batch: unknown[][]): Promise<InsertedRow[]> {
   if (batch.length === 0) return [];
   const now = ctx.now();
-  const insert = (s: PgStatements, rows: object[]) =>
+  const insert = (s: PgStatements, rows: unknown[][]) =>
     s.rows<InsertedRow>('insertTasks', TASK_SQL.insertTasks, [now, pgJson(rows)]);
   if (batch.length <= INSERT_STATEMENT_ROWS) return insert(ctx, batch);
   return ctx.transaction(async (tx) => {
