@@ -1,6 +1,6 @@
 /**
  * Enqueue: how fast tasks can be created over HTTP, with no workers.
- * - batched: `POST /v1/tasks/batch`, 1,000 tasks per request, 4 requests in flight;
+ * - batched: `POST /v1/tasks/batch`, 1,000 tasks per request, 4 requests in flight, minimal answers;
  * - one at a time: `POST /v1/tasks`, 8 requests in flight (8 clients, each waiting for its answer).
  * Each phase starts with a short warm-up that is not counted.
  */
