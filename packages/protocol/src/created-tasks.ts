@@ -117,7 +117,7 @@ export interface CreateTasksMinimalResponse {
   types: Record<string, TypeDecisions>;
 }
 
-/** The minimal answer to a batch create whose outcome is `created`, in request order. */
+/** The minimal answer to a batch create, from its outcome in request order. */
 export function minimalCreatedReply(created: readonly CreateTaskResponse[]): CreateTasksMinimalResponse {
   const byType = new Map<string, TypeDecisions>();
   const tasks = created.map(({ task, deduplicated }): MinimalCreatedTask | Task => {

@@ -19,7 +19,8 @@ import { agentActor, createdTask, releasedTaskError } from '../write-rules.js';
 import { ADMIN_SQL } from './admin-statements.js';
 import { type PgContext, type PgStatements, transitioned } from './postgres-context.js';
 import { pgJson, type TaskRow, toTask, type WrittenRow } from './row-mapping.js';
-import { insertRow, TASK_SQL } from './task-statements.js';
+import { insertRow } from './task-inserts.js';
+import { TASK_SQL } from './task-statements.js';
 
 /** The words of each expiry error (the same as SQLite's). */
 const EXPIRY_MESSAGES: Record<ExpiryReason, string> = {
