@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Task } from '@rouse/protocol';
 import { Client, resolveWorkerOptions } from '@rouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../harness/wait.js';
 import { type CliResult, ROUSE_BIN, runCli, spawnCli, waitForExit } from './run-cli.js';
 
 let dir: string; // cwd of every command; the server's data dir is <dir>/.rouse
@@ -64,6 +65,8 @@ beforeAll(async () => {
     serverErr += d;
   });
   ({ url } = await waitForServerJson(join(dir, '.rouse', 'server.json'), 15_000));
+  // server.json is written as soon as the coordinator listens; the banner follows it
+  await waitFor(() => serverErr.includes('Press Ctrl-C to stop.'), { what: 'the banner on stderr' });
   adminToken = (await readFile(join(dir, '.rouse', 'admin.token'), 'utf8')).trim();
   enrollToken = (await readFile(join(dir, '.rouse', 'agent.token'), 'utf8')).trim();
 });
