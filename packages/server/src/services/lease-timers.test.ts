@@ -124,6 +124,23 @@ describe('LeaseTimers', () => {
     expect(ms).toBeLessThan(5000);
   });
 
+  it('keeps the heap bounded when leases end long before their deadlines (a busy coordinator)', () => {
+    const { clock, due, timers, t0 } = setup();
+    timers.track('held', 1, t0 + 60_000);
+    // 50,000 tasks claimed and completed within a second, each with a 15 s lease: none fires.
+    for (let i = 0; i < 50_000; i++) {
+      timers.track(`t${i}`, 1, clock.now() + 15_000);
+      timers.untrack(`t${i}`, 1);
+      if (i % 50 === 49) clock.advance(1);
+    }
+    expect(timers.size).toBe(1);
+    expect(timers.heapSize).toBeLessThanOrEqual(2 * 1 + 1024 + 1);
+    // The one still held fires at its deadline, and only it.
+    clock.set(t0 + 60_000);
+    expect(due.map((d) => d.taskId)).toEqual(['held']);
+    expect(timers.heapSize).toBe(0);
+  });
+
   it('stop cancels the timer and forgets every lease', () => {
     const { clock, due, timers, t0 } = setup();
     timers.track('a', 1, t0 + 10);

@@ -5,8 +5,10 @@
  *
  * Renewals are cheap: a later deadline only updates the task's record (O(1)); its heap entry fires
  * at the old time, sees the newer deadline and re-queues itself. A shorter deadline pushes a new
- * entry. Superseded entries are dropped lazily (and compacted when they pile up), so the heap holds
- * about one entry per tracked lease — 100k leases cost 100k small objects.
+ * entry. Superseded and untracked entries are dropped lazily and compacted when they outnumber the
+ * tracked leases, so the heap holds about one entry per tracked lease — 100k leases cost 100k small
+ * objects — however many leases have come and gone before their deadlines (a busy coordinator
+ * untracks thousands a second, 15 s before they would fire).
  */
 import type { Clock, TimerHandle } from '../core/clock.js';
 import { type HeapItem, MinHeap } from './min-heap.js';
@@ -89,7 +91,9 @@ export class LeaseTimers implements LeaseTracker {
 
   untrack(taskId: string, version?: number): void {
     const r = this.records.get(taskId);
-    if (r !== undefined && (version === undefined || r.version <= version)) this.records.delete(taskId);
+    if (r === undefined || (version !== undefined && r.version > version)) return;
+    this.records.delete(taskId);
+    this.compactIfStale();
   }
 
   stop(): void {
@@ -99,6 +103,17 @@ export class LeaseTimers implements LeaseTracker {
     this.armedAt = null;
     this.heap.clear();
     this.records.clear();
+  }
+
+  /**
+   * Drop the entries that stand for no tracked lease once they outnumber the tracked ones (plus a
+   * slack): O(heap) every so many untracks or renewals, so O(1) each on average. The armed timer may
+   * then fire for an entry that is gone; `fire` finds nothing due and arms for the new top.
+   */
+  private compactIfStale(): void {
+    if (this.heap.size > 2 * this.records.size + COMPACT_SLACK) {
+      this.heap.filter((e) => this.records.get(e.taskId)?.seq === e.seq);
+    }
   }
 
   private arm(): void {
@@ -128,9 +143,7 @@ export class LeaseTimers implements LeaseTracker {
       this.records.delete(top.taskId);
       due.push({ taskId: top.taskId, version: r.version, leaseExpiresAt: r.at, writeBack: r.writeBack });
     }
-    if (this.heap.size > 2 * this.records.size + COMPACT_SLACK) {
-      this.heap.filter((e) => this.records.get(e.taskId)?.seq === e.seq);
-    }
+    this.compactIfStale();
     this.arm();
     for (const lease of due) this.onDue(lease);
   }
