@@ -107,8 +107,8 @@ export class LeaseTimers implements LeaseTracker {
 
   /**
    * Drop the entries that stand for no tracked lease once they outnumber the tracked ones (plus a
-   * slack): O(heap) every so many untracks or renewals, so O(1) each on average. The armed timer may
-   * then fire for an entry that is gone; `fire` finds nothing due and arms for the new top.
+   * slack): O(heap) once every so many untracks or firings, so O(1) each on average. The armed timer
+   * may then fire for an entry that is gone; `fire` finds nothing due and arms for the new top.
    */
   private compactIfStale(): void {
     if (this.heap.size > 2 * this.records.size + COMPACT_SLACK) {
