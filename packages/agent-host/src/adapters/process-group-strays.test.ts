@@ -115,6 +115,32 @@ describe('ProcessGroup: descendants outside the group', () => {
     expect(alive(pid)).toBe(false);
   });
 
+  it('stop() kills a descendant that left the group after the stop began (started by the leader on SIGTERM)', async () => {
+    // The leader answers SIGTERM by starting a sleep in a session of its own, then exits: when the
+    // group is empty, that sleep exists but no earlier look could have seen it.
+    const out: string[] = [];
+    const g = ProcessGroup.spawn({
+      file: '/bin/sh',
+      args: [
+        '-c',
+        `trap 'setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!; exit 0' TERM; echo ready; while :; do sleep 0.05; done`,
+      ],
+      cwd: tmpdir(),
+      env: process.env,
+      onStdout: (l) => out.push(l),
+      treeScanMs: 600_000,
+    });
+    groups.push(g);
+    for (let i = 0; i < 400 && out.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(out).toEqual(['ready']);
+    await g.stop({ graceMs: 2000 });
+    const pid = Number(out[1]);
+    strays.push(pid);
+    expect(pid).toBeGreaterThan(1);
+    expect(alive(pid)).toBe(false);
+    expect(g.groupAlive()).toBe(false);
+  });
+
   it('an inherited marker is kept and the group adds its own; a stop spares another group’s marked processes', async () => {
     const outer = orphaningLeader(60_000, { ...process.env, [GROUP_MARK_ENV]: 'outer-token' });
     const inner = orphaningLeader(60_000);

@@ -17,7 +17,9 @@
  * longer anyone's descendant (Codex's sandbox is such a chain — when a link of it dies, the command
  * below runs on under init). So every process the group starts also inherits a marker
  * (process-marks.ts), and a stop also takes every process whose environment carries it, wherever it
- * now hangs in the tree; the guard's watcher looks for the same marker.
+ * now hangs in the tree — looking again once the group is empty, for a process may leave the group
+ * after the stop began (Codex's sandbox enters a session of its own as it starts); the guard's
+ * watcher looks for the same marker.
  *
  * How the leader ended comes from its `exit` event only (`exited`), never from `child.killed`, which
  * only says that `kill()` was called.
@@ -230,6 +232,22 @@ export class ProcessGroup {
   }
 
   /**
+   * Note the marked processes outside the group that were not noted yet, or were noted in another
+   * group (they moved), and send them `signal`. True if there were any. Reads every process's
+   * environment: once the group looks empty, not on every poll.
+   */
+  private sweepMarked(signal: NodeJS.Signals): boolean {
+    if (this.pid === null) return false;
+    const fresh = markedOutside(this.mark, this.pid, readProcTable()).filter(
+      (p) => this.strays.get(p.pid) !== p.pgrp,
+    );
+    if (fresh.length === 0) return false;
+    noteStrays(this.strays, fresh);
+    signalEach(fresh, signal);
+    return true;
+  }
+
+  /**
    * `signal` to the group, up to `graceMs` for the leader to exit and the group to empty, then SIGKILL
    * to the group. Resolves with how the leader ended, once the group is empty (or after a bounded wait
    * for processes that SIGKILL did not end yet).
@@ -239,17 +257,26 @@ export class ProcessGroup {
     if (this.pid === null) return this.exited;
     // A leader that is gone may have left marked processes no parent-pid walk could find.
     if (this.exit !== null) this.noteMarked(readProcTable());
+    const signal = options.signal ?? 'SIGTERM';
+    // The group counts as empty only once a last look for marked processes finds no new one: a
+    // process may leave the group after the first look (a sandbox entering a session of its own, a
+    // child started by a signal handler), and the group's emptiness says nothing about it.
     if (this.exit === null || this.groupAlive()) {
-      if (graceMs > 0) this.signal(options.signal ?? 'SIGTERM');
+      if (graceMs > 0) this.signal(signal);
       // Real processes take real time to exit: the deadlines are monotonic (a wall-clock step must
       // not stretch or cut the grace), not a clock a test could move.
       const deadline = performance.now() + graceMs;
-      while (performance.now() < deadline && (this.exit === null || this.groupAlive())) await delay(POLL_MS);
+      while (
+        performance.now() < deadline &&
+        (this.exit === null || this.groupAlive() || this.sweepMarked(signal))
+      )
+        await delay(POLL_MS);
       if (this.exit === null || this.groupAlive()) this.signal('SIGKILL');
     }
     const info = await this.exited;
     const killDeadline = performance.now() + KILL_WAIT_MS;
-    while (this.groupAlive() && performance.now() < killDeadline) await delay(POLL_MS);
+    while ((this.groupAlive() || this.sweepMarked('SIGKILL')) && performance.now() < killDeadline)
+      await delay(POLL_MS);
     if (!this.groupAlive()) {
       this.guard?.unwatch(this.pid);
       this.guard = null;
