@@ -224,25 +224,23 @@ export class ProcessGroup {
 
   /**
    * Note the processes outside the group that carry its marker: descendants however far they moved in
-   * the tree. Reads every process's environment, so only when the group is signalled or stopped.
+   * the tree. Returns those not noted before, or noted in another group (they moved). Reads every
+   * process's environment, so only when the group is signalled or stopped.
    */
-  private noteMarked(table: readonly ProcStat[]): void {
-    if (this.pid === null) return;
-    noteStrays(this.strays, markedOutside(this.mark, this.pid, table));
+  private noteMarked(table: readonly ProcStat[]): ProcStat[] {
+    if (this.pid === null) return [];
+    const fresh = markedOutside(this.mark, this.pid, table).filter((p) => this.strays.get(p.pid) !== p.pgrp);
+    noteStrays(this.strays, fresh);
+    return fresh;
   }
 
   /**
-   * Note the marked processes outside the group that were not noted yet, or were noted in another
-   * group (they moved), and send them `signal`. True if there were any. Reads every process's
-   * environment: once the group looks empty, not on every poll.
+   * Note and send `signal` to the marked processes outside the group that the earlier looks did not
+   * see (noteMarked). True if there were any. Once the group looks empty, not on every poll.
    */
   private sweepMarked(signal: NodeJS.Signals): boolean {
-    if (this.pid === null) return false;
-    const fresh = markedOutside(this.mark, this.pid, readProcTable()).filter(
-      (p) => this.strays.get(p.pid) !== p.pgrp,
-    );
+    const fresh = this.noteMarked(readProcTable());
     if (fresh.length === 0) return false;
-    noteStrays(this.strays, fresh);
     signalEach(fresh, signal);
     return true;
   }
