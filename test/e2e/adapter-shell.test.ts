@@ -149,6 +149,25 @@ describe('rouse agent --adapter shell', () => {
     expect(alive(grandchild)).toBe(false);
   });
 
+  it("a process that left the command's group is stopped with it, and the adapter notes it in the log", async () => {
+    const id = await submit(
+      { command: 'trap \'\' TERM; setsid sleep 300 </dev/null >/dev/null 2>&1 & echo "stray $!"; wait' },
+      { maxAttempts: 1, timing: { ...FAST, executionTimeoutMs: 2500 } },
+    );
+    const stray = await pidFromLog(id, /^stray (\d+)$/);
+    expect(alive(stray)).toBe(true);
+    const done = await final(id);
+    expect(done.error).toMatchObject({ code: 'execution_timeout' });
+    expect(alive(stray)).toBe(false);
+    const lines = (await admin.getLogs(id)).lines;
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        stream: 'adapter',
+        text: `SIGTERM also went to 1 process outside the command's process group: ${stray} (sleep)`,
+      }),
+    );
+  });
+
   it('cancel kills the command and its grandchild within a second', async () => {
     const id = await submit({
       command: 'trap \'\' TERM; sleep 300 & echo "grandchild $!"; echo "shell $$"; wait',

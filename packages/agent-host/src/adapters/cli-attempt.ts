@@ -222,6 +222,7 @@ export async function runCliAttempt(d: CliAttemptDeps): Promise<CliAttemptOutcom
         stopGraceMs: d.stopGraceMs,
         guard: d.guard,
         onEvent,
+        onNote: note,
         onLine: (line, stream) =>
           ctx.log(line.length > MAX_LOG_LINE ? line.slice(0, MAX_LOG_LINE) : line, stream),
       });

@@ -7,7 +7,7 @@
 import type { CliEvent, CliFlavor, CliRunPlan } from './cli-flavor.js';
 import type { RunEnd, StopCause } from './cli-outcome.js';
 import type { GroupRegistry } from './group-guard.js';
-import { type GroupExit, ProcessGroup } from './process-group.js';
+import { type GroupExit, outsideNote, ProcessGroup } from './process-group.js';
 
 export type ResultEvent = Extract<CliEvent, { type: 'result' }>;
 
@@ -24,6 +24,8 @@ export interface CliRunDeps {
   stopGraceMs: number;
   onEvent(event: CliEvent): void;
   onLine(line: string, stream: 'stdout' | 'stderr'): void;
+  /** The adapter's own notes about the run (signals that reached processes outside its group). */
+  onNote?(text: string): void;
   /** Where the CLI's group is listed so that it dies with the agent (group-guard.ts). */
   guard?: GroupRegistry | null;
 }
@@ -54,6 +56,7 @@ export class CliRun {
       cwd: plan.cwd,
       env: { ...deps.baseEnv, ...command.env, ...plan.extraEnv },
       guard: deps.guard ?? null,
+      onOutside: (procs, signal) => deps.onNote?.(outsideNote(procs, signal, 'CLI')),
       onStdout: (line) => {
         deps.onLine(line, 'stdout');
         let events: CliEvent[];

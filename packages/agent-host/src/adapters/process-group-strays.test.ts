@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GROUP_MARK_ENV } from '../process-marks.js';
 import { alive } from '../test-support/processes.js';
-import { ProcessGroup } from './process-group.js';
+import { type OutsideProcess, outsideNote, ProcessGroup } from './process-group.js';
 
 const groups: ProcessGroup[] = [];
 const strays: number[] = [];
@@ -65,6 +65,20 @@ function orphaningLeader(ms: number, env: NodeJS.ProcessEnv = process.env) {
 function ppidOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+function readComm(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+  } catch {
+    return null;
+  }
+}
+
+async function waitUntil(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(ok()).toBe(true);
 }
 
 async function strayPid(out: string[]): Promise<number> {
@@ -141,6 +155,50 @@ describe('ProcessGroup: descendants outside the group', () => {
     expect(g.groupAlive()).toBe(false);
   });
 
+  it('onOutside is told of each process outside the group once, with the first signal it got', async () => {
+    // The stray ignores SIGTERM, so it gets SIGTERM and then SIGKILL: told once, with SIGTERM.
+    const out: string[] = [];
+    const told: { procs: OutsideProcess[]; signal: NodeJS.Signals }[] = [];
+    const g = ProcessGroup.spawn({
+      file: '/bin/sh',
+      args: [
+        '-c',
+        `setsid sh -c "trap '' TERM; exec sleep 60" </dev/null >/dev/null 2>&1 & echo $!; sleep 60`,
+      ],
+      cwd: tmpdir(),
+      env: process.env,
+      onStdout: (l) => out.push(l),
+      onOutside: (procs, signal) => told.push({ procs: [...procs], signal }),
+      treeScanMs: 50,
+    });
+    groups.push(g);
+    const pid = await strayPid(out);
+    await waitUntil(() => readComm(pid) === 'sleep');
+    await g.stop({ graceMs: 300 });
+    expect(alive(pid)).toBe(false);
+    expect(told).toEqual([{ procs: [{ pid, comm: 'sleep' }], signal: 'SIGTERM' }]);
+    expect(outsideNote(told[0]!.procs, 'SIGTERM', 'CLI')).toBe(
+      `SIGTERM also went to 1 process outside the CLI's process group: ${pid} (sleep)`,
+    );
+  });
+
+  it('no process outside the group: onOutside is not called', async () => {
+    const told: unknown[] = [];
+    const g = ProcessGroup.spawn({
+      file: '/bin/sh',
+      args: ['-c', 'sleep 60 & wait'],
+      cwd: tmpdir(),
+      env: process.env,
+      onOutside: (procs) => told.push(procs),
+      treeScanMs: 50,
+    });
+    groups.push(g);
+    await new Promise((r) => setTimeout(r, 200));
+    await g.stop({ graceMs: 500 });
+    expect(g.groupAlive()).toBe(false);
+    expect(told).toEqual([]);
+  });
+
   it('an inherited marker is kept and the group adds its own; a stop spares another group’s marked processes', async () => {
     const outer = orphaningLeader(60_000, { ...process.env, [GROUP_MARK_ENV]: 'outer-token' });
     const inner = orphaningLeader(60_000);
@@ -158,5 +216,19 @@ describe('ProcessGroup: descendants outside the group', () => {
     expect(alive(outerPid)).toBe(true); // another group's marker: not this stop's to kill
     await outer.g.stop({ graceMs: 0 });
     expect(alive(outerPid)).toBe(false);
+  });
+});
+
+describe('outsideNote', () => {
+  it('names up to ten processes and counts the rest', () => {
+    const procs = Array.from({ length: 12 }, (_, i) => ({ pid: 100 + i, comm: i === 0 ? 'bwrap' : 'bash' }));
+    expect(outsideNote(procs.slice(0, 2), 'SIGKILL', 'command')).toBe(
+      "SIGKILL also went to 2 processes outside the command's process group: 100 (bwrap), 101 (bash)",
+    );
+    const many = outsideNote(procs, 'SIGTERM', 'CLI');
+    expect(many).toMatch(
+      /^SIGTERM also went to 12 processes outside the CLI's process group: 100 \(bwrap\), /,
+    );
+    expect(many).toMatch(/109 \(bash\), 2 more$/);
   });
 });

@@ -67,6 +67,18 @@ export interface ProcessGroupOptions {
    * is SIGKILLed (group-guard.ts). @default none
    */
   guard?: GroupRegistry | null;
+  /**
+   * Told when a signal goes to processes outside the group (descendants that left it), each process
+   * once: which, and the first signal it got. For the adapter's note; it must not throw.
+   */
+  onOutside?: (procs: readonly OutsideProcess[], signal: NodeJS.Signals) => void;
+}
+
+/** A process outside the group that a signal of the group's went to. */
+export interface OutsideProcess {
+  pid: number;
+  /** Its command name (`/proc/<pid>/stat`), at most 15 characters. */
+  comm: string;
 }
 
 export interface StopOptions {
@@ -92,6 +104,9 @@ export class ProcessGroup {
   readonly sent: NodeJS.Signals[] = [];
   /** Descendants seen outside the group: pid → the group it was in. */
   private readonly strays: Strays = new Map();
+  /** Strays already told to `onOutside`, as pid:group (a reused pid is another process). */
+  private readonly told = new Set<string>();
+  private readonly onOutside: ProcessGroupOptions['onOutside'];
   private guard: GroupRegistry | null = null;
 
   private constructor(
@@ -101,6 +116,7 @@ export class ProcessGroup {
     private readonly mark: string,
     spawnError?: string,
   ) {
+    this.onOutside = options.onOutside;
     if (child === null) {
       this.pid = null;
       this.exit = { code: null, signal: null, spawnError: spawnError ?? 'not started' };
@@ -189,7 +205,7 @@ export class ProcessGroup {
     } catch {
       // the group is empty
     }
-    return signalEach(stillAlive(this.strays, table), signal) || sent;
+    return this.signalOutside(stillAlive(this.strays, table), signal) || sent;
   }
 
   /** Send `signal` to the leader only (an interrupt the CLI handles itself). */
@@ -241,8 +257,26 @@ export class ProcessGroup {
   private sweepMarked(signal: NodeJS.Signals): boolean {
     const fresh = this.noteMarked(readProcTable());
     if (fresh.length === 0) return false;
-    signalEach(fresh, signal);
+    this.signalOutside(fresh, signal);
     return true;
+  }
+
+  /** Send `signal` to processes outside the group (signalEach), telling `onOutside` of the new ones. */
+  private signalOutside(procs: readonly ProcStat[], signal: NodeJS.Signals): boolean {
+    const sent = signalEach(procs, signal);
+    if (this.onOutside === undefined) return sent;
+    const fresh = procs.filter((p) => !this.told.has(`${p.pid}:${p.pgrp}`));
+    if (fresh.length === 0) return sent;
+    for (const p of fresh) this.told.add(`${p.pid}:${p.pgrp}`);
+    try {
+      this.onOutside(
+        fresh.map((p) => ({ pid: p.pid, comm: p.comm })),
+        signal,
+      );
+    } catch {
+      // a note that failed must not stop the stop
+    }
+    return sent;
   }
 
   /**
@@ -288,6 +322,20 @@ export class ProcessGroup {
     this.noteMarked(readProcTable());
     if (this.groupAlive()) this.signal('SIGKILL');
   }
+}
+
+/** Processes named in one note; the rest are counted. */
+const NOTE_MAX_NAMED = 10;
+
+/**
+ * The adapter's note for {@link ProcessGroupOptions.onOutside}: `SIGTERM also went to 2 processes
+ * outside the CLI's process group: 4242 (bwrap), 4243 (bash)`. `owner` names the group's leader.
+ */
+export function outsideNote(procs: readonly OutsideProcess[], signal: NodeJS.Signals, owner: string): string {
+  const named = procs.slice(0, NOTE_MAX_NAMED).map((p) => `${p.pid} (${p.comm})`);
+  if (procs.length > NOTE_MAX_NAMED) named.push(`${procs.length - NOTE_MAX_NAMED} more`);
+  const n = procs.length === 1 ? '1 process' : `${procs.length} processes`;
+  return `${signal} also went to ${n} outside the ${owner}'s process group: ${named.join(', ')}`;
 }
 
 /** Split chunks into lines for `onLine`; `end()` flushes a last line without a newline. */

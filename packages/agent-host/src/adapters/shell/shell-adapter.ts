@@ -21,7 +21,7 @@ import type { Json, Task } from '@rouse/protocol';
 import { NonRetryableError, type TaskContext, type TaskHandler } from '@rouse/sdk';
 import { timeoutMargin } from '../cli-task.js';
 import { type GroupRegistry, sharedGroupGuard } from '../group-guard.js';
-import { ProcessGroup } from '../process-group.js';
+import { outsideNote, ProcessGroup } from '../process-group.js';
 import {
   classifyShellExit,
   isProgressLine,
@@ -98,6 +98,7 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
         cwd,
         env: { ...baseEnv, ...options.extraEnv, ...payload.env },
         guard,
+        onOutside: (procs, signal) => note(outsideNote(procs, signal, 'command')),
         ...(payload.stdin !== undefined ? { stdin: payload.stdin } : {}),
         onStdout: (line) => {
           ctx.log(line.slice(0, MAX_LOG_LINE), 'stdout');
