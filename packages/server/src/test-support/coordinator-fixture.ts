@@ -69,14 +69,22 @@ export interface CoordinatorFixture {
   close(): Promise<void>;
 }
 
-export async function createFixture(options: Partial<CoordinatorOptions> = {}): Promise<CoordinatorFixture> {
+/**
+ * `wrapStore` puts something between the coordinators and the store (a test counting calls); the
+ * fixture's own `store` stays the store itself.
+ */
+export async function createFixture(
+  options: Partial<CoordinatorOptions> = {},
+  wrapStore: (store: Store) => Store = (s) => s,
+): Promise<CoordinatorFixture> {
   const clock = new ManualClock(1_700_000_000_000);
   const store = createSqliteStore({ path: ':memory:', clock });
+  const served = wrapStore(store);
   const dir = await mkdtemp(join(tmpdir(), 'rouse-coord-'));
   const blobDir = join(dir, 'blobs');
   const make = (over: Partial<CoordinatorOptions>) =>
     createCoordinator({
-      store,
+      store: served,
       clock,
       logger: pino({ level: 'silent' }),
       blobDir,
@@ -166,8 +174,9 @@ export async function createFixture(options: Partial<CoordinatorOptions> = {}): 
 export async function createFixtureWithPolicies(
   yaml: string,
   options: Partial<CoordinatorOptions> = {},
+  wrapStore?: (store: Store) => Store,
 ): Promise<CoordinatorFixture> {
   const parsed = parsePolicies(yaml, 'test.yaml');
   if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}: ${e.path}: ${e.message}`).join('\n'));
-  return createFixture({ policies: fixedPolicies(parsed.set), ...options });
+  return createFixture({ policies: fixedPolicies(parsed.set), ...options }, wrapStore);
 }
