@@ -100,7 +100,7 @@ export const AGENT_SQL = {
    * (oldest first, or null).
    * Params: $1 now, $2 JSON array of {id, incarnation, take, status, status_message, metrics, metadata,
    * progress ({value, phase} or null), lease_ms, quiet_ms, interval_ms, sample ([rss, cpu, iteration]
-   * or null), spacing_ms, max_samples, max_gaps}, each agent once.
+   * or null), spacing_ms, max_samples, max_gaps}, each agent once; $3 the same ids (text[]).
    */
   recordAgentHeartbeats: `
     WITH ${CLOCK_CTE},
@@ -112,7 +112,9 @@ export const AGENT_SQL = {
              status_message text, metrics jsonb, metadata jsonb, progress jsonb, lease_ms bigint, quiet_ms bigint,
              interval_ms bigint, sample jsonb, spacing_ms bigint, max_samples integer, max_gaps integer)
       JOIN agents a ON a.id = i.id
-      WHERE a.incarnation = i.incarnation AND a.lifecycle = 'active'
+      -- Rows reached through the id index whatever the statistics say: a join on the id alone may
+      -- plan as a scan of every agent, for every beat.
+      WHERE a.id = ANY($3::text[]) AND a.incarnation = i.incarnation AND a.lifecycle = 'active'
       ORDER BY a.seq
       FOR UPDATE OF a
     ),

@@ -160,6 +160,7 @@ export async function recordAgentHeartbeats(
     const rows = await ctx.rows<BeatRow>('recordAgentHeartbeats', AGENT_SQL.recordAgentHeartbeats, [
       ctx.now(),
       pgJson(items),
+      items.map((b) => b.id),
     ]);
     const written = new Map(rows.map((r) => [r.id, r]));
     for (const { item, index } of round) {

@@ -9,12 +9,14 @@ import { freePort } from '../../../../../test/harness/ports.mjs';
 import { type FreshSchema, freshSchema, privatePostgres } from '../../../../../test/harness/postgres.js';
 import { ManualClock } from '../../core/clock.js';
 import { RouseError } from '../../core/errors.js';
+import { newAgent } from '../../test-support/store-contract/agent-fixtures.js';
 import { BACKOFF, newTask, T0, TIMING } from '../../test-support/store-contract/harness.js';
 import { checkHistoryStorage } from '../../test-support/store-contract/history-storage.js';
 import { checkMigratedTimings, LEGACY_TIMINGS } from '../../test-support/store-contract/timing-migration.js';
 import { shardOf } from '../lease-shards.js';
 import type { ClaimableNotice, Store } from '../store.js';
 import { ADMIN_SQL } from './admin-statements.js';
+import { AGENT_SQL } from './agent-statements.js';
 import { migrateOnClient, migratePostgres, POSTGRES_MIGRATIONS, postgresMigrationStatus } from './migrate.js';
 import { pgConfig } from './postgres-context.js';
 import { resolvePostgresConnectionOptions } from './postgres-options.js';
@@ -229,6 +231,65 @@ describe('PostgreSQL specifics', () => {
       const text = plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Index Scan using tasks_id_key on tasks/);
       expect(text).not.toMatch(/Seq Scan on tasks/);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('batch statements keyed by id (heartbeats, lost agents, conditions, history) reach their rows by index', async () => {
+    // Their batch is a JSON array or arrays of values, which the planner takes for 100 rows: joined on
+    // the id alone, a table of a few thousand rows planned as a scan of all of it, for every batch.
+    const store = await open();
+    const client = await storeLikeClient();
+    const plans: Record<string, string> = {};
+    const prepare = (name: string, text: string, values: unknown[]) =>
+      client.query({ name: `rouse_plan_${name}`, text, values });
+    const explain = async (name: string, args: string) => {
+      const plan = await client.query(`EXPLAIN EXECUTE "rouse_plan_${name}"(${args})`);
+      plans[name] = plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      return plans[name];
+    };
+    try {
+      // Planned on empty tables, as a coordinator's first calls plan them.
+      await prepare('taskBeats', TASK_SQL.recordHeartbeats, [null, '[]', []]);
+      await prepare('agentBeats', AGENT_SQL.recordAgentHeartbeats, [null, '[]', []]);
+      await prepare('lost', WATCHDOG_SQL.markAgentsLost, [null, '[]', []]);
+      await prepare('conditions', WATCHDOG_SQL.applyConditionChanges, [null, '[]', []]);
+      await prepare('refresh', WATCHDOG_SQL.refreshOpenConditions, [[], 1]);
+      await prepare('events', TASK_SQL.selectEventsByRef, [[], []]);
+      await store.createTasks(Array.from({ length: 3000 }, (_, i) => newTask(`tsk_grown_${i}`)));
+      for (let i = 0; i < 600; i++)
+        await store.registerAgent(newAgent(`agt_grown_${i}`, { tokenHash: `h${i}` }));
+      const beat = `'[{"i":0,"id":"tsk_grown_7","agent_id":"agt_a","version":1}]'`;
+      expect(await explain('taskBeats', `NULL, ${beat}, '{tsk_grown_7}'`)).toMatch(
+        /Index Scan using tasks_id_key on tasks/,
+      );
+      const agent = `'[{"i":0,"id":"agt_grown_7","incarnation":1}]'`;
+      expect(await explain('agentBeats', `NULL, ${agent}, '{agt_grown_7}'`)).toMatch(
+        /Index Scan using agents_id_key on agents/,
+      );
+      expect(await explain('lost', `NULL, ${agent}, '{agt_grown_7}'`)).toMatch(
+        /Index Scan using agents_id_key on agents/,
+      );
+      const change = `'[{"i":0,"kind":"open","agent_id":"agt_grown_7","incarnation":1,"condition":"progress_stalled","task_id":""}]'`;
+      expect(await explain('conditions', `NULL, ${change}, '{agt_grown_7}'`)).toMatch(
+        /Index Scan using agents_id_key on agents/,
+      );
+      expect(await explain('refresh', `'{agt_grown_7}', 1`)).toMatch(
+        /Index Scan using agents_id_key on agents/,
+      );
+      expect(await explain('events', `'{tsk_grown_7}', '{1}'`)).toMatch(
+        /Index (Only )?Scan using task_events_pkey/,
+      );
+      for (const [name, text] of Object.entries(plans)) {
+        // A scan of a whole table shows as an index scan without a condition (sequential scans are off).
+        const whole = text
+          .split('\n')
+          .map((line, k, all) => ({ line, next: all[k + 1] ?? '' }))
+          .filter(({ line }) => /Index Scan using (tasks_pkey|agents_pkey) on (tasks|agents)/.test(line))
+          .filter(({ next }) => !/Index Cond/.test(next));
+        expect(whole, `${name}:\n${text}`).toEqual([]);
+      }
     } finally {
       await client.end();
     }

@@ -141,6 +141,7 @@ export async function recordHeartbeats(
     const rows = await ctx.rows<BeatRow>('recordHeartbeats', TASK_SQL.recordHeartbeats, [
       ctx.now(),
       pgJson(items),
+      items.map((b) => b.id),
     ]);
     for (const r of rows) {
       out[r.i] = {

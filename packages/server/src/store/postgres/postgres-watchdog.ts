@@ -81,6 +81,7 @@ export async function applyConditionChanges(
       const rows = await tx.rows<ConditionRow>('applyConditionChanges', WATCHDOG_SQL.applyConditionChanges, [
         tx.now(),
         pgJson(items),
+        [...new Set(items.map((c) => c.agent_id))],
       ]);
       const written = new Map(rows.map((r) => [conditionKey(r.agent_id, r.condition, r.task_id), r]));
       for (const { item, index } of round) {
@@ -191,6 +192,7 @@ export async function markAgentsLost(
     const rows = await ctx.rows<ConditionRow>('markAgentsLost', WATCHDOG_SQL.markAgentsLost, [
       ctx.now(),
       pgJson(items),
+      items.map((b) => b.id),
     ]);
     const opened = new Map(rows.map((r) => [r.agent_id, r]));
     for (const { item, index } of round) {

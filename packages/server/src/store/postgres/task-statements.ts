@@ -217,7 +217,9 @@ export const TASK_SQL = {
       .map((c) => `e.${c}`)
       .join(', ')}
     FROM unnest($1::text[], $2::integer[]) AS r(task_id, seq)
-    JOIN task_events e ON e.task_id = r.task_id AND e.seq IN (r.seq - 1, r.seq)`,
+    JOIN task_events e ON e.task_id = r.task_id AND e.seq IN (r.seq - 1, r.seq)
+    -- Rows reached through the key's index whatever the statistics say (see completeCtes).
+    WHERE e.task_id = ANY($1::text[])`,
 
   /**
    * Claim up to $3 claimable tasks of the types $2, highest priority first, then oldest, skipping rows
@@ -253,7 +255,8 @@ export const TASK_SQL = {
    * later ones keep that lease without renewing the grace; a claimed one keeps its claim lease. Progress, phase and executionDone keep their values when not given.
    * Returns per task written: i, id, the lease, whether progress moved, the status, the stall clock
    * after the beat, the task's stall timeout and the dependencies it requires (for the watchdog).
-   * Params: $1 now, $2 JSON array of {i, id, agent_id, version, progress, phase, execution_done, grace_ms}.
+   * Params: $1 now, $2 JSON array of {i, id, agent_id, version, progress, phase, execution_done, grace_ms},
+   * $3 the same ids (text[]).
    */
   recordHeartbeats: `
     WITH ${CLOCK_CTE},
@@ -266,7 +269,9 @@ export const TASK_SQL = {
       FROM jsonb_to_recordset($2::jsonb) AS b(i integer, id text, agent_id text, version integer,
              progress double precision, phase text, execution_done boolean, grace_ms bigint)
       JOIN tasks t ON t.id = b.id
-      WHERE t.version = b.version AND t.agent_id = b.agent_id AND t.status IN ('claimed', 'running')
+      -- Rows reached through the id index whatever the statistics say (see completeCtes).
+      WHERE t.id = ANY($3::text[])
+        AND t.version = b.version AND t.agent_id = b.agent_id AND t.status IN ('claimed', 'running')
       ORDER BY t.seq
       FOR UPDATE OF t
     ),

@@ -26,7 +26,9 @@ export const WATCHDOG_SQL = {
    * only when not open already (the partial unique index decides, also against a writer that got there
    * first), in input order; a close only of an open one. Returns the rows written.
    * Params: $1 now, $2 JSON array of {i, kind ('open' | 'close'), agent_id, incarnation, condition,
-   * task_id ('' = none), since, evidence, opened_by, reason}.
+   * task_id ('' = none), since, evidence, opened_by, reason}, $3 their agents' ids (text[]).
+   * Agents and conditions are reached through their indexes on the agent's id whatever the
+   * statistics say (see recordAgentHeartbeats).
    */
   applyConditionChanges: `
     WITH ${CLOCK_CTE},
@@ -40,7 +42,8 @@ export const WATCHDOG_SQL = {
       SELECT i.agent_id, i.incarnation, a.agent_type, i.condition, i.task_id, i.since, i.evidence, i.opened_by,
              clock.now
       FROM input i JOIN agents a ON a.id = i.agent_id CROSS JOIN clock
-      WHERE i.kind = 'open' AND a.incarnation = i.incarnation AND a.lifecycle = 'active'
+      WHERE i.kind = 'open' AND a.id = ANY($3::text[]) AND a.incarnation = i.incarnation
+        AND a.lifecycle = 'active'
       ORDER BY i.i
       ON CONFLICT (agent_id, condition, task_id) WHERE closed_at IS NULL DO NOTHING
       RETURNING ${CONDITION_FIELDS}
@@ -48,8 +51,8 @@ export const WATCHDOG_SQL = {
     closed AS (
       UPDATE agent_conditions c SET closed_at = clock.now, close_reason = i.reason
       FROM input i CROSS JOIN clock
-      WHERE i.kind = 'close' AND c.agent_id = i.agent_id AND c.condition = i.condition AND c.task_id = i.task_id
-        AND c.closed_at IS NULL
+      WHERE i.kind = 'close' AND c.agent_id = ANY($3::text[]) AND c.agent_id = i.agent_id
+        AND c.condition = i.condition AND c.task_id = i.task_id AND c.closed_at IS NULL
       RETURNING ${CONDITION_COLUMNS}
     )
     SELECT * FROM opened
@@ -69,7 +72,8 @@ export const WATCHDOG_SQL = {
     ),
     trimmed AS (
       DELETE FROM agent_conditions c USING cut
-      WHERE c.agent_id = cut.id AND c.closed_at IS NOT NULL AND c.seq < cut.seq
+      WHERE c.agent_id = ANY($1::text[]) AND c.agent_id = cut.id AND c.closed_at IS NOT NULL
+        AND c.seq < cut.seq
     )
     UPDATE agents a SET open_conditions = (
       SELECT COALESCE(jsonb_agg(${TOKEN} ORDER BY c.seq), '[]'::jsonb) FROM agent_conditions c
@@ -129,7 +133,7 @@ export const WATCHDOG_SQL = {
    * condition (once: not when one is open already) added to their list, under the row lock the
    * statement takes in seq order. Only for an agent active in that incarnation whose lease has passed
    * by the store clock. Returns the conditions opened. Params: $1 now, $2 JSON array of {i, id,
-   * incarnation, evidence, opened_by}.
+   * incarnation, evidence, opened_by}, $3 the same ids (text[]).
    */
   markAgentsLost: `
     WITH ${CLOCK_CTE},
@@ -139,7 +143,9 @@ export const WATCHDOG_SQL = {
              opened_by text)
       JOIN agents a ON a.id = i.id
       CROSS JOIN clock
-      WHERE a.incarnation = i.incarnation AND a.lifecycle = 'active' AND a.lease_expires_at IS NOT NULL
+      -- Rows reached through the id index whatever the statistics say (see recordAgentHeartbeats).
+      WHERE a.id = ANY($3::text[])
+        AND a.incarnation = i.incarnation AND a.lifecycle = 'active' AND a.lease_expires_at IS NOT NULL
         AND a.lease_expires_at <= clock.now
       ORDER BY a.seq
       FOR UPDATE OF a
