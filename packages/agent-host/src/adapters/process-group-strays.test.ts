@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type ProcStat, parseProcStat } from '../proc-stat.js';
 import { GROUP_MARK_ENV } from '../process-marks.js';
 import { alive } from '../test-support/processes.js';
 import { type OutsideProcess, outsideNote, ProcessGroup } from './process-group.js';
@@ -62,18 +63,18 @@ function orphaningLeader(ms: number, env: NodeJS.ProcessEnv = process.env) {
   return { g, out };
 }
 
-function ppidOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-}
-
-function readComm(pid: number): string | null {
+function statOf(pid: number): ProcStat | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
+}
+
+function ppidOf(pid: number): number {
+  const stat = statOf(pid);
+  if (stat === null) throw new Error(`no process ${pid}`);
+  return stat.ppid;
 }
 
 async function waitUntil(ok: () => boolean): Promise<void> {
@@ -173,7 +174,7 @@ describe('ProcessGroup: descendants outside the group', () => {
     });
     groups.push(g);
     const pid = await strayPid(out);
-    await waitUntil(() => readComm(pid) === 'sleep');
+    await waitUntil(() => statOf(pid)?.comm === 'sleep');
     await g.stop({ graceMs: 300 });
     expect(alive(pid)).toBe(false);
     expect(told).toEqual([{ procs: [{ pid, comm: 'sleep' }], signal: 'SIGTERM' }]);

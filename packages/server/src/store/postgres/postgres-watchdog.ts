@@ -81,7 +81,7 @@ export async function applyConditionChanges(
       const rows = await tx.rows<ConditionRow>('applyConditionChanges', WATCHDOG_SQL.applyConditionChanges, [
         tx.now(),
         pgJson(items),
-        [...new Set(items.map((c) => c.agent_id))],
+        agentIds,
       ]);
       const written = new Map(rows.map((r) => [conditionKey(r.agent_id, r.condition, r.task_id), r]));
       for (const { item, index } of round) {
