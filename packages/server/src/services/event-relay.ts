@@ -9,19 +9,20 @@
  *   coalesced per event-loop turn, one publish in flight at a time (PostgreSQL `NOTIFY`). While nobody
  *   listens it publishes nothing, so the hot path pays nothing for the feature.
  * - A coordinator with clients listens for those notices, reads back what they name (history entries
- *   in one read per notice, tasks and agents by id), in notice order, and hands the events to its
- *   `everyCoordinator` listeners. Each carries the task or agent as read then, a moment after.
+ *   in one read per notice, tasks and agents by id, a few at a time), in notice order, and hands the
+ *   events to its `everyCoordinator` listeners. Each carries the task or agent as read then, a moment after.
  *
  * So a new client hears the other coordinators within two shard renewals (its coordinator announces
  * it, then they read it: two thirds of the shard lease TTL). A notice lost while the database
  * connection is down is a gap in a live feed, not in state: tasks, histories and agents stay whole.
  */
-import type { StreamEvent, TaskEvent } from '@rouse/protocol';
+import type { Agent, Intervention, StreamEvent, Task, TaskEvent } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { toAlert } from '../store/alert-row.js';
-import type { Store, StreamNotice, StreamRef, TransitionRef } from '../store/store.js';
+import type { AlertRecord, Store, StreamNotice, StreamRef, TransitionRef } from '../store/store.js';
 import type { EventBus } from './event-bus.js';
+import { forEachLimited } from './limited.js';
 import { createNoticeBatcher } from './notice-batcher.js';
 import { conditionEvent } from './watchdog/condition-event.js';
 
@@ -46,6 +47,13 @@ export interface EventRelay {
   /** Notices published and received (for stats). */
   readonly stats: { published: number; received: number };
 }
+
+/**
+ * Reads by id that one notice may have in flight. A notice names everything one coordinator did in an
+ * event-loop turn (hundreds of progress reports in a busy fleet); reading them all at once would take
+ * every pooled connection and hold up this coordinator's own heartbeats and detectors behind them.
+ */
+export const BY_ID_READS = 4;
 
 export function createEventRelay(deps: {
   store: Store;
@@ -87,20 +95,24 @@ export function createEventRelay(deps: {
       else if (r.kind === 'alert') alertIds.add(r.id);
       else agentIds.add(r.agentId);
     }
-    const [transitions, tasks, agents, conditions, interventions, alerts] = await Promise.all([
+    const taskById = new Map<string, Task>();
+    const agentById = new Map<string, Agent>();
+    const interventionById = new Map<string, Intervention>();
+    const alertById = new Map<string, AlertRecord>();
+    /** One store read by id each, at most `BY_ID_READS` at a time (a notice can name hundreds). */
+    const byId: (() => Promise<void>)[] = [
+      ...[...taskIds].map((id) => () => store.getTask(id).then(keepIn(taskById, id))),
+      ...[...agentIds].map((id) => () => store.getAgent(id).then(keepIn(agentById, id))),
+      ...[...interventionIds].map((id) => () => store.getIntervention(id).then(keepIn(interventionById, id))),
+      ...[...alertIds].map((id) => () => store.getAlert(id).then(keepIn(alertById, id))),
+    ];
+    const [transitions, conditions] = await Promise.all([
       store.readTransitions(entries),
-      Promise.all([...taskIds].map((id) => store.getTask(id))),
-      Promise.all([...agentIds].map((id) => store.getAgent(id))),
       conditionSeqs.length === 0 ? Promise.resolve([]) : store.readConditions(conditionSeqs),
-      Promise.all([...interventionIds].map((id) => store.getIntervention(id))),
-      Promise.all([...alertIds].map((id) => store.getAlert(id))),
+      forEachLimited(byId, BY_ID_READS, (read) => read()),
     ]);
-    const alertById = new Map(alerts.flatMap((a) => (a === null ? [] : [[a.id, a] as const])));
-    const interventionById = new Map(interventions.flatMap((i) => (i === null ? [] : [[i.id, i] as const])));
     const conditionBySeq = new Map(conditions.map((c) => [c.seq, c]));
     const entryAt = new Map(transitions.map((t) => [`${t.task.id}\u0000${t.event.seq}`, t]));
-    const taskById = new Map(tasks.flatMap((t) => (t === null ? [] : [[t.id, t] as const])));
-    const agentById = new Map(agents.flatMap((a) => (a === null ? [] : [[a.id, a] as const])));
     const out: StreamEvent[] = [];
     for (const r of refs) {
       if (r.kind === 'transition') {
@@ -195,5 +207,12 @@ export function createEventRelay(deps: {
       follow();
     },
     stats,
+  };
+}
+
+/** A read's row kept under its id; a row gone since (`null`) is left out. */
+function keepIn<T>(rows: Map<string, T>, id: string): (row: T | null) => void {
+  return (row) => {
+    if (row !== null) rows.set(id, row);
   };
 }

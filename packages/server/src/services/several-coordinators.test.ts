@@ -24,6 +24,7 @@ import type { Store } from '../store/store.js';
 import { ADMIN, ENROLLMENT, settle, TOKENS } from '../test-support/coordinator-fixture.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { type CoordinatorService, createCoordinator } from './create-coordinator.js';
+import { BY_ID_READS } from './event-relay.js';
 import { skewedClock } from './store-clock.js';
 
 interface Cuttable {
@@ -417,6 +418,59 @@ describe('several coordinators on one store', () => {
     await runningOn(b, agent);
     await advance(500);
     expect(b.stats().streamNotices.published).toBe(published);
+  });
+
+  it('a notice naming many tasks and agents is read back a few at a time, and every event arrives', async () => {
+    await setup();
+    // a's view of the store counts its reads by id in flight; each stays pending a turn, as a pooled
+    // query would, so that reads started together overlap.
+    let inFlight = 0;
+    let most = 0;
+    const counted = new Proxy(shared, {
+      get(target, prop, receiver) {
+        const v: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== 'getTask' && prop !== 'getAgent') return v;
+        return async (...args: unknown[]) => {
+          most = Math.max(most, ++inFlight);
+          try {
+            await new Promise((r) => setImmediate(r));
+            return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          } finally {
+            inFlight--;
+          }
+        };
+      },
+    });
+    const a = await coordinator({ coordinatorId: 'a', store: counted });
+    const b = await coordinator({ coordinatorId: 'b' });
+    const worker = await agentOn(b);
+    const tasks = [];
+    for (let i = 0; i < 20; i++) tasks.push(await runningOn(b, worker));
+    const progress: string[] = [];
+    const registered: string[] = [];
+    a.subscribe(
+      (e) => {
+        if (e.type === 'task.progress') progress.push(e.taskId);
+        else if (e.type === 'agent.registered') registered.push(e.agent.id);
+      },
+      { everyCoordinator: true },
+    );
+    await advance(4000); // a announces it listens, then b reads it
+    // All in one event-loop turn of b's: one notice.
+    const beats = tasks.map((t) =>
+      b.heartbeatTask(worker.caller, t.id, { version: t.version, progress: 0.5 }),
+    );
+    const joined = Array.from({ length: 12 }, () => agentOn(b));
+    await Promise.all(beats);
+    const agents = await Promise.all(joined);
+    for (let i = 0; i < 5; i++) {
+      await advance(0);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(progress.sort()).toEqual(tasks.map((t) => t.id).sort());
+    expect(registered.sort()).toEqual(agents.map((x) => x.agentId).sort());
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(BY_ID_READS);
   });
 
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {
