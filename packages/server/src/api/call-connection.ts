@@ -5,7 +5,8 @@
  * ({@link MAX_CALLS_IN_FLIGHT}) and their frames' bytes ({@link MAX_IN_FLIGHT_BYTES}), the answers
  * its client has not read ({@link MAX_UNWRITTEN_BYTES}) — by not reading until there is room. A frame
  * that breaks the framing closes the connection; one idle for {@link IDLE_TIMEOUT_MS} with nothing in
- * flight is ended.
+ * flight is ended. Every call started is answered unless the connection is cut: the stream ends only
+ * with nothing in flight, and a call that arrives after it ended is not started.
  */
 import type { Socket } from 'node:net';
 import {
@@ -60,10 +61,11 @@ export class CallConnection {
     private readonly answer: AnswerCall,
     private readonly lost: (err: unknown) => void,
     onClose: () => void,
+    idleTimeoutMs = IDLE_TIMEOUT_MS,
   ) {
     this.reader = new FrameReader(maxFrameBytes);
     socket.setNoDelay(true);
-    socket.setTimeout(IDLE_TIMEOUT_MS, () => {
+    socket.setTimeout(idleTimeoutMs, () => {
       if (this.inFlight.size === 0) socket.end();
     });
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
@@ -78,6 +80,10 @@ export class CallConnection {
   }
 
   receive(chunk: Buffer): void {
+    // Once this side has ended (idle, or shutting down), no answer can be written: a call that
+    // arrives now is not started, so that the client, which sees the stream end without its
+    // answer, may trust that nothing was done (a create not made twice, a completion not lost).
+    if (this.socket.writableEnded) return;
     let frames: Uint8Array[];
     try {
       frames = this.reader.push(chunk);
@@ -87,7 +93,7 @@ export class CallConnection {
       return;
     }
     for (const f of frames) {
-      if (this.socket.destroyed) return;
+      if (this.socket.destroyed || this.socket.writableEnded) return;
       this.frame(Buffer.from(f.buffer, f.byteOffset, f.length));
     }
   }

@@ -1,0 +1,76 @@
+/**
+ * One call-stream connection over a real loopback socket: a call that arrives after the coordinator
+ * ended its side of the stream (here: idle) is not started, so a client that sees the stream end
+ * without an answer knows the call did nothing.
+ */
+import { once } from 'node:events';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { CALL_FRAME } from '@rouse/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallConnection } from './call-connection.js';
+
+let server: Server | null = null;
+afterEach(() => {
+  server?.close();
+  server = null;
+});
+
+/** A call frame as the protocol lays it out. */
+function callFrame(id: number, target: string, body: string): Buffer {
+  const t = Buffer.from(target);
+  const b = Buffer.from(body);
+  const frame = Buffer.alloc(11 + t.length + b.length);
+  frame.writeUInt32BE(frame.length - 4, 0);
+  frame.writeUInt32BE(id, 4);
+  frame[8] = CALL_FRAME.call;
+  frame.writeUInt16BE(t.length, 9);
+  t.copy(frame, 11);
+  b.copy(frame, 11 + t.length);
+  return frame;
+}
+
+/** A connection on the coordinator's side that records the calls it starts; the client's socket. */
+async function connected(idleTimeoutMs: number) {
+  const started: string[] = [];
+  let closed!: () => void;
+  const whenClosed = new Promise<void>((resolve) => {
+    closed = resolve;
+  });
+  const accepted = new Promise<Socket>((resolve) => {
+    server = createServer({ allowHalfOpen: true }, resolve);
+  });
+  server!.listen(0, '127.0.0.1');
+  await once(server!, 'listening');
+  const { port } = server!.address() as { port: number };
+  const client = createConnection({ port, host: '127.0.0.1', allowHalfOpen: true });
+  client.on('error', () => {});
+  const socket = await accepted;
+  new CallConnection(
+    socket,
+    1024 * 1024,
+    async (target) => {
+      started.push(target);
+      return { status: 200, body: '{}' };
+    },
+    () => {},
+    closed,
+    idleTimeoutMs,
+  );
+  return { client, started, whenClosed };
+}
+
+describe('call connection', () => {
+  it('answers calls while open; a call that arrives after it ended idle is not started', async () => {
+    const { client, started, whenClosed } = await connected(100);
+    const answered = once(client, 'data');
+    client.write(callFrame(1, 'POST /v1/tasks', '{"type":"t"}'));
+    await answered;
+    expect(started).toEqual(['POST /v1/tasks']);
+
+    await once(client, 'end'); // idle: the coordinator ended its side
+    client.write(callFrame(2, 'POST /v1/tasks', '{"type":"t"}'));
+    client.end(); // the frame is read before the end, and the end closes the connection
+    await whenClosed;
+    expect(started).toEqual(['POST /v1/tasks']);
+  });
+});
