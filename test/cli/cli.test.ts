@@ -54,6 +54,14 @@ async function claimAs(name: string, type: string): Promise<{ agent: Client; age
   return { agent, agentId: reg.agent.id, task };
 }
 
+/** The coordinator's count of call streams opened since it started. */
+async function streamsOpened(): Promise<number> {
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } });
+  const m = /^rouse_call_streams_opened_total(?:\{\})? (\d+)$/m.exec(await res.text());
+  if (!m) throw new Error('no rouse_call_streams_opened_total in /metrics');
+  return Number(m[1]);
+}
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rouse-cli-'));
   emptyDir = await mkdtemp(join(tmpdir(), 'rouse-cli-empty-'));
@@ -147,7 +155,8 @@ describe('rouse serve', () => {
 describe('client commands', () => {
   let id: string;
 
-  it('submit creates a task (human and --json)', async () => {
+  it('submit creates a task (human and --json), over plain HTTP: a one-shot command opens no call stream', async () => {
+    const opened = await streamsOpened();
     const human = await rouse('submit', 'hello', '{"n":1}', '--label', 'team=qa', '--priority', '3');
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^created tsk_\S+ \(hello, created\)/);
@@ -182,6 +191,7 @@ describe('client commands', () => {
     );
     expect(again.task.id).toBe(id);
     expect(again.deduplicated).toBe(true);
+    expect(await streamsOpened()).toBe(opened);
   });
 
   it('submit reports API errors as "error: <message> (<code>)" with exit 1', async () => {

@@ -219,6 +219,12 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
       type: 'gauge' as const,
       series: [[{}, callStreams.size] as [Record<string, string>, number]],
     },
+    {
+      name: 'rouse_call_streams_opened_total',
+      help: 'Call streams opened since the coordinator started.',
+      type: 'counter' as const,
+      series: [[{}, callStreams.opened] as [Record<string, string>, number]],
+    },
   ]);
 
   return app;

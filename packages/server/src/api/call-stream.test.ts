@@ -186,6 +186,7 @@ describe('call stream', () => {
       /rouse_http_requests_total\{method="POST",route="\/v1\/tasks\/:id\/complete",status="200"\} 1/,
     );
     expect(text).toMatch(/rouse_call_streams\{\} 2/);
+    expect(text).toMatch(/rouse_call_streams_opened_total\{\} 2/);
     s.close();
     admin.close();
   });

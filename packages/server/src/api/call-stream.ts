@@ -66,6 +66,7 @@ export class CallStreams {
   /** The longest frame, for the admin token and for any other (who may not call the admin's routes). */
   private readonly maxFrameBytes: { admin: number; other: number };
   private closing = false;
+  private openedCount = 0;
 
   constructor(private readonly options: CallStreamOptions) {
     this.matchers = options.routes.map((route) => ({
@@ -93,6 +94,11 @@ export class CallStreams {
   /** Open streams (tests and metrics). */
   get size(): number {
     return this.connections.size;
+  }
+
+  /** Streams opened since the start (metrics). */
+  get opened(): number {
+    return this.openedCount;
   }
 
   /** The HTTP server's `upgrade` listener. */
@@ -166,6 +172,7 @@ export class CallStreams {
       () => this.connections.delete(connection),
     );
     this.connections.add(connection);
+    this.openedCount++;
     if (this.closing) connection.endWhenIdle();
     if (head.length > 0) connection.receive(head);
   }

@@ -94,5 +94,6 @@ export function resolveConnection(ctx: CliContext, opts: ConnectionOptions): Con
 export function createClient(ctx: CliContext, opts: ConnectionOptions): { client: Client; conn: Connection } {
   const conn = resolveConnection(ctx, opts);
   ctx.reachHint = { url: conn.url, urlSource: conn.urlSource, serverPid: conn.serverPid };
-  return { client: new Client({ url: conn.url, token: conn.token }), conn };
+  // A command makes a call or a few: upgrading to a call stream would cost a round trip more than it saves.
+  return { client: new Client({ url: conn.url, token: conn.token, callStream: false }), conn };
 }
