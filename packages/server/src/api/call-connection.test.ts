@@ -5,8 +5,8 @@
  */
 import { once } from 'node:events';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { CALL_FRAME } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+import { RawCallStream } from '../test-support/call-stream-client.js';
 import { CallConnection } from './call-connection.js';
 
 let server: Server | null = null;
@@ -14,20 +14,6 @@ afterEach(() => {
   server?.close();
   server = null;
 });
-
-/** A call frame as the protocol lays it out. */
-function callFrame(id: number, target: string, body: string): Buffer {
-  const t = Buffer.from(target);
-  const b = Buffer.from(body);
-  const frame = Buffer.alloc(11 + t.length + b.length);
-  frame.writeUInt32BE(frame.length - 4, 0);
-  frame.writeUInt32BE(id, 4);
-  frame[8] = CALL_FRAME.call;
-  frame.writeUInt16BE(t.length, 9);
-  t.copy(frame, 11);
-  b.copy(frame, 11 + t.length);
-  return frame;
-}
 
 /** A connection on the coordinator's side that records the calls it starts; the client's socket. */
 async function connected(idleTimeoutMs: number) {
@@ -62,13 +48,12 @@ async function connected(idleTimeoutMs: number) {
 describe('call connection', () => {
   it('answers calls while open; a call that arrives after it ended idle is not started', async () => {
     const { client, started, whenClosed } = await connected(100);
-    const answered = once(client, 'data');
-    client.write(callFrame(1, 'POST /v1/tasks', '{"type":"t"}'));
-    await answered;
+    const stream = new RawCallStream(client);
+    expect(await stream.call('POST', '/v1/tasks', { type: 't' })).toEqual({ status: 200, body: {} });
     expect(started).toEqual(['POST /v1/tasks']);
 
     await once(client, 'end'); // idle: the coordinator ended its side
-    client.write(callFrame(2, 'POST /v1/tasks', '{"type":"t"}'));
+    stream.send('POST', '/v1/tasks', '{"type":"t"}');
     client.end(); // the frame is read before the end, and the end closes the connection
     await whenClosed;
     expect(started).toEqual(['POST /v1/tasks']);
