@@ -128,7 +128,7 @@ class Session {
         // The callback form, not the promise node-postgres would return: with its promise, about a
         // third of what the coordinator allocated per statement lived long enough to be promoted to
         // the old generation (then freed only by full collections); with a callback almost nothing
-        // is (docs/performance.md, "The driver's promise").
+        // is (docs/performance-journal.md, "The driver's promise").
         this.client.query(query, (err: Error | null, res: pg.QueryResult) =>
           err ? reject(err) : resolve(res),
         );

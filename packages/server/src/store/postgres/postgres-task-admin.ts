@@ -102,7 +102,7 @@ async function createOnce(ctx: PgContext, tasks: NewTask[]): Promise<CreatedTask
  * records, the RETURNING rows) grows with its rows, and a backend's heap keeps its high-water mark for
  * as long as the connection lives: 1,000 rows in one statement left each pooled connection that ran
  * one about 9 MB larger, for good. At 250 rows a statement the connections stay within about a MB of
- * those that never insert, and the extra round trips cost nothing measurable (docs/performance.md).
+ * those that never insert, and the extra round trips cost nothing measurable (docs/performance-journal.md).
  */
 const INSERT_STATEMENT_ROWS = 250;
 

@@ -1,7 +1,7 @@
 /**
  * How new tasks reach PostgreSQL: one INSERT of a batch sent as a JSON array with one array of values
  * per task. Arrays instead of objects leave the key names out: 40 % fewer bytes to build, send and
- * parse per task (PostgreSQL's CPU per created task 0.62 ×, docs/performance.md).
+ * parse per task (PostgreSQL's CPU per created task 0.62 ×, docs/performance-journal.md).
  */
 import { shardOf } from '../lease-shards.js';
 import type { NewTask } from '../store.js';
