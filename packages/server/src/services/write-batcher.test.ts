@@ -10,7 +10,12 @@ import type {
   NewTask,
 } from '../store/store.js';
 import { BACKOFF } from '../test-support/store-contract/harness.js';
-import { AGENT_HEARTBEAT_LINGER_MS, type BatchedWrites, createWriteBatcher } from './write-batcher.js';
+import {
+  AGENT_HEARTBEAT_LINGER_MS,
+  type BatchedWrites,
+  createWriteBatcher,
+  SINGLES_IN_FLIGHT,
+} from './write-batcher.js';
 
 function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: BatchedWrites; calls: string[][] } {
   const calls: string[][] = [];
@@ -76,6 +81,29 @@ describe('write batcher', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason).toBe(bad);
     expect(calls).toEqual([['a', 'b', 'c'], ['a'], ['b'], ['c']]);
+  });
+
+  it('writes a failed batch again a few items at a time, not all at once', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const { store } = fakeStore(() => null);
+    const singles: string[] = [];
+    store.createTasks = async (tasks) => {
+      if (tasks.length > 1) throw new RouseError('conflict', 'one of them is bad', {});
+      singles.push(tasks[0]!.id);
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setImmediate(r)); // pending a turn, as a pooled query is
+      inFlight--;
+      if (tasks[0]!.id === 't7') throw new RouseError('conflict', 'bad', {});
+      return [{ task: { id: tasks[0]!.id }, deduplicated: false } as unknown as CreatedTask];
+    };
+    const w = createWriteBatcher(store);
+    const ids = Array.from({ length: 20 }, (_, i) => `t${i}`);
+    const results = await Promise.allSettled(ids.map((id) => w.createTask(task(id))));
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect(results[7]!.status).toBe('rejected');
+    expect(singles).toEqual(ids);
+    expect(most).toBe(SINGLES_IN_FLIGHT);
   });
 
   it('fails the whole batch at once when the store is unavailable', async () => {

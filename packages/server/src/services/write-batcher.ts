@@ -11,7 +11,7 @@
  *
  * Each caller gets its own result or error. A batch call that throws is all or nothing (a
  * transaction; `createTasks` by contract): unless the store is unavailable, its items are then
- * written again one by one, so one bad item fails alone and the others are written.
+ * written again one by one (a few at a time), so one bad item fails alone and the others are written.
  */
 import type {
   AgentHeartbeatInput,
@@ -30,9 +30,16 @@ import type {
   Store,
   Transitioned,
 } from '../store/store.js';
+import { forEachLimited } from './limited.js';
 
 /** Most items written per store call. */
 const MAX_BATCH = 500;
+
+/**
+ * Single writes in flight while a failed batch is written again one by one: a batch of hundreds
+ * started at once would take every pooled connection (PostgreSQL) from the other requests.
+ */
+export const SINGLES_IN_FLIGHT = 4;
 
 /** How long the first agent heartbeat of a batch waits for others to share its commit. */
 export const AGENT_HEARTBEAT_LINGER_MS = 2;
@@ -85,7 +92,7 @@ class Coalescer<I, O> {
       if (batch.length === 1 || (err as { code?: unknown }).code === 'unavailable') {
         for (const p of batch) p.reject(err);
       } else {
-        await Promise.all(batch.map((p) => this.run([p])));
+        await forEachLimited(batch, SINGLES_IN_FLIGHT, (p) => this.run([p]));
       }
       return;
     }
