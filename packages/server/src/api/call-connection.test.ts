@@ -46,7 +46,7 @@ async function connected(idleTimeoutMs: number) {
 }
 
 describe('call connection', () => {
-  it('answers calls while open; a call that arrives after it ended idle is not started', async () => {
+  it('answers calls while open; a call that arrives after it ended idle is not started, and the connection closes', async () => {
     const { client, started, whenClosed } = await connected(100);
     const stream = new RawCallStream(client);
     expect(await stream.call('POST', '/v1/tasks', { type: 't' })).toEqual({ status: 200, body: {} });
@@ -54,8 +54,8 @@ describe('call connection', () => {
 
     await once(client, 'end'); // idle: the coordinator ended its side
     stream.send('POST', '/v1/tasks', '{"type":"t"}');
-    client.end(); // the frame is read before the end, and the end closes the connection
-    await whenClosed;
+    await whenClosed; // a client still sending after the end is cut off
+    client.destroy();
     expect(started).toEqual(['POST /v1/tasks']);
   });
 });

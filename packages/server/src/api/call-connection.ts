@@ -83,7 +83,11 @@ export class CallConnection {
     // Once this side has ended (idle, or shutting down), no answer can be written: a call that
     // arrives now is not started, so that the client, which sees the stream end without its
     // answer, may trust that nothing was done (a create not made twice, a completion not lost).
-    if (this.socket.writableEnded) return;
+    // A client still sending has not seen the end yet: the connection is closed.
+    if (this.socket.writableEnded) {
+      this.destroy();
+      return;
+    }
     let frames: Uint8Array[];
     try {
       frames = this.reader.push(chunk);

@@ -10,7 +10,8 @@
  *   listens it publishes nothing, so the hot path pays nothing for the feature.
  * - A coordinator with clients listens for those notices, reads back what they name (history entries
  *   in one read per notice, tasks and agents by id, a few at a time), in notice order, and hands the
- *   events to its `everyCoordinator` listeners. Each carries the task or agent as read then, a moment after.
+ *   events to its `everyCoordinator` listeners. Each carries the task or agent as read then, a moment
+ *   after.
  *
  * So a new client hears the other coordinators within two shard renewals (its coordinator announces
  * it, then they read it: two thirds of the shard lease TTL). A notice lost while the database

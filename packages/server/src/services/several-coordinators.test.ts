@@ -456,7 +456,7 @@ describe('several coordinators on one store', () => {
       { everyCoordinator: true },
     );
     await advance(4000); // a announces it listens, then b reads it
-    // All in one event-loop turn of b's: one notice.
+    // Started together: b publishes them in one notice, or in a few.
     const beats = tasks.map((t) =>
       b.heartbeatTask(worker.caller, t.id, { version: t.version, progress: 0.5 }),
     );
