@@ -16,7 +16,7 @@ afterEach(() => {
 });
 
 /** A connection on the coordinator's side that records the calls it starts; the client's socket. */
-async function connected(idleTimeoutMs: number) {
+async function connected(idleTimeoutMs: number, closeGraceMs = 60_000) {
   const started: string[] = [];
   let closed!: () => void;
   const whenClosed = new Promise<void>((resolve) => {
@@ -41,6 +41,7 @@ async function connected(idleTimeoutMs: number) {
     () => {},
     closed,
     idleTimeoutMs,
+    closeGraceMs,
   );
   return { client, started, whenClosed };
 }
@@ -58,4 +59,11 @@ describe('call connection', () => {
     client.destroy();
     expect(started).toEqual(['POST /v1/tasks']);
   });
+
+  it('a client that never closes its side after the idle end is cut off after the grace', async () => {
+    const { client, whenClosed } = await connected(100, 200);
+    await once(client, 'end'); // ended idle; this client (half-open) does not close its side
+    await whenClosed;
+    client.destroy();
+  }, 10_000);
 });

@@ -5,7 +5,7 @@
  * ({@link MAX_CALLS_IN_FLIGHT}) and their frames' bytes ({@link MAX_IN_FLIGHT_BYTES}), the answers
  * its client has not read ({@link MAX_UNWRITTEN_BYTES}) — by not reading until there is room. A frame
  * that breaks the framing closes the connection; one idle for {@link IDLE_TIMEOUT_MS} with nothing in
- * flight is ended. Every call started is answered unless the connection is cut: the stream ends only
+ * flight is ended, and cut {@link CLOSE_GRACE_MS} later if its client has not closed it. Every call started is answered unless the connection is cut: the stream ends only
  * with nothing in flight, and a call that arrives after it ended is not started.
  */
 import type { Socket } from 'node:net';
@@ -26,6 +26,11 @@ export const MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 export const MAX_UNWRITTEN_BYTES = 8 * 1024 * 1024;
 /** A connection with nothing in flight and nothing received for this long is ended (as keep-alive). */
 export const IDLE_TIMEOUT_MS = 72_000;
+/**
+ * How long a client has, once the coordinator has ended a stream, to close its side before the
+ * connection is cut (a client that never does would otherwise hold it open for good).
+ */
+export const CLOSE_GRACE_MS = 10_000;
 /** The longest call target (`POST /v1/agents/{id}/heartbeat` with the longest id, and room to spare). */
 export const MAX_TARGET_BYTES = 1024;
 /** A call frame's fields before its target, after the length prefix: id, kind, target length. */
@@ -62,11 +67,12 @@ export class CallConnection {
     private readonly lost: (err: unknown) => void,
     onClose: () => void,
     idleTimeoutMs = IDLE_TIMEOUT_MS,
+    private readonly closeGraceMs = CLOSE_GRACE_MS,
   ) {
     this.reader = new FrameReader(maxFrameBytes);
     socket.setNoDelay(true);
     socket.setTimeout(idleTimeoutMs, () => {
-      if (this.inFlight.size === 0) socket.end();
+      if (this.inFlight.size === 0) this.end();
     });
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     // The client is done (its SDK closes streams whole): whatever it waits for, it will not read.
@@ -105,11 +111,20 @@ export class CallConnection {
   /** End the stream once nothing is in flight (the coordinator is shutting down). */
   endWhenIdle(): void {
     this.ending = true;
-    if (this.inFlight.size === 0) this.socket.end();
+    if (this.inFlight.size === 0) this.end();
   }
 
   destroy(): void {
     this.socket.destroy();
+  }
+
+  /** End this side of the stream; the connection is cut if the client has not closed within the grace. */
+  private end(): void {
+    if (this.socket.writableEnded) return;
+    this.socket.end();
+    const cut = setTimeout(() => this.socket.destroy(), this.closeGraceMs);
+    cut.unref();
+    this.socket.once('close', () => clearTimeout(cut));
   }
 
   private frame(f: Buffer): void {
@@ -161,7 +176,7 @@ export class CallConnection {
     if (!this.inFlight.delete(id) || this.socket.destroyed) return;
     this.inFlightBytes -= frameBytes;
     this.write(id, answer);
-    if (this.ending && this.inFlight.size === 0) this.socket.end();
+    if (this.ending && this.inFlight.size === 0) this.end();
     else this.resumeIfRoom();
   }
 
