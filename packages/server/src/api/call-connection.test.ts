@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RawCallStream } from '../test-support/call-stream-client.js';
-import { CallConnection } from './call-connection.js';
+import { CallConnection, endThenCut } from './call-connection.js';
 
 let server: Server | null = null;
 afterEach(() => {
@@ -64,6 +64,28 @@ describe('call connection', () => {
     const { client, whenClosed } = await connected(100, 200);
     await once(client, 'end'); // ended idle; this client (half-open) does not close its side
     await whenClosed;
+    client.destroy();
+  }, 10_000);
+
+  it('endThenCut (a refused upgrade too) writes its last bytes, then cuts a peer that keeps its side open', async () => {
+    const accepted = new Promise<Socket>((resolve) => {
+      server = createServer({ allowHalfOpen: true }, resolve);
+    });
+    server!.listen(0, '127.0.0.1');
+    await once(server!, 'listening');
+    const { port } = server!.address() as { port: number };
+    const client = createConnection({ port, host: '127.0.0.1', allowHalfOpen: true });
+    client.on('error', () => {});
+    let received = '';
+    client.on('data', (d: Buffer) => {
+      received += d.toString();
+    });
+    const socket = await accepted;
+    const closed = once(socket, 'close');
+    endThenCut(socket, 100, 'HTTP/1.1 404 Not Found\r\n\r\n');
+    await once(client, 'end');
+    expect(received).toBe('HTTP/1.1 404 Not Found\r\n\r\n');
+    await closed; // the client never closed its side
     client.destroy();
   }, 10_000);
 });

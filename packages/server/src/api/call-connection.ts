@@ -120,11 +120,7 @@ export class CallConnection {
 
   /** End this side of the stream; the connection is cut if the client has not closed within the grace. */
   private end(): void {
-    if (this.socket.writableEnded) return;
-    this.socket.end();
-    const cut = setTimeout(() => this.socket.destroy(), this.closeGraceMs);
-    cut.unref();
-    this.socket.once('close', () => clearTimeout(cut));
+    endThenCut(this.socket, this.closeGraceMs);
   }
 
   private frame(f: Buffer): void {
@@ -223,4 +219,17 @@ export class CallConnection {
     this.paused = false;
     this.socket.resume();
   }
+}
+
+/**
+ * End `socket`, writing `last` first, and cut it if the peer has not closed its side within
+ * `graceMs`: a peer that never does would otherwise hold the connection open for good.
+ */
+export function endThenCut(socket: Socket, graceMs: number, last?: string): void {
+  if (socket.writableEnded) return;
+  if (last === undefined) socket.end();
+  else socket.end(last);
+  const cut = setTimeout(() => socket.destroy(), graceMs);
+  cut.unref();
+  socket.once('close', () => clearTimeout(cut));
 }

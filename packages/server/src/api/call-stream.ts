@@ -21,7 +21,14 @@ import { RouseError } from '../core/errors.js';
 import { type PresentedToken, presentToken } from '../services/auth.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 import { authenticate, bearerToken, checkAccess } from './auth.js';
-import { type Answer, CALL_FIELD_BYTES, CallConnection, MAX_TARGET_BYTES } from './call-connection.js';
+import {
+  type Answer,
+  CALL_FIELD_BYTES,
+  CallConnection,
+  CLOSE_GRACE_MS,
+  endThenCut,
+  MAX_TARGET_BYTES,
+} from './call-connection.js';
 import {
   BAD_PERCENT_ENCODING,
   badJsonError,
@@ -291,10 +298,12 @@ function decodeParam(raw: string, path: string): string {
   }
 }
 
-/** Answer an upgrade request with an HTTP error and close the connection. */
+/** Answer an upgrade request with an HTTP error and close the connection (cut if the client keeps it). */
 function refuse(socket: Socket, status: number, body: ErrorBody): void {
   const text = JSON.stringify(body);
-  socket.end(
+  endThenCut(
+    socket,
+    CLOSE_GRACE_MS,
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
   );
