@@ -1,7 +1,8 @@
 /**
  * One call-stream connection over a real loopback socket: a call that arrives after the coordinator
  * ended its side of the stream (here: idle) is not started, so a client that sees the stream end
- * without an answer knows the call did nothing.
+ * without an answer knows the call did nothing; and a client that keeps its side open after the end
+ * (half-open) is cut off after a grace, as is one whose upgrade was refused.
  */
 import { once } from 'node:events';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -15,13 +16,8 @@ afterEach(() => {
   server = null;
 });
 
-/** A connection on the coordinator's side that records the calls it starts; the client's socket. */
-async function connected(idleTimeoutMs: number, closeGraceMs = 60_000) {
-  const started: string[] = [];
-  let closed!: () => void;
-  const whenClosed = new Promise<void>((resolve) => {
-    closed = resolve;
-  });
+/** Both ends of a loopback connection, each keeping its side open when the other ends (half-open). */
+async function halfOpenPair(): Promise<{ client: Socket; socket: Socket }> {
   const accepted = new Promise<Socket>((resolve) => {
     server = createServer({ allowHalfOpen: true }, resolve);
   });
@@ -30,7 +26,17 @@ async function connected(idleTimeoutMs: number, closeGraceMs = 60_000) {
   const { port } = server!.address() as { port: number };
   const client = createConnection({ port, host: '127.0.0.1', allowHalfOpen: true });
   client.on('error', () => {});
-  const socket = await accepted;
+  return { client, socket: await accepted };
+}
+
+/** A connection on the coordinator's side that records the calls it starts; the client's socket. */
+async function connected(idleTimeoutMs: number, closeGraceMs = 60_000) {
+  const started: string[] = [];
+  let closed!: () => void;
+  const whenClosed = new Promise<void>((resolve) => {
+    closed = resolve;
+  });
+  const { client, socket } = await halfOpenPair();
   new CallConnection(
     socket,
     1024 * 1024,
@@ -68,19 +74,11 @@ describe('call connection', () => {
   }, 10_000);
 
   it('endThenCut (a refused upgrade too) writes its last bytes, then cuts a peer that keeps its side open', async () => {
-    const accepted = new Promise<Socket>((resolve) => {
-      server = createServer({ allowHalfOpen: true }, resolve);
-    });
-    server!.listen(0, '127.0.0.1');
-    await once(server!, 'listening');
-    const { port } = server!.address() as { port: number };
-    const client = createConnection({ port, host: '127.0.0.1', allowHalfOpen: true });
-    client.on('error', () => {});
+    const { client, socket } = await halfOpenPair();
     let received = '';
     client.on('data', (d: Buffer) => {
       received += d.toString();
     });
-    const socket = await accepted;
     const closed = once(socket, 'close');
     endThenCut(socket, 100, 'HTTP/1.1 404 Not Found\r\n\r\n');
     await once(client, 'end');
