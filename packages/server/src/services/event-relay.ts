@@ -23,7 +23,7 @@ import type { Clock } from '../core/clock.js';
 import { toAlert } from '../store/alert-row.js';
 import type { AlertRecord, Store, StreamNotice, StreamRef, TransitionRef } from '../store/store.js';
 import type { EventBus } from './event-bus.js';
-import { forEachLimited } from './limited.js';
+import { BACKGROUND_STORE_CALLS, forEachLimited } from './limited.js';
 import { createNoticeBatcher } from './notice-batcher.js';
 import { conditionEvent } from './watchdog/condition-event.js';
 
@@ -48,13 +48,6 @@ export interface EventRelay {
   /** Notices published and received (for stats). */
   readonly stats: { published: number; received: number };
 }
-
-/**
- * Reads by id that one notice may have in flight. A notice names everything one coordinator did in an
- * event-loop turn (hundreds of progress reports in a busy fleet); reading them all at once would take
- * every pooled connection and hold up this coordinator's own heartbeats and detectors behind them.
- */
-export const BY_ID_READS = 4;
 
 export function createEventRelay(deps: {
   store: Store;
@@ -100,7 +93,10 @@ export function createEventRelay(deps: {
     const agentById = new Map<string, Agent>();
     const interventionById = new Map<string, Intervention>();
     const alertById = new Map<string, AlertRecord>();
-    /** One store read by id each, at most `BY_ID_READS` at a time (a notice can name hundreds). */
+    /**
+     * One store read by id each, a few at a time: a notice names everything one coordinator did in an
+     * event-loop turn (hundreds of progress reports in a busy fleet).
+     */
     const byId: (() => Promise<void>)[] = [
       ...[...taskIds].map((id) => () => store.getTask(id).then(keepIn(taskById, id))),
       ...[...agentIds].map((id) => () => store.getAgent(id).then(keepIn(agentById, id))),
@@ -110,7 +106,7 @@ export function createEventRelay(deps: {
     const [transitions, conditions] = await Promise.all([
       store.readTransitions(entries),
       conditionSeqs.length === 0 ? Promise.resolve([]) : store.readConditions(conditionSeqs),
-      forEachLimited(byId, BY_ID_READS, (read) => read()),
+      forEachLimited(byId, BACKGROUND_STORE_CALLS, (read) => read()),
     ]);
     const conditionBySeq = new Map(conditions.map((c) => [c.seq, c]));
     const entryAt = new Map(transitions.map((t) => [`${t.task.id}\u0000${t.event.seq}`, t]));

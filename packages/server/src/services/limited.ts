@@ -5,6 +5,13 @@
  */
 
 /**
+ * Store calls one piece of background work keeps in flight: a recovery sweep's ladders, a relayed
+ * notice's reads by id, a failed batch's writes one by one. Under half of PostgreSQL's default pool
+ * of 10, so that requests, heartbeats and detector re-checks always find a connection.
+ */
+export const BACKGROUND_STORE_CALLS = 4;
+
+/**
  * Run `fn` for each item, at most `limit` at a time, in order of the items; resolves when all are
  * done. A rejection rejects the whole (items already started run on; no new ones start).
  */

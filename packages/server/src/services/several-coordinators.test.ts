@@ -24,7 +24,7 @@ import type { Store } from '../store/store.js';
 import { ADMIN, ENROLLMENT, settle, TOKENS } from '../test-support/coordinator-fixture.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { type CoordinatorService, createCoordinator } from './create-coordinator.js';
-import { BY_ID_READS } from './event-relay.js';
+import { BACKGROUND_STORE_CALLS } from './limited.js';
 import { skewedClock } from './store-clock.js';
 
 interface Cuttable {
@@ -470,7 +470,7 @@ describe('several coordinators on one store', () => {
     expect(progress.sort()).toEqual(tasks.map((t) => t.id).sort());
     expect(registered.sort()).toEqual(agents.map((x) => x.agentId).sort());
     expect(most).toBeGreaterThan(1);
-    expect(most).toBeLessThanOrEqual(BY_ID_READS);
+    expect(most).toBeLessThanOrEqual(BACKGROUND_STORE_CALLS);
   });
 
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {

@@ -10,12 +10,8 @@ import type {
   NewTask,
 } from '../store/store.js';
 import { BACKOFF } from '../test-support/store-contract/harness.js';
-import {
-  AGENT_HEARTBEAT_LINGER_MS,
-  type BatchedWrites,
-  createWriteBatcher,
-  SINGLES_IN_FLIGHT,
-} from './write-batcher.js';
+import { BACKGROUND_STORE_CALLS } from './limited.js';
+import { AGENT_HEARTBEAT_LINGER_MS, type BatchedWrites, createWriteBatcher } from './write-batcher.js';
 
 function fakeStore(fail: (tasks: NewTask[]) => Error | null): { store: BatchedWrites; calls: string[][] } {
   const calls: string[][] = [];
@@ -103,7 +99,7 @@ describe('write batcher', () => {
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
     expect(results[7]!.status).toBe('rejected');
     expect(singles).toEqual(ids);
-    expect(most).toBe(SINGLES_IN_FLIGHT);
+    expect(most).toBe(BACKGROUND_STORE_CALLS);
   });
 
   it('fails the whole batch at once when the store is unavailable', async () => {

@@ -30,16 +30,10 @@ import type {
   Store,
   Transitioned,
 } from '../store/store.js';
-import { forEachLimited } from './limited.js';
+import { BACKGROUND_STORE_CALLS, forEachLimited } from './limited.js';
 
 /** Most items written per store call. */
 const MAX_BATCH = 500;
-
-/**
- * Single writes in flight while a failed batch is written again one by one: a batch of hundreds
- * started at once would take every pooled connection (PostgreSQL) from the other requests.
- */
-export const SINGLES_IN_FLIGHT = 4;
 
 /** How long the first agent heartbeat of a batch waits for others to share its commit. */
 export const AGENT_HEARTBEAT_LINGER_MS = 2;
@@ -92,7 +86,7 @@ class Coalescer<I, O> {
       if (batch.length === 1 || (err as { code?: unknown }).code === 'unavailable') {
         for (const p of batch) p.reject(err);
       } else {
-        await forEachLimited(batch, SINGLES_IN_FLIGHT, (p) => this.run([p]));
+        await forEachLimited(batch, BACKGROUND_STORE_CALLS, (p) => this.run([p]));
       }
       return;
     }

@@ -24,7 +24,7 @@ import { shardOf } from '../../store/lease-shards.js';
 import type { Store, Transitioned } from '../../store/store.js';
 import type { AgentCommands } from '../agent-commands.js';
 import { newId } from '../ids.js';
-import { forEachLimited } from '../limited.js';
+import { BACKGROUND_STORE_CALLS, forEachLimited } from '../limited.js';
 import { every } from '../periodic.js';
 import type { ShardSet } from '../shard-manager.js';
 import type { Interventions } from './interventions.js';
@@ -66,13 +66,6 @@ export interface Ladder {
 
 /** Interventions read per agent to count budgets (newest first). */
 const HISTORY_LIMIT = 500;
-
-/**
- * Ladders a sweep runs at once. A step is a few store round trips; a sweep over a hundred agents in
- * trouble that ran them all at once held every pooled PostgreSQL connection for a few hundred ms each
- * second, and the detectors' re-checks and the heartbeats waited behind it.
- */
-const SWEEP_CONCURRENCY = 4;
 
 export function createLadder(deps: LadderDeps): Ladder {
   const { store, clock, logger } = deps;
@@ -326,7 +319,9 @@ export function createLadder(deps: LadderDeps): Ladder {
     for (const c of await store.listConditions({ open: true, limit: 100_000 })) agents.add(c.agentId);
     const open = await store.listInterventions({ states: ['pending', 'held'], limit: 100_000 });
     for (const i of open.interventions) if (i.condition !== 'manual') agents.add(i.agentId);
-    await forEachLimited([...agents].filter(owns), SWEEP_CONCURRENCY, run);
+    // A few ladders at a time: all at once, a sweep over a hundred agents in trouble held every pooled
+    // PostgreSQL connection for a few hundred ms each second.
+    await forEachLimited([...agents].filter(owns), BACKGROUND_STORE_CALLS, run);
   }
 
   const sweeper = every(clock, deps.sweepMs, sweep, (err) =>
