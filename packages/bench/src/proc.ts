@@ -160,7 +160,9 @@ export function startNoiseMeter(serverCpuMs?: () => number | null): () => {
 
 /**
  * CPU time (ms) of the live descendants of `rootPid` whose command name matches `name` (the
- * headless browsers this process launched, say), or null without `/proc`.
+ * headless browsers this process launched, say), with that of the children they have waited for, or
+ * null without `/proc`. A descendant that exits between two readings (a closed page's renderer) moves
+ * its time into its parent's, so the difference between readings counts it and never goes negative.
  */
 export function descendantsCpuMs(rootPid: number, name: RegExp): number | null {
   let entries: string[];
@@ -179,7 +181,12 @@ export function descendantsCpuMs(rootPid: number, name: RegExp): number | null {
         .slice(stat.lastIndexOf(')') + 2)
         .split(' ')
         .map(Number);
-      procs.push({ pid: Number(entry), ppid: f[PPID]!, comm, ticks: f[UTIME]! + f[STIME]! });
+      procs.push({
+        pid: Number(entry),
+        ppid: f[PPID]!,
+        comm,
+        ticks: f[UTIME]! + f[STIME]! + f[CUTIME]! + f[CSTIME]!,
+      });
     } catch {
       // gone meanwhile
     }
