@@ -20,7 +20,8 @@
  * acknowledgement of the signal the ladder sent (`recovery.ts`).
  *
  * `--store postgres` runs on PostgreSQL (DATABASE_URL; `npm run bench` starts a private one when unset);
- * `postgres-2` puts two coordinators on it behind a round-robin balancer. `failover` runs only there.
+ * `postgres-2` puts two coordinators on it behind a round-robin balancer. `failover` starts its own
+ * coordinators on the shared store, so it runs on either, and is skipped on SQLite.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
