@@ -18,12 +18,13 @@ import type {
 } from '@rouse/protocol';
 import { NotFoundError, RouseError } from '../core/errors.js';
 import { diagnoseAgent } from '../core/watchdog/agent-diagnosis.js';
-import type { AgentQuery } from '../store/store.js';
+import type { AgentQuery, AgentWatch } from '../store/store.js';
 import { newCommandId } from './agent-commands.js';
 import { newAgentToken, requireActsAs, requireAdmin, requireEnrollment, requireRead } from './auth.js';
 import type { Caller, SentCommand } from './coordinator.js';
 import type { CoordinatorContext } from './coordinator-context.js';
 import { newId } from './ids.js';
+import { BACKGROUND_STORE_CALLS, forEachLimited } from './limited.js';
 import { createSupervision } from './supervision.js';
 import { recordBeats } from './task-heartbeats.js';
 import { heartbeatInput } from './watchdog/heartbeat-input.js';
@@ -218,12 +219,20 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       if (req.fatal !== undefined && req.fatal.length > 0) supervision.fatal(agentId, req.fatal);
       // A plain child's commands are its supervisor's to carry out: delivered here, naming the child.
       const commands = [...result.commands];
+      const childWatches: AgentWatch[] = [];
       for (const [i, child] of childResults.entries()) {
         if (child === null || child === undefined) continue;
         const { agentId: childId, agentKey } = childBeats[i]!.child;
         for (const c of child.commands) commands.push({ ...c, agentId: childId, agentKey });
-        await watchdog.agents.evaluate(child.watch, null);
+        childWatches.push(child.watch);
       }
+      // The children's evaluations run a few at a time: the condition writes of those in flight
+      // together share one batched write, where one child after another paid a round trip each (a
+      // stall that hit many children at once held the supervisor's heartbeat for tens of ms on
+      // PostgreSQL, and with it the acknowledgements the heartbeat carried).
+      await forEachLimited(childWatches, BACKGROUND_STORE_CALLS, (watch) =>
+        watchdog.agents.evaluate(watch, null),
+      );
       // A supervisor's heartbeat stands for its plain children's: it must come as often as theirs must.
       const intervalMs = Math.min(
         policy.heartbeat.expectedIntervalMs,

@@ -7,6 +7,7 @@
 import { SUPERVISOR_AGENT_TYPE, type SupervisedChild } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RouseError } from '../core/errors.js';
+import type { Store } from '../store/store.js';
 import {
   ADMIN,
   type CoordinatorFixture,
@@ -15,6 +16,7 @@ import {
   ENROLLMENT,
   type FixtureAgent,
 } from '../test-support/coordinator-fixture.js';
+import { BACKGROUND_STORE_CALLS } from './limited.js';
 
 let f: CoordinatorFixture;
 afterEach(async () => {
@@ -191,6 +193,52 @@ describe('supervision in the coordinator', () => {
     expect(f.events.filter((e) => e.type === 'agent.fatal')).toEqual([
       { type: 'agent.fatal', at: f.clock.now(), supervisorId: sup.agentId, report },
     ]);
+  });
+});
+
+describe("a supervisor's heartbeat for many children", () => {
+  it('evaluates its children a few at a time: their condition writes share batched store calls', async () => {
+    let conditionWrites = 0;
+    const counting = (store: Store): Store =>
+      new Proxy(store, {
+        get(target, prop, receiver) {
+          const v: unknown = Reflect.get(target, prop, receiver);
+          if (prop !== 'applyConditionChanges') return v;
+          return (...args: unknown[]) => {
+            conditionWrites++;
+            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          };
+        },
+      });
+    f = await createFixtureWithPolicies(
+      `
+policies:
+  - name: plain
+    agent_type: p
+    heartbeat: { expected_interval: 1s, timeout_factor: 30 }
+    stall_detection: { enabled: true, stall_threshold: 2s }
+`,
+      {},
+      counting,
+    );
+    const sup = await supervisor();
+    const children: Awaited<ReturnType<typeof register>>[] = [];
+    for (let n = 1; n <= 12; n++) {
+      children.push(await register({ agentType: 'p', key: `host-1/p-${n}`, supervisorId: sup.agentId }));
+    }
+    const report = () =>
+      children.map((c, n) =>
+        entry(c, { agentKey: `host-1/p-${n + 1}`, instance: n + 1, outputAt: f.clock.now() }),
+      );
+    await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, { children: report() });
+    // All twelve fall silent together: each is stalled once its threshold passes.
+    await f.advance(2500);
+    for (const c of children) expect((await f.coordinator.getAgent(ADMIN, c.agentId)).status).toBe('stalled');
+    // They all write again: one heartbeat closes twelve conditions.
+    conditionWrites = 0;
+    await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, { children: report() });
+    for (const c of children) expect((await f.coordinator.getAgent(ADMIN, c.agentId)).status).toBe('running');
+    expect(conditionWrites).toBeLessThanOrEqual(Math.ceil(children.length / BACKGROUND_STORE_CALLS));
   });
 });
 
