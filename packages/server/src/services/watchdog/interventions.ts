@@ -21,6 +21,7 @@ import type { InterventionQuery, Store } from '../../store/store.js';
 import type { EventBus } from '../event-bus.js';
 import type { EventRelay } from '../event-relay.js';
 import { newId } from '../ids.js';
+import { BACKGROUND_STORE_CALLS, forEachLimited } from '../limited.js';
 
 /** What a person's command does, as an intervention's action (other commands open none). */
 const MANUAL_ACTIONS: Partial<Record<AgentCommand['type'], InterventionAction>> = {
@@ -130,7 +131,10 @@ export function createInterventions(deps: {
 
     async acknowledge(agentId, acks) {
       const news = new Set<string>();
-      for (const ack of acks) {
+      // A supervisor's heartbeat can carry a burst of acknowledgements (a stall that hit many of its
+      // children at once): recorded a few at a time, not one round trip after another. Each names its
+      // own command, and each write below is one atomic statement, so their order does not matter.
+      await forEachLimited(acks, BACKGROUND_STORE_CALLS, async (ack) => {
         const [found] = (await store.listInterventions({ commandId: ack.commandId, limit: 1 })).interventions;
         // The agent itself answers, or its supervisor (which carries out restart, terminate and signals).
         const by =
@@ -143,7 +147,7 @@ export function createInterventions(deps: {
                 : null;
         if (found === undefined || by === null) {
           logger.debug({ agentId, ack }, 'acknowledgement of a command no open intervention sent');
-          continue;
+          return;
         }
         const answer = {
           outcome: ack.outcome,
@@ -163,7 +167,7 @@ export function createInterventions(deps: {
             publish(noted);
             news.add(found.agentId);
           }
-          continue;
+          return;
         }
         const ended = await store.endIntervention({
           id: found.id,
@@ -172,7 +176,7 @@ export function createInterventions(deps: {
           evidence: { ack: answer, ...output },
         });
         if (ended) publish(ended);
-      }
+      });
       return [...news];
     },
 
