@@ -6,8 +6,9 @@
 
 /**
  * Store calls one piece of background work keeps in flight: a recovery sweep's ladders, a relayed
- * notice's reads by id, a failed batch's writes one by one. Under half of PostgreSQL's default pool
- * of 10, so that requests, heartbeats and detector re-checks always find a connection.
+ * notice's reads by id, a failed batch's writes one by one, and within one supervisor heartbeat its
+ * children's evaluations and its acknowledgements. Under half of PostgreSQL's default pool of 10, so
+ * that requests, heartbeats and detector re-checks always find a connection.
  */
 export const BACKGROUND_STORE_CALLS = 4;
 
