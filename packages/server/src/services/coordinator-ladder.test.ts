@@ -5,7 +5,6 @@
  */
 import type { AgentCommand, AgentHeartbeatRequest, Intervention } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../store/store.js';
 import { startHttpReceiver } from '../test-support/alert-receivers.js';
 import {
   ADMIN,
@@ -13,6 +12,7 @@ import {
   createFixtureWithPolicies,
   type FixtureAgent,
 } from '../test-support/coordinator-fixture.js';
+import { storeCallCounter } from '../test-support/store-call-counter.js';
 
 let f: CoordinatorFixture;
 afterEach(async () => {
@@ -182,40 +182,19 @@ describe('the recovery ladder', () => {
 
   it('a sweep over many agents in trouble runs at most four of their ladders at once', async () => {
     // Each ladder step reads its agent first: count those reads in flight, once counting is on.
-    let counting = false;
-    let inFlight = 0;
-    let most = 0;
-    let reads = 0;
-    const counted = (store: Store): Store =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          const value = Reflect.get(target, prop, receiver);
-          if (prop !== 'getAgent') return value;
-          return async (id: string) => {
-            if (!counting) return target.getAgent(id);
-            inFlight++;
-            reads++;
-            most = Math.max(most, inFlight);
-            try {
-              await new Promise<void>((r) => setImmediate(r));
-              return await target.getAgent(id);
-            } finally {
-              inFlight--;
-            }
-          };
-        },
-      });
-    f = await createFixtureWithPolicies(STALL_LADDER, { ladderSweepMs: 200 }, counted);
+    const reads = storeCallCounter(['getAgent']);
+    reads.on = false;
+    f = await createFixtureWithPolicies(STALL_LADDER, { ladderSweepMs: 200 }, reads.wrap);
     const agents: FixtureAgent[] = [];
     for (let i = 0; i < 12; i++) agents.push(await registerAs('llm'));
     for (const a of agents) await beat(a, { status: 'running' });
     await tick(4000, 500); // every lease runs out: twelve agents lost, each with a restart pending
     for (const a of agents) expect(steps(await interventionsOf(a.agentId))[0]).toMatch(/:pending$/);
-    counting = true;
+    reads.on = true;
     await tick(1000, 200);
-    counting = false;
-    expect(reads).toBeGreaterThanOrEqual(12);
-    expect(most).toBe(4);
+    reads.on = false;
+    expect(reads.calls).toBeGreaterThanOrEqual(12);
+    expect(reads.most).toBe(4);
   });
 
   it('`for`: the ladder waits until the condition has held that long', async () => {

@@ -1,7 +1,7 @@
 /** Interventions in the coordinator (manual clock, real SQLite): every state change is an `intervention` event. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../store/store.js';
 import { ADMIN, type CoordinatorFixture, createFixture } from '../test-support/coordinator-fixture.js';
+import { storeCallCounter } from '../test-support/store-call-counter.js';
 import { BACKGROUND_STORE_CALLS } from './limited.js';
 
 let f: CoordinatorFixture;
@@ -31,30 +31,11 @@ describe('interventions in the coordinator', () => {
   });
 
   it("records a heartbeat's acknowledgements a few at a time, not one after another", async () => {
-    // The store counts the reads by command id in flight; each stays pending a turn, as a pooled
-    // query would, so that reads started together overlap.
-    let inFlight = 0;
-    let most = 0;
-    const counting = (store: Store): Store =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          const v: unknown = Reflect.get(target, prop, receiver);
-          if (prop !== 'listInterventions') return v;
-          return async (...args: unknown[]) => {
-            most = Math.max(most, ++inFlight);
-            try {
-              await new Promise((r) => setImmediate(r));
-              return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-            } finally {
-              inFlight--;
-            }
-          };
-        },
-      });
-    f = await createFixture({}, counting);
+    const counter = storeCallCounter(['listInterventions']);
+    f = await createFixture({}, counter.wrap);
     const agent = await f.register();
     const sent = await f.coordinator.sendCommand(ADMIN, agent.agentId, { type: 'wake' });
-    most = 0;
+    counter.reset();
     // Eleven acknowledgements of commands nobody sent, and the one of the open intervention's.
     const acks = Array.from({ length: 11 }, (_, i) => ({
       commandId: `cmd_unknown_${i}`,
@@ -66,7 +47,7 @@ describe('interventions in the coordinator', () => {
     expect(await f.coordinator.getIntervention(ADMIN, sent.intervention!.id)).toMatchObject({
       state: 'succeeded',
     });
-    expect(most).toBeGreaterThan(1);
-    expect(most).toBeLessThanOrEqual(BACKGROUND_STORE_CALLS);
+    expect(counter.most).toBeGreaterThan(1);
+    expect(counter.most).toBeLessThanOrEqual(BACKGROUND_STORE_CALLS);
   });
 });

@@ -22,6 +22,7 @@ import { LEASE_SHARD_COUNT } from '../store/lease-shards.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { ADMIN, ENROLLMENT, settle, TOKENS } from '../test-support/coordinator-fixture.js';
+import { storeCallCounter } from '../test-support/store-call-counter.js';
 import type { CoordinatorOptions } from './coordinator-options.js';
 import { type CoordinatorService, createCoordinator } from './create-coordinator.js';
 import { BACKGROUND_STORE_CALLS } from './limited.js';
@@ -422,26 +423,9 @@ describe('several coordinators on one store', () => {
 
   it('a notice naming many tasks and agents is read back a few at a time, and every event arrives', async () => {
     await setup();
-    // a's view of the store counts its reads by id in flight; each stays pending a turn, as a pooled
-    // query would, so that reads started together overlap.
-    let inFlight = 0;
-    let most = 0;
-    const counted = new Proxy(shared, {
-      get(target, prop, receiver) {
-        const v: unknown = Reflect.get(target, prop, receiver);
-        if (prop !== 'getTask' && prop !== 'getAgent') return v;
-        return async (...args: unknown[]) => {
-          most = Math.max(most, ++inFlight);
-          try {
-            await new Promise((r) => setImmediate(r));
-            return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          } finally {
-            inFlight--;
-          }
-        };
-      },
-    });
-    const a = await coordinator({ coordinatorId: 'a', store: counted });
+    // a's view of the store counts its reads by id in flight.
+    const reads = storeCallCounter(['getTask', 'getAgent']);
+    const a = await coordinator({ coordinatorId: 'a', store: reads.wrap(shared) });
     const b = await coordinator({ coordinatorId: 'b' });
     const worker = await agentOn(b);
     const tasks = [];
@@ -469,8 +453,8 @@ describe('several coordinators on one store', () => {
     }
     expect(progress.sort()).toEqual(tasks.map((t) => t.id).sort());
     expect(registered.sort()).toEqual(agents.map((x) => x.agentId).sort());
-    expect(most).toBeGreaterThan(1);
-    expect(most).toBeLessThanOrEqual(BACKGROUND_STORE_CALLS);
+    expect(reads.most).toBeGreaterThan(1);
+    expect(reads.most).toBeLessThanOrEqual(BACKGROUND_STORE_CALLS);
   });
 
   it('a graceful stop releases the shards: the other takes them at its next renewal', async () => {

@@ -7,7 +7,6 @@
 import { SUPERVISOR_AGENT_TYPE, type SupervisedChild } from '@rouse/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RouseError } from '../core/errors.js';
-import type { Store } from '../store/store.js';
 import {
   ADMIN,
   type CoordinatorFixture,
@@ -16,6 +15,7 @@ import {
   ENROLLMENT,
   type FixtureAgent,
 } from '../test-support/coordinator-fixture.js';
+import { storeCallCounter } from '../test-support/store-call-counter.js';
 import { BACKGROUND_STORE_CALLS } from './limited.js';
 
 let f: CoordinatorFixture;
@@ -198,18 +198,7 @@ describe('supervision in the coordinator', () => {
 
 describe("a supervisor's heartbeat for many children", () => {
   it('evaluates its children a few at a time: their condition writes share batched store calls', async () => {
-    let conditionWrites = 0;
-    const counting = (store: Store): Store =>
-      new Proxy(store, {
-        get(target, prop, receiver) {
-          const v: unknown = Reflect.get(target, prop, receiver);
-          if (prop !== 'applyConditionChanges') return v;
-          return (...args: unknown[]) => {
-            conditionWrites++;
-            return (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          };
-        },
-      });
+    const conditionWrites = storeCallCounter(['applyConditionChanges']);
     f = await createFixtureWithPolicies(
       `
 policies:
@@ -219,7 +208,7 @@ policies:
     stall_detection: { enabled: true, stall_threshold: 2s }
 `,
       {},
-      counting,
+      conditionWrites.wrap,
     );
     const sup = await supervisor();
     const children: Awaited<ReturnType<typeof register>>[] = [];
@@ -235,10 +224,10 @@ policies:
     await f.advance(2500);
     for (const c of children) expect((await f.coordinator.getAgent(ADMIN, c.agentId)).status).toBe('stalled');
     // They all write again: one heartbeat closes twelve conditions.
-    conditionWrites = 0;
+    conditionWrites.reset();
     await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, { children: report() });
     for (const c of children) expect((await f.coordinator.getAgent(ADMIN, c.agentId)).status).toBe('running');
-    expect(conditionWrites).toBeLessThanOrEqual(Math.ceil(children.length / BACKGROUND_STORE_CALLS));
+    expect(conditionWrites.calls).toBeLessThanOrEqual(Math.ceil(children.length / BACKGROUND_STORE_CALLS));
   });
 });
 
