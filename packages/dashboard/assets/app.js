@@ -77,32 +77,93 @@ async function refresh() {
   // Nothing changed on the page: leave it alone (no re-layout, selection and focus untouched).
   if (text === lastText) return;
   lastText = text;
-  const checked = new Set([...document.querySelectorAll('input[name="id"]:checked')].map((i) => i.value));
-  const open = new Set([...live.querySelectorAll('details[open]')].map(keyOf));
-  const active = document.activeElement;
-  const activeKey = active && live.contains(active) ? focusKey(active) : null;
-  live.innerHTML = text;
-  for (const box of document.querySelectorAll('input[name="id"]')) box.checked = checked.has(box.value);
-  for (const d of live.querySelectorAll('details')) if (open.has(keyOf(d))) d.open = true;
-  if (activeKey) live.querySelector(activeKey)?.focus();
+  const fresh = document.createElement('template');
+  fresh.innerHTML = text;
+  morphChildren(live, fresh.content);
   refreshes++;
   body.dataset.refreshes = String(refreshes);
   updateCount();
   follow();
 }
 
-function keyOf(details) {
-  const summary = details.querySelector('summary');
-  const parent = details.closest('[data-event],[data-reason],[data-intervention],section');
-  return `${parent?.id || parent?.dataset.event || parent?.dataset.reason || ''}|${summary?.textContent || ''}`;
+// ---- applying a refresh: change only what differs ----
+// The live region is brought to the fresh fragment node by node instead of being replaced: a row that
+// did not change is left alone (no style, layout or paint for it), and what the user is doing stays as
+// it is, because it stays the same element: a ticked box, an opened <details>, text typed into a
+// field, the focus, a text selection. Children with an identity (an id, a row's link, an event, a log
+// line) are matched by it, so a new task at the top of a list inserts one row instead of rewriting
+// every row below it.
+const KEY_ATTRIBUTES = ['id', 'data-href', 'data-event', 'data-intervention', 'data-seq'];
+
+function nodeKey(node) {
+  if (node.nodeType !== Node.ELEMENT_NODE) return null;
+  for (const name of KEY_ATTRIBUTES) {
+    const value = node.getAttribute(name);
+    if (value !== null) return `${name}=${value}`;
+  }
+  return null;
 }
 
-function focusKey(el) {
-  if (el.id) return `#${CSS.escape(el.id)}`;
-  const href = el.getAttribute('href');
-  if (href) return `a[href="${CSS.escape(href)}"]`;
-  if (el.name === 'id' && el.value) return `input[name="id"][value="${CSS.escape(el.value)}"]`;
-  return null;
+function morphChildren(into, from) {
+  const keyed = new Map();
+  for (let c = into.firstChild; c; c = c.nextSibling) {
+    const key = nodeKey(c);
+    if (key !== null) keyed.set(key, c);
+  }
+  const wanted = new Set();
+  for (let c = from.firstChild; c; c = c.nextSibling) {
+    const key = nodeKey(c);
+    if (key !== null) wanted.add(key);
+  }
+  let current = into.firstChild;
+  let next = from.firstChild;
+  while (next) {
+    const incoming = next;
+    next = next.nextSibling;
+    // A row that is gone is removed here rather than moved past by every row after it.
+    while (current && nodeKey(current) !== null && !wanted.has(nodeKey(current))) {
+      const gone = current;
+      current = current.nextSibling;
+      gone.remove();
+    }
+    const key = nodeKey(incoming);
+    let match = null;
+    if (key !== null) {
+      match = keyed.get(key) ?? null;
+      keyed.delete(key);
+    } else if (current && nodeKey(current) === null && current.nodeName === incoming.nodeName) {
+      match = current;
+    }
+    if (match === null || match.nodeName !== incoming.nodeName) {
+      into.insertBefore(incoming, current);
+      continue;
+    }
+    if (match === current) current = current.nextSibling;
+    else into.insertBefore(match, current);
+    morphNode(match, incoming);
+  }
+  while (current) {
+    const gone = current;
+    current = current.nextSibling;
+    gone.remove();
+  }
+}
+
+function morphNode(node, incoming) {
+  if (node.nodeType !== Node.ELEMENT_NODE) {
+    if (node.nodeValue !== incoming.nodeValue) node.nodeValue = incoming.nodeValue;
+    return;
+  }
+  if (node.isEqualNode(incoming)) return;
+  // Whether a <details> is open is the user's choice once it is on the page.
+  const keep = node.nodeName === 'DETAILS' ? 'open' : null;
+  for (const { name, value } of incoming.attributes) {
+    if (name !== keep && node.getAttribute(name) !== value) node.setAttribute(name, value);
+  }
+  for (const name of node.getAttributeNames()) {
+    if (name !== keep && !incoming.hasAttribute(name)) node.removeAttribute(name);
+  }
+  morphChildren(node, incoming);
 }
 
 function signedOut() {
