@@ -5,7 +5,8 @@
  * grandchild ignores SIGTERM and leaves the last output lines with the intervention; a crash loop backs
  * off doubling, goes fatal after its budget (one `agent.fatal` event) and stops restarting; a second
  * supervisor under the same name is refused; a plain program is kept running by the supervisor's
- * heartbeat with its progress read from its output; SIGTERM stops every child.
+ * heartbeat with its progress read from its output; a command is answered as soon as it is carried
+ * out, not with the next heartbeat; SIGTERM stops every child.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,8 +50,8 @@ function alive(pid: number): boolean {
   }
 }
 
-async function coordinator(): Promise<{ coord: CoordinatorProcess; admin: Client }> {
-  const coord = await startCoordinatorProcess({ extraArgs: ['--policies', writePolicyFile(POLICY)] });
+async function coordinator(policy = POLICY): Promise<{ coord: CoordinatorProcess; admin: Client }> {
+  const coord = await startCoordinatorProcess({ extraArgs: ['--policies', writePolicyFile(policy)] });
   cleanups.push(() => coord.kill('SIGTERM'));
   return { coord, admin: new Client({ url: coord.url, token: coord.adminToken }) };
 }
@@ -238,6 +239,38 @@ programs:
     expect((await sup.exited).code).toBe(0);
     // Terminated means not started again.
     expect(events(sup).filter((e) => e.event === 'started' && e.key === 'host-b/plain-1')).toHaveLength(1);
+  });
+
+  it('answers a command as soon as it is carried out, without waiting for a heartbeat', async () => {
+    // Heartbeats a minute apart: an answer that waited for one would not come within the test.
+    const { admin, coord } = await coordinator(`
+policies:
+  - name: slow
+    agent_type: "*"
+    heartbeat: { expected_interval: 60s, timeout_factor: 3 }
+`);
+    const sup = supervise(
+      coord,
+      `name: host-ack\nprograms:\n  - name: napper\n    command: ["sleep", "1000"]\n    sdk: false\n    stop: { grace: 300ms }\n`,
+    );
+    const registered = await sup.waitForLine<Line>((e) => e.event === 'registered');
+    const child = await waitFor(
+      async () =>
+        (await admin.listAgents({ agentType: 'napper' })).find((a) => a.key === 'host-ack/napper-1'),
+      { what: 'the plain child registered' },
+    );
+    const beatBefore = await waitFor(
+      async () => (await admin.getAgent(registered.agentId!)).lastHeartbeatAt,
+      { what: "the supervisor's first heartbeat" },
+    );
+    const wake = await admin.sendCommand(child.id, { type: 'wake', signal: 'SIGCONT' });
+    expect(await ended(admin, wake.intervention!.id)).toMatchObject({
+      state: 'succeeded',
+      evidence: { ack: { outcome: 'done', by: 'supervisor' } },
+    });
+    // The answer came on its own call: the supervisor has not sent a heartbeat since.
+    expect((await admin.getAgent(registered.agentId!)).lastHeartbeatAt).toBe(beatBefore);
+    expect(events(sup).some((e) => e.event === 'acknowledged')).toBe(true);
   });
 
   it('backs off a crash loop doubling, goes fatal after its budget (one agent.fatal event) and stops restarting', async () => {

@@ -4,9 +4,9 @@
  * its programs' instances, sends one heartbeat for itself and all its children (their /proc samples,
  * states, restarts; for plain programs this entry is their heartbeat), carries out the commands the
  * coordinator routes to it for its children (`restart`, `terminate`, `wake` signals) — collected at
- * once by a long-poll (`commands/next`), and on its heartbeat responses — acknowledges them by id on a
- * heartbeat sent as soon as each is carried out, and on `stop()` stops every child (grace, then
- * SIGKILL) and leaves.
+ * once by a long-poll (`commands/next`), and on its heartbeat responses — acknowledges each by id as
+ * soon as it is carried out (`commands/acks`; with the next heartbeat when that call fails), and on
+ * `stop()` stops every child (grace, then SIGKILL) and leaves.
  */
 import { hostname } from 'node:os';
 import {
@@ -65,8 +65,10 @@ export class Supervisor {
   private intervalMs = 5000;
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> | null = null;
-  /** An acknowledgement is waiting: beat again as soon as the beat in flight ends. */
+  /** Beat again as soon as the beat in flight ends (acknowledgements wait that could not be sent). */
   private soon = false;
+  /** The acknowledgements call in flight, which also sends what is queued meanwhile. */
+  private answering: Promise<void> | null = null;
   private stopped = false;
   /** Ends the commands long-poll on stop. */
   private readonly polling = new AbortController();
@@ -201,6 +203,7 @@ export class Supervisor {
     this.timer = null;
     await Promise.all(this.instances.map((i) => i.shutdown()));
     await this.beating?.catch(() => undefined);
+    await this.answering;
     // A last heartbeat carries the acks still owed (the children are stopped now).
     await this.beat().catch(() => undefined);
     await Promise.all(this.instances.map((i) => this.leaveChild(i)));
@@ -358,35 +361,34 @@ export class Supervisor {
       if (!i.program.sdk && i.pid !== null && i.agent?.pid !== i.pid) this.onStarted(i);
     }
     // Acks and fatal reports carry output (up to 8 KiB each): as many as fit in half a body now,
-    // the rest with the next heartbeat.
-    const acks = takeWithin(this.acks, 100, MAX_BEAT_BYTES / 4);
+    // the rest with the next heartbeat. The acks are this beat's until it fails (then they go back).
+    const acks = this.takeAcks();
     const fatal = takeWithin(this.fatal, 100, MAX_BEAT_BYTES / 4);
     const chunks = splitChildren(
       this.childEntries(),
       MAX_BEAT_BYTES - JSON.stringify({ acks, fatal }).length,
     );
     for (const [n, children] of chunks.entries()) {
-      const res = await client.agentHeartbeat(
-        agentId,
-        {
-          status: 'running',
-          metrics: { rssBytes: process.memoryUsage().rss, cpuPercent: Math.round(cpuPercent * 10) / 10 },
-          children,
-          ...(n === 0 && acks.length > 0 ? { acks } : {}),
-          ...(n === 0 && fatal.length > 0 ? { fatal } : {}),
-        },
-        { timeoutMs: BEAT_TIMEOUT_MS },
-      );
+      let res: Awaited<ReturnType<Client['agentHeartbeat']>>;
+      try {
+        res = await client.agentHeartbeat(
+          agentId,
+          {
+            status: 'running',
+            metrics: { rssBytes: process.memoryUsage().rss, cpuPercent: Math.round(cpuPercent * 10) / 10 },
+            children,
+            ...(n === 0 && acks.length > 0 ? { acks } : {}),
+            ...(n === 0 && fatal.length > 0 ? { fatal } : {}),
+          },
+          { timeoutMs: BEAT_TIMEOUT_MS },
+        );
+      } catch (err) {
+        if (n === 0) this.acks.unshift(...acks);
+        throw err;
+      }
       if (n === 0) {
-        this.acks.splice(0, acks.length);
         this.fatal.splice(0, fatal.length);
-        for (const a of acks) {
-          const i = this.leaveAfterAck.get(a.commandId);
-          if (i !== undefined) {
-            this.leaveAfterAck.delete(a.commandId);
-            void this.leaveChild(i);
-          }
-        }
+        this.acknowledged(acks);
       }
       if (res.heartbeatIntervalMs > 0) this.intervalMs = res.heartbeatIntervalMs;
       for (const c of res.commands) void this.carryOut(c);
@@ -397,7 +399,53 @@ export class Supervisor {
     this.acks.push(ack);
     if (leaveChild !== undefined) this.leaveAfterAck.set(ack.commandId, leaveChild);
     this.emit({ event: 'acknowledged', id: ack.commandId, outcome: ack.outcome, message: ack.message });
-    this.beatSoon();
+    this.answering ??= this.sendAcks().finally(() => {
+      this.answering = null;
+    });
+  }
+
+  /**
+   * Send the queued acknowledgements at once, on their own call: a heartbeat in flight (which on a
+   * busy store can take tens of ms with many children) would hold them, and the next one too. What
+   * is queued while a call is in flight goes with the next call; what a failed call carried goes
+   * back to the queue for the next heartbeat, sent at once.
+   */
+  private async sendAcks(): Promise<void> {
+    while (this.acks.length > 0 && !this.stopped) {
+      const client = this.client;
+      const agentId = this.agentId;
+      if (client === null || agentId === null) {
+        this.beatSoon();
+        return;
+      }
+      const acks = this.takeAcks();
+      try {
+        await client.acknowledgeCommands(agentId, { acks }, { timeoutMs: BEAT_TIMEOUT_MS });
+      } catch {
+        this.acks.unshift(...acks);
+        this.beatSoon();
+        return;
+      }
+      this.acknowledged(acks);
+    }
+  }
+
+  /** Take the acknowledgements one request carries (at most 100, and at most a quarter of a body). */
+  private takeAcks(): CommandAck[] {
+    const acks = takeWithin(this.acks, 100, MAX_BEAT_BYTES / 4);
+    this.acks.splice(0, acks.length);
+    return acks;
+  }
+
+  /** The coordinator has these acknowledgements: a terminated plain child's agent leaves now. */
+  private acknowledged(acks: readonly CommandAck[]): void {
+    for (const a of acks) {
+      const i = this.leaveAfterAck.get(a.commandId);
+      if (i !== undefined) {
+        this.leaveAfterAck.delete(a.commandId);
+        void this.leaveChild(i);
+      }
+    }
   }
 
   /** Carry out a command for a child, and queue its acknowledgement for the next heartbeat. */

@@ -211,7 +211,7 @@ export type FatalReport = z.input<typeof schemas.fatalReport>;
 /** The most output an acknowledgement (or a fatal report) carries: the last lines of a process a supervisor stopped. */
 export const MAX_ACK_OUTPUT_CHARS = 8192;
 
-/** How an agent answers a command (in its next heartbeat's `acks`). */
+/** How an agent answers a command (in its next heartbeat's `acks`, or at once by `commands/acks`). */
 export const COMMAND_OUTCOMES = ['done', 'failed', 'unsupported'] as const;
 export type CommandOutcome = (typeof COMMAND_OUTCOMES)[number];
 export type CommandAck = z.input<typeof schemas.commandAck>;
@@ -223,6 +223,13 @@ export interface AgentHeartbeatResponse {
 }
 
 export type NextCommandsRequest = z.input<typeof schemas.nextCommands>;
+
+export type CommandAcksRequest = z.input<typeof schemas.commandAcks>;
+
+/** `POST /v1/agents/{id}/commands/acks`: how many answered a command an open intervention sent. */
+export interface CommandAcksResponse {
+  recorded: number;
+}
 
 /** `POST /v1/agents/{id}/commands/next`: the commands taken (each handed out once), oldest first. */
 export interface NextCommandsResponse {

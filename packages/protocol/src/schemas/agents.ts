@@ -268,6 +268,17 @@ export const agentCommand = z
   })
   .strict();
 
+/** `POST /v1/agents/{id}/commands/acks`: answers to commands taken, sent at once rather than with a heartbeat. */
+export const commandAcks = z
+  .object({
+    acks: z
+      .array(commandAck)
+      .min(1)
+      .max(100)
+      .describe('Answers to commands delivered by commands/next or on heartbeat responses, by their id.'),
+  })
+  .strict();
+
 /** `POST /v1/agents/{id}/commands/next`: take the agent's commands, waiting for one up to `waitMs`. */
 export const nextCommands = z
   .object({

@@ -12,6 +12,8 @@ import type {
   AgentSnapshot,
   ClaimRequest,
   ClaimResponse,
+  CommandAcksRequest,
+  CommandAcksResponse,
   JsonObject,
   ListAgentsResponse,
   NextCommandsRequest,
@@ -90,6 +92,19 @@ export abstract class AgentCalls extends HolderCalls {
       timeoutMs,
       signal: options.signal,
     });
+  }
+
+  /**
+   * `POST /v1/agents/{id}/commands/acks` — answer commands taken, at once rather than with the next
+   * heartbeat (whose `acks` carry them otherwise). Not retried: a caller keeps what failed for its
+   * next heartbeat.
+   */
+  acknowledgeCommands(
+    agentId: string,
+    req: CommandAcksRequest,
+    options: Pick<CallOptions, 'signal' | 'timeoutMs'> = {},
+  ): Promise<CommandAcksResponse> {
+    return this.http.json('POST', `/v1/agents/${id(agentId)}/commands/acks`, JSON.stringify(req), options);
   }
 
   /** `DELETE /v1/agents/{id}` — graceful leave; held tasks move to `timeout` at once. */

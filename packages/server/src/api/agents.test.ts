@@ -234,6 +234,45 @@ describe('agent reads, leave and commands', () => {
     const empty = await h.request('POST', url, { token: agent.token, body: { waitMs: 100 } });
     expect(empty.json()).toEqual({ commands: [] });
   });
+
+  it('commands/acks records answers at once, without a heartbeat: the manual intervention ends', async () => {
+    const url = `/v1/agents/${agent.agentId}/commands/acks`;
+    const sent = await h.request('POST', `/v1/agents/${agent.agentId}/commands`, {
+      body: { type: 'wake', reason: 'quiet' },
+    });
+    expect(sent.statusCode).toBe(202);
+    const { commandId, intervention } = sent.json() as { commandId: string; intervention: { id: string } };
+    const taken = await h.request('POST', `/v1/agents/${agent.agentId}/commands/next`, {
+      token: agent.token,
+      body: {},
+    });
+    expect(taken.json().commands).toEqual([expect.objectContaining({ id: commandId, type: 'wake' })]);
+    const ack = { commandId, outcome: 'done', message: 'woke up' };
+    // Only the agent itself answers, with a body that is a list of answers.
+    const other = await h.register();
+    expect((await h.request('POST', url, { token: other.token, body: { acks: [ack] } })).statusCode).toBe(
+      403,
+    );
+    expect((await h.request('POST', url, { token: agent.token, body: { acks: [] } })).json().error.code).toBe(
+      'validation_failed',
+    );
+    expect(
+      (await h.request('POST', url, { token: agent.token, body: { acks: [{ ...ack, outcome: 'maybe' }] } }))
+        .statusCode,
+    ).toBe(400);
+    const answered = await h.request('POST', url, {
+      token: agent.token,
+      body: { acks: [ack, { commandId: 'cmd_nobody_sent_this', outcome: 'done' }] },
+    });
+    expect(answered.statusCode).toBe(200);
+    expect(answered.json()).toEqual({ recorded: 1 });
+    const after = await h.request('GET', `/v1/interventions/${intervention.id}`);
+    expect(after.json().intervention).toMatchObject({ state: 'succeeded', reason: 'woke up' });
+    // Answered once: the same answer again finds nothing open.
+    expect((await h.request('POST', url, { token: agent.token, body: { acks: [ack] } })).json()).toEqual({
+      recorded: 0,
+    });
+  });
 });
 
 describe('dependencies', () => {

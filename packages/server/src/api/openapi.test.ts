@@ -32,6 +32,7 @@ const PROTOCOL_ROUTES = [
   'post /v1/agents/{agentId}/heartbeat',
   'post /v1/agents/{agentId}/commands',
   'post /v1/agents/{agentId}/commands/next',
+  'post /v1/agents/{agentId}/commands/acks',
   'get /v1/interventions',
   'get /v1/interventions/{id}',
   'get /v1/alerts',

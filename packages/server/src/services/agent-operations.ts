@@ -11,6 +11,8 @@ import type {
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
   AgentSnapshot,
+  CommandAcksRequest,
+  CommandAcksResponse,
   NextCommandsRequest,
   NextCommandsResponse,
   RegisterAgentRequest,
@@ -47,6 +49,8 @@ export interface AgentOperations {
     req: NextCommandsRequest,
     signal?: AbortSignal,
   ): Promise<NextCommandsResponse>;
+  /** The agent (or a supervisor) answers commands it took, at once rather than with its next heartbeat. */
+  acknowledgeCommands(caller: Caller, agentId: string, req: CommandAcksRequest): Promise<CommandAcksResponse>;
   /**
    * The agent's process is gone for good (it left, or the watchdog terminated it): its tasks go back
    * to the queue, its conditions close, its commands are dropped, its interventions end.
@@ -211,7 +215,8 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       }
       hooks.confirmed(agentId, incarnation);
       if (req.acks !== undefined && req.acks.length > 0) {
-        for (const id of await ctx.interventions.acknowledge(agentId, req.acks)) watchdog.ladder.poke(id);
+        const { news } = await ctx.interventions.acknowledge(agentId, req.acks);
+        for (const id of news) watchdog.ladder.poke(id);
       }
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
@@ -298,6 +303,14 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
     async nextCommands(caller, agentId, req, signal) {
       requireActsAs(caller, agentId, 'take commands');
       return { commands: await ctx.commands.next(agentId, req.waitMs ?? 0, signal) };
+    },
+
+    async acknowledgeCommands(caller, agentId, req) {
+      requireActsAs(caller, agentId, 'answer commands');
+      await mustGetAgent(agentId);
+      const { recorded, news } = await ctx.interventions.acknowledge(agentId, req.acks);
+      for (const id of news) watchdog.ladder.poke(id);
+      return { recorded };
     },
 
     async sendCommand(caller, agentId, command) {

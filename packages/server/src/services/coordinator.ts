@@ -22,6 +22,8 @@ import type {
   ClaimEffectRequest,
   ClaimRequest,
   ClaimResponse,
+  CommandAcksRequest,
+  CommandAcksResponse,
   CompleteTaskRequest,
   ConditionKind,
   CreateTaskRequest,
@@ -199,6 +201,8 @@ export interface Coordinator {
     req: NextCommandsRequest,
     signal?: AbortSignal,
   ): Promise<NextCommandsResponse>;
+  /** The agent (or a supervisor) answers commands it took, at once rather than with its next heartbeat. */
+  acknowledgeCommands(caller: Caller, agentId: string, req: CommandAcksRequest): Promise<CommandAcksResponse>;
   agentHeartbeat(
     caller: Caller,
     agentId: string,

@@ -401,6 +401,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     listAgents: (caller, query) => agents.listAgents(caller, query),
     sendCommand: (caller, agentId, command) => agents.sendCommand(caller, agentId, command),
     nextCommands: (caller, agentId, req, signal) => agents.nextCommands(caller, agentId, req, signal),
+    acknowledgeCommands: (caller, agentId, req) => agents.acknowledgeCommands(caller, agentId, req),
     diagnoseAgent: (caller, agentId) => agents.diagnoseAgent(caller, agentId),
     subscribe: (listener, options) => ctx.bus.subscribe(listener, options),
     ready: () => store.ping(),

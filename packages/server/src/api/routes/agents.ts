@@ -215,6 +215,24 @@ export function registerAgentRoutes(app: FastifyInstance, ctx: RouteContext): vo
     app,
     ctx,
     {
+      method: 'POST',
+      url: '/v1/agents/:agentId/commands/acks',
+      access: 'self',
+      summary:
+        'Answer commands taken, at once rather than with the next heartbeat (a supervisor reports a signal sent or a child restarted)',
+      body: schemas.commandAcks,
+      bodyName: 'CommandAcks',
+    },
+    async (request) => {
+      const body = parseInput(schemas.commandAcks, request.body, 'body');
+      return coordinator.acknowledgeCommands(callerOf(request), param(request, 'agentId'), body);
+    },
+  );
+
+  addRoute(
+    app,
+    ctx,
+    {
       method: 'GET',
       url: '/v1/interventions',
       access: 'read',

@@ -69,9 +69,10 @@ export interface Interventions {
   /**
    * The agent — or, for commands routed to it, the agent's supervisor — answered commands: end the
    * manual interventions they belong to, record the answers in the ladder's (with the output, the
-   * process's last log lines, a supervisor sends). Resolves with the agents whose ladder has news.
+   * process's last log lines, a supervisor sends). Resolves with how many answered a command of an
+   * open intervention, and the agents whose ladder has news.
    */
-  acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<string[]>;
+  acknowledge(agentId: string, acks: readonly CommandAck[]): Promise<{ recorded: number; news: string[] }>;
   /**
    * The agent left or was ended: its open interventions end — a `terminate` succeeded (the agent is
    * gone), anything else is skipped (nobody left to act on).
@@ -131,6 +132,7 @@ export function createInterventions(deps: {
 
     async acknowledge(agentId, acks) {
       const news = new Set<string>();
+      let recorded = 0;
       // A supervisor's heartbeat can carry a burst of acknowledgements (a stall that hit many of its
       // children at once): recorded a few at a time, not one round trip after another. Each names its
       // own command, and each write below is one atomic statement, so their order does not matter.
@@ -164,6 +166,7 @@ export function createInterventions(deps: {
             evidence: { [ackKey(found, by)]: answer, ...output },
           });
           if (noted) {
+            recorded++;
             publish(noted);
             news.add(found.agentId);
           }
@@ -175,9 +178,12 @@ export function createInterventions(deps: {
           reason: ack.message ?? `the ${by} answered ${ack.outcome}`,
           evidence: { ack: answer, ...output },
         });
-        if (ended) publish(ended);
+        if (ended) {
+          recorded++;
+          publish(ended);
+        }
       });
-      return [...news];
+      return { recorded, news: [...news] };
     },
 
     async agentEnded(agentId, reason) {
