@@ -197,6 +197,31 @@ describe('the recovery ladder', () => {
     expect(reads.most).toBe(4);
   });
 
+  it("a ladder step that changes nothing reads the agent's history once", async () => {
+    // Each step reads its agent once (counted as steps) and its history; an attempt still under way
+    // that is kept changes nothing, so the history is not read again for the open conditions.
+    const agentReads = storeCallCounter(['getAgent']);
+    const lists = storeCallCounter(['listInterventions']);
+    agentReads.on = false;
+    lists.on = false;
+    f = await createFixtureWithPolicies(STALL_LADDER, { ladderSweepMs: 200 }, (s) =>
+      agentReads.wrap(lists.wrap(s)),
+    );
+    const agents: FixtureAgent[] = [];
+    for (let i = 0; i < 6; i++) agents.push(await registerAs('llm'));
+    for (const a of agents) await beat(a, { status: 'running' });
+    await tick(4000, 500); // every lease runs out: six agents lost, each with a restart pending
+    for (const a of agents) expect(steps(await interventionsOf(a.agentId))[0]).toMatch(/:pending$/);
+    agentReads.on = true;
+    lists.on = true;
+    await tick(1000, 200);
+    agentReads.on = false;
+    lists.on = false;
+    expect(agentReads.calls).toBeGreaterThanOrEqual(6);
+    // One history read a step, and one list of the open interventions a sweep (at most 5 sweeps).
+    expect(lists.calls).toBeLessThanOrEqual(agentReads.calls + 5);
+  });
+
   it('`for`: the ladder waits until the condition has held that long', async () => {
     f = await withPolicies(
       STALL_LADDER.replace('    recovery_actions:', '    for: 5s\n    recovery_actions:'),

@@ -130,10 +130,13 @@ export function createLadder(deps: LadderDeps): Ladder {
 
     // The attempts under way: judge each; those still open block a new one for their condition.
     const busy = new Set<string>();
+    /** Whether this step changed an intervention (then the history is read again below). */
+    let changed = false;
     for (const i of history) {
       if (i.condition === 'manual' || (i.state !== 'pending' && i.state !== 'held')) continue;
       const rung = i.rung === null ? undefined : policy.recoveryActions[i.rung];
       if (rung === undefined || rung.action !== i.action) {
+        changed = true;
         await end(i, 'skipped', 'its rung is no longer in the policy');
         continue;
       }
@@ -157,6 +160,7 @@ export function createLadder(deps: LadderDeps): Ladder {
         facts.alert = handle === null ? 'failed' : await deps.alerts.delivery(handle);
       }
       const verdict = judgeAttempt(i, rung, facts);
+      if (verdict.kind !== 'keep') changed = true;
       switch (verdict.kind) {
         case 'keep':
           busy.add(episodeKey(i.condition, i.taskId));
@@ -189,8 +193,12 @@ export function createLadder(deps: LadderDeps): Ladder {
       await deps.alerts.clear(agentId, 'recovery_failed');
     }
 
-    // Open conditions without an attempt under way: the next rung, or recovery_failed.
-    const latest = (await store.listInterventions({ agentId, limit: HISTORY_LIMIT })).interventions;
+    // Open conditions without an attempt under way: the next rung, or recovery_failed. The history
+    // is read again only when the attempts above changed it (a round trip of up to 500 rows saved on
+    // the common path: a condition just opened, nothing under way).
+    const latest = changed
+      ? (await store.listInterventions({ agentId, limit: HISTORY_LIMIT })).interventions
+      : history;
     for (const c of agent.conditions) {
       const key = episodeKey(c.condition, c.taskId);
       if (busy.has(key)) continue;
