@@ -112,10 +112,13 @@ export function createLadder(deps: LadderDeps): Ladder {
 
   async function step(agentId: string): Promise<void> {
     if (!owns(agentId)) return;
-    const agent = await store.getAgent(agentId);
+    // Both reads at once: in a burst of stalls every round trip of a step delays its action.
+    const [agent, { interventions: history }] = await Promise.all([
+      store.getAgent(agentId),
+      store.listInterventions({ agentId, limit: HISTORY_LIMIT }),
+    ]);
     if (agent === null) return;
     const policy = deps.policyFor(agent.agentType);
-    const history = (await store.listInterventions({ agentId, limit: HISTORY_LIMIT })).interventions;
     const now = clock.now();
     // A supervised agent leaves while its supervisor restarts or stops it: not the end of its ladder.
     const supervisor =
