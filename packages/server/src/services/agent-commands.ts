@@ -1,6 +1,6 @@
 /**
  * Commands for agents (`wake`, `cancel`, `checkpoint`, `restart`, `terminate`), each with an id its
- * acknowledgement names (the agent's next heartbeat carries `acks`), kept in the store and
+ * acknowledgement names (in the agent's next heartbeat's `acks`, or at once on `commands/acks`), kept in the store and
  * delivered on the agent's next heartbeat response (the heartbeat's write takes them:
  * `Store.recordAgentHeartbeats`) — by whichever coordinator that heartbeat reaches,
  * whichever one queued the command. Bounded per agent: an agent that never beats again cannot grow its
@@ -16,7 +16,7 @@
  * wakes it at once, one queued through another is seen within `pollMs`.
  */
 import { randomBytes } from 'node:crypto';
-import type { AgentCommand } from '@rouse/protocol';
+import type { Agent, AgentCommand } from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/store.js';
@@ -34,12 +34,16 @@ const SUPERVISOR_ROUTES: Partial<Record<AgentCommand['type'], 'supervisor' | 'bo
   wake: 'both',
 };
 
-/** The agent's supervisor, if it has one that has not left or been ended, and the agent's key. */
+/**
+ * The agent's supervisor, if it has one that has not left or been ended, and the agent's key. `known`
+ * is the agent as its caller has just read it.
+ */
 async function liveSupervisorOf(
   store: Store,
   agentId: string,
+  known: Agent | undefined,
 ): Promise<{ id: string; childKey: string | undefined } | null> {
-  const agent = await store.getAgent(agentId);
+  const agent = known?.id === agentId ? known : await store.getAgent(agentId);
   if (agent === null || agent.supervisorId === null) return null;
   const supervisor = await store.getAgent(agent.supervisorId);
   if (supervisor === null || supervisor.status === 'left' || supervisor.status === 'terminated') return null;
@@ -62,9 +66,10 @@ export const MAX_COMMAND_AGE_MS = 24 * 60 * 60 * 1000;
 export interface AgentCommands {
   /**
    * Queue a command (under its `id` if it has one, else a new one); resolves with it as delivered (its
-   * `id` is what the agent's acknowledgement names).
+   * `id` is what the agent's acknowledgement names). `agent`: the agent as the caller has just read
+   * it (its supervisor is then not looked up through a second read).
    */
-  enqueue(agentId: string, command: AgentCommand): Promise<IdentifiedCommand>;
+  enqueue(agentId: string, command: AgentCommand, agent?: Agent): Promise<IdentifiedCommand>;
   /**
    * Queue without waiting (from code that cannot await, such as a transition's side effects); a
    * failure is logged. `idle()` waits for these.
@@ -103,16 +108,23 @@ export function createAgentCommands(deps: {
     });
     for (const wake of waiters.get(agentId) ?? []) wake();
   };
-  const enqueue = async (agentId: string, command: AgentCommand): Promise<IdentifiedCommand> => {
+  const enqueue = async (
+    agentId: string,
+    command: AgentCommand,
+    agent?: Agent,
+  ): Promise<IdentifiedCommand> => {
     const identified = { ...command, id: command.id ?? newCommandId() };
     const route = SUPERVISOR_ROUTES[command.type];
-    const supervisor = route === undefined ? null : await liveSupervisorOf(store, agentId);
+    const supervisor = route === undefined ? null : await liveSupervisorOf(store, agentId, agent);
     if (supervisor === null || route === undefined) {
       await queue(agentId, identified);
       return identified;
     }
-    await queue(supervisor.id, { ...identified, agentId, agentKey: supervisor.childKey });
-    if (route === 'both') await queue(agentId, identified);
+    // A wake goes to both at once: the two queues are independent.
+    await Promise.all([
+      queue(supervisor.id, { ...identified, agentId, agentKey: supervisor.childKey }),
+      ...(route === 'both' ? [queue(agentId, identified)] : []),
+    ]);
     return identified;
   };
 

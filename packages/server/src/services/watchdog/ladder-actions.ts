@@ -45,7 +45,7 @@ export function createLadderActions(deps: {
       case 'send_signal': {
         const command: AgentCommand & { id: string } = { type: 'wake', reason, ...task, id: newCommandId() };
         if (rung.action === 'send_signal') command.signal = rung.signal;
-        await sendNoted(i, command, { actedAt: now });
+        await sendNoted(i, command, { actedAt: now }, agent);
         return;
       }
       case 'snapshot_and_restart': {
@@ -53,6 +53,7 @@ export function createLadderActions(deps: {
           i,
           { type: 'checkpoint', reason, ttlMs: rung.snapshotTtlMs, ...task, id: newCommandId() },
           { actedAt: now, phase: 'checkpoint', checkpointAt: now, snapshotTtlMs: rung.snapshotTtlMs },
+          agent,
         );
         return;
       }
@@ -61,6 +62,7 @@ export function createLadderActions(deps: {
           i,
           { type: 'terminate', reason, graceMs: rung.graceMs, id: newCommandId() },
           { actedAt: now },
+          agent,
         );
         return;
       }
@@ -149,11 +151,17 @@ export function createLadderActions(deps: {
 
   /**
    * Record the command on the intervention, then queue it: its answer may come back within
-   * milliseconds (a supervisor's long-poll), and must find the intervention that sent it.
+   * milliseconds (a supervisor's long-poll), and must find the intervention that sent it. `agent`,
+   * when the step has just read it, spares the queue reading it again.
    */
-  async function sendNoted(i: Intervention, command: AgentCommand & { id: string }, evidence: JsonObject) {
+  async function sendNoted(
+    i: Intervention,
+    command: AgentCommand & { id: string },
+    evidence: JsonObject,
+    agent?: Agent,
+  ) {
     await note(i, evidence, command.id);
-    await deps.commands.enqueue(i.agentId, command);
+    await deps.commands.enqueue(i.agentId, command, agent);
   }
 
   async function reassignedTasks(i: Intervention): Promise<NonNullable<AttemptFacts['tasks']>> {
