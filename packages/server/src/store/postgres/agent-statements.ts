@@ -182,25 +182,26 @@ export const AGENT_SQL = {
     SELECT EXISTS (SELECT 1 FROM agents WHERE id = $2) AS found, EXISTS (SELECT 1 FROM ended) AS ended`,
 
   /**
-   * Queue a command, unless the same one about the same task is still waiting.
-   * Params: $1 now, $2 agentId, $3 type, $4 taskId (null = none), $5 command (jsonb).
+   * Queue a command, unless the same one about the same task is still waiting, and trim in the same
+   * round trip: when it was queued, the agent keeps its newest $6 commands (the new one and the
+   * $6 - 1 newest before it: the statement does not see its own insert), and every agent's commands
+   * older than $7 ms go.
+   * Params: $1 now, $2 agentId, $3 type, $4 taskId (null = none), $5 command (jsonb), $6 keep (>= 1),
+   * $7 maxAgeMs.
    */
-  insertAgentCommand: `
-    WITH ${CLOCK_CTE}
-    INSERT INTO agent_commands (agent_id, type, task_id, command, created_at)
-    SELECT $2, $3, $4, $5::jsonb, clock.now FROM clock
-    ON CONFLICT (agent_id, type, task_id) WHERE task_id IS NOT NULL DO NOTHING`,
-
-  /**
-   * Keep the agent's newest $3 commands, and drop every agent's commands older than $4 ms.
-   * Params: $1 now, $2 agentId, $3 keep (>= 1), $4 maxAgeMs.
-   */
-  trimAgentCommands: `
-    WITH ${CLOCK_CTE}
+  queueAgentCommand: `
+    WITH ${CLOCK_CTE},
+    queued AS (
+      INSERT INTO agent_commands (agent_id, type, task_id, command, created_at)
+      SELECT $2, $3, $4, $5::jsonb, clock.now FROM clock
+      ON CONFLICT (agent_id, type, task_id) WHERE task_id IS NOT NULL DO NOTHING
+      RETURNING seq
+    )
     DELETE FROM agent_commands c USING clock
-    WHERE (c.agent_id = $2 AND c.seq < (SELECT seq FROM agent_commands WHERE agent_id = $2
-                                        ORDER BY seq DESC OFFSET $3::integer - 1 LIMIT 1))
-       OR c.created_at < clock.now - $4::bigint`,
+    WHERE (c.agent_id = $2 AND EXISTS (SELECT 1 FROM queued)
+           AND c.seq NOT IN (SELECT seq FROM agent_commands WHERE agent_id = $2
+                             ORDER BY seq DESC LIMIT $6::integer - 1))
+       OR c.created_at < clock.now - $7::bigint`,
 
   /** Params: $1 agentId. */
   clearAgentCommands: 'DELETE FROM agent_commands WHERE agent_id = $1',

@@ -204,16 +204,12 @@ export function endAgent(
 
 export async function queueAgentCommand(ctx: PgContext, input: QueueAgentCommandInput): Promise<void> {
   const { agentId, command } = input;
-  await ctx.changes('insertAgentCommand', AGENT_SQL.insertAgentCommand, [
+  await ctx.changes('queueAgentCommand', AGENT_SQL.queueAgentCommand, [
     ctx.now(),
     agentId,
     command.type,
     command.taskId ?? null,
     pgJson(command),
-  ]);
-  await ctx.changes('trimAgentCommands', AGENT_SQL.trimAgentCommands, [
-    ctx.now(),
-    agentId,
     Math.max(1, Math.floor(input.keep)),
     input.maxAgeMs,
   ]);

@@ -114,6 +114,21 @@ export function agentCommandsContract(h: () => Harness): void {
       expect(await take(store, agentId)).toEqual([]);
     });
 
+    it('a command refused as already waiting drops nothing, even with the queue at its bound', async () => {
+      const { store } = h();
+      const agentId = uniqueId('agt');
+      await registered(store, agentId);
+      await queueCommand(store, agentId, { type: 'wake', reason: 'r0' }, 3);
+      await queueCommand(store, agentId, { type: 'wake', reason: 'r1' }, 3);
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1' }, 3);
+      await queueCommand(store, agentId, { type: 'cancel', taskId: 'tsk_1', reason: 'again' }, 3);
+      expect(await take(store, agentId)).toEqual([
+        { type: 'wake', reason: 'r0' },
+        { type: 'wake', reason: 'r1' },
+        { type: 'cancel', taskId: 'tsk_1' },
+      ]);
+    });
+
     it("drops any agent's commands nobody took for longer than maxAgeMs when another is queued", async () => {
       const { store, clock } = h();
       const gone = uniqueId('agt');
