@@ -222,23 +222,6 @@ describe('the recovery ladder', () => {
     expect(lists.calls).toBeLessThanOrEqual(agentReads.calls + 5);
   });
 
-  it('a rung that acts by a command opens its intervention with the command noted, in one write', async () => {
-    const writes = storeCallCounter(['openIntervention', 'noteIntervention']);
-    f = await createFixtureWithPolicies(STALL_LADDER, { ladderSweepMs: 200 }, writes.wrap);
-    const a = await registerAs('llm');
-    const got = await beatsWithoutProgress(a, 6000);
-    const [wake] = got.filter((c) => c.type === 'wake');
-    expect(wake).toMatchObject({ signal: 'SIGUSR1', id: expect.stringMatching(/^cmd_/) });
-    const [opened] = await interventionsOf(a.agentId);
-    expect(opened).toMatchObject({
-      action: 'send_signal',
-      state: 'pending',
-      commandId: wake?.id,
-      evidence: { actedAt: expect.any(Number) },
-    });
-    expect(writes.calls).toBe(1);
-  });
-
   it('`for`: the ladder waits until the condition has held that long', async () => {
     f = await withPolicies(
       STALL_LADDER.replace('    recovery_actions:', '    for: 5s\n    recovery_actions:'),

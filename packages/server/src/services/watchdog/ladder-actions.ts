@@ -1,8 +1,7 @@
 /**
  * What each rung of the recovery ladder does (docs/design.md §6.4): the commands it sends — recorded
- * on the intervention before they are queued (by the write that opens it, when the rung acts at once),
- * since a supervisor's answer can come back within milliseconds —, the reassignment of a stuck
- * agent's tasks, the alerts it raises.
+ * on the intervention before they are queued, since a supervisor's answer can come back within
+ * milliseconds —, the reassignment of a stuck agent's tasks, the alerts it raises.
  */
 import type { Agent, AgentCommand, Intervention, JsonObject } from '@rouse/protocol';
 import type { Logger } from 'pino';
@@ -14,25 +13,9 @@ import { type AgentCommands, newCommandId } from '../agent-commands.js';
 import type { LadderAlert, LadderAlerts } from './ladder-alerts.js';
 import type { LadderSteps } from './ladder-steps.js';
 
-/** The command a rung sends the agent when it acts, and what its intervention notes then. */
-export interface RungCommand {
-  command: AgentCommand & { id: string };
-  evidence: JsonObject;
-}
-
 export interface LadderActions {
-  /**
-   * The command `rung` sends when it acts for an intervention of this reason and task (a new id each
-   * time); null for the rungs that send none (`reassign`, `alert`).
-   */
-  commandOf(i: Pick<Intervention, 'reason' | 'taskId'>, rung: RecoveryAction): RungCommand | null;
   /** Carry out an intervention's action (opened, released from hold, or left unacted by its coordinator). */
   act(i: Intervention, rung: RecoveryAction, agent: Agent): Promise<void>;
-  /**
-   * Queue the command of an intervention opened with it already noted (its id and evidence), so
-   * that opening and noting are one write.
-   */
-  send(i: Intervention, command: AgentCommand & { id: string }, agent: Agent): Promise<void>;
   /** `snapshot_and_restart`, after the checkpoint: the restart. */
   sendRestart(i: Intervention): Promise<void>;
   /** The tasks a `reassign` took, as they are now. */
@@ -53,7 +36,7 @@ export function createLadderActions(deps: {
   const { store, clock, logger, actor } = deps;
   const { note, end } = deps.steps;
 
-  function commandOf(i: Pick<Intervention, 'reason' | 'taskId'>, rung: RecoveryAction): RungCommand | null {
+  async function act(i: Intervention, rung: RecoveryAction, agent: Agent): Promise<void> {
     const now = clock.now();
     const reason = `recovery ladder: ${i.reason}`;
     const task = i.taskId === null ? {} : { taskId: i.taskId };
@@ -62,36 +45,27 @@ export function createLadderActions(deps: {
       case 'send_signal': {
         const command: AgentCommand & { id: string } = { type: 'wake', reason, ...task, id: newCommandId() };
         if (rung.action === 'send_signal') command.signal = rung.signal;
-        return { command, evidence: { actedAt: now } };
+        await sendNoted(i, command, { actedAt: now }, agent);
+        return;
       }
-      case 'snapshot_and_restart':
-        return {
-          command: { type: 'checkpoint', reason, ttlMs: rung.snapshotTtlMs, ...task, id: newCommandId() },
-          evidence: {
-            actedAt: now,
-            phase: 'checkpoint',
-            checkpointAt: now,
-            snapshotTtlMs: rung.snapshotTtlMs,
-          },
-        };
-      case 'terminate':
-        return {
-          command: { type: 'terminate', reason, graceMs: rung.graceMs, id: newCommandId() },
-          evidence: { actedAt: now },
-        };
-      default:
-        return null;
-    }
-  }
-
-  async function act(i: Intervention, rung: RecoveryAction, agent: Agent): Promise<void> {
-    const now = clock.now();
-    const sent = commandOf(i, rung);
-    if (sent !== null) {
-      await sendNoted(i, sent.command, sent.evidence, agent);
-      return;
-    }
-    switch (rung.action) {
+      case 'snapshot_and_restart': {
+        await sendNoted(
+          i,
+          { type: 'checkpoint', reason, ttlMs: rung.snapshotTtlMs, ...task, id: newCommandId() },
+          { actedAt: now, phase: 'checkpoint', checkpointAt: now, snapshotTtlMs: rung.snapshotTtlMs },
+          agent,
+        );
+        return;
+      }
+      case 'terminate': {
+        await sendNoted(
+          i,
+          { type: 'terminate', reason, graceMs: rung.graceMs, id: newCommandId() },
+          { actedAt: now },
+          agent,
+        );
+        return;
+      }
       case 'reassign': {
         const ids = i.taskId === null ? agent.currentTaskIds : [i.taskId];
         const moved: string[] = [];
@@ -198,9 +172,5 @@ export function createLadderActions(deps: {
     );
   }
 
-  async function send(i: Intervention, command: AgentCommand & { id: string }, agent: Agent): Promise<void> {
-    await deps.commands.enqueue(i.agentId, command, agent);
-  }
-
-  return { commandOf, act, send, sendRestart, reassignedTasks };
+  return { act, sendRestart, reassignedTasks };
 }

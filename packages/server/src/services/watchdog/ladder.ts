@@ -79,11 +79,7 @@ export function createLadder(deps: LadderDeps): Ladder {
   let started = false;
   const steps = createLadderSteps(deps);
   const { hold, end } = steps;
-  const { act, commandOf, send, sendRestart, reassignedTasks } = createLadderActions({
-    ...deps,
-    steps,
-    actor,
-  });
+  const { act, sendRestart, reassignedTasks } = createLadderActions({ ...deps, steps, actor });
 
   const owns = (agentId: string): boolean => {
     const held = deps.shards();
@@ -285,9 +281,6 @@ export function createLadder(deps: LadderDeps): Ladder {
     extra: JsonObject = {},
   ): Promise<void> {
     const shard = shardOf(agent.id, deps.shards().count);
-    const reason = `${episode.trigger}${episode.taskId === null ? '' : ` (task ${episode.taskId})`}: rung ${rung + 1} (${action.action}), attempt ${attempt} of ${action.maxAttempts}`;
-    // A rung that acts at once by a command opens with the command already noted: one write, not two.
-    const sent = held ? null : commandOf({ reason, taskId: episode.taskId }, action);
     const opened = await store.openIntervention({
       id: newId('itv', clock.now()),
       agentId: agent.id,
@@ -297,7 +290,7 @@ export function createLadder(deps: LadderDeps): Ladder {
       action: action.action,
       rung,
       attempt,
-      reason,
+      reason: `${episode.trigger}${episode.taskId === null ? '' : ` (task ${episode.taskId})`}: rung ${rung + 1} (${action.action}), attempt ${attempt} of ${action.maxAttempts}`,
       evidence: {
         condition: conditionEvidence,
         conditionSince: episode.since,
@@ -306,9 +299,7 @@ export function createLadder(deps: LadderDeps): Ladder {
         status: agent.status,
         ...(held ? { heldFor: 'a dependency it needs is down' } : {}),
         ...extra,
-        ...sent?.evidence,
       },
-      ...(sent === null ? {} : { commandId: sent.command.id }),
       actor,
       coordinatorId: deps.coordinatorId,
       shardEpoch: deps.shardEpoch(shard),
@@ -329,8 +320,7 @@ export function createLadder(deps: LadderDeps): Ladder {
       },
       held ? 'recovery rung held: a dependency it needs is down' : 'recovery rung started',
     );
-    if (sent !== null) await send(opened, sent.command, agent);
-    else if (!held) await act(opened, action, agent);
+    if (!held) await act(opened, action, agent);
   }
 
   async function sweep(): Promise<void> {
