@@ -203,7 +203,7 @@ export class Supervisor {
     this.timer = null;
     await Promise.all(this.instances.map((i) => i.shutdown()));
     await this.beating?.catch(() => undefined);
-    await this.answering;
+    while (this.answering !== null) await this.answering;
     // A last heartbeat carries the acks still owed (the children are stopped now).
     await this.beat().catch(() => undefined);
     await Promise.all(this.instances.map((i) => this.leaveChild(i)));
@@ -399,8 +399,16 @@ export class Supervisor {
     this.acks.push(ack);
     if (leaveChild !== undefined) this.leaveAfterAck.set(ack.commandId, leaveChild);
     this.emit({ event: 'acknowledged', id: ack.commandId, outcome: ack.outcome, message: ack.message });
-    this.answering ??= this.sendAcks().finally(() => {
+    this.answerSoon();
+  }
+
+  /** Send the queued acknowledgements now, unless a call in flight will take them. */
+  private answerSoon(): void {
+    if (this.answering !== null || this.stopped) return;
+    this.answering = this.sendAcks().then((sent) => {
       this.answering = null;
+      // One queued after the call's last look at the queue, before this ran: it goes now too.
+      if (sent && this.acks.length > 0) this.answerSoon();
     });
   }
 
@@ -408,15 +416,15 @@ export class Supervisor {
    * Send the queued acknowledgements at once, on their own call: a heartbeat in flight (which on a
    * busy store can take tens of ms with many children) would hold them, and the next one too. What
    * is queued while a call is in flight goes with the next call; what a failed call carried goes
-   * back to the queue for the next heartbeat, sent at once.
+   * back to the queue for the next heartbeat, sent at once. False when a call failed.
    */
-  private async sendAcks(): Promise<void> {
+  private async sendAcks(): Promise<boolean> {
     while (this.acks.length > 0 && !this.stopped) {
       const client = this.client;
       const agentId = this.agentId;
       if (client === null || agentId === null) {
         this.beatSoon();
-        return;
+        return false;
       }
       const acks = this.takeAcks();
       try {
@@ -424,10 +432,11 @@ export class Supervisor {
       } catch {
         this.acks.unshift(...acks);
         this.beatSoon();
-        return;
+        return false;
       }
       this.acknowledged(acks);
     }
+    return true;
   }
 
   /** Take the acknowledgements one request carries (at most 100, and at most a quarter of a body). */
