@@ -19,6 +19,7 @@ import {
 } from '@rouse/protocol';
 import { Client, RouseApiError } from '@rouse/sdk';
 import { carryOutCommand } from './child-commands.js';
+import { CommandAnswers } from './command-answers.js';
 import { splitChildren, takeWithin } from './heartbeat-body.js';
 import type { ResolvedHostConfig } from './host-config.js';
 import { ProcSampler } from './proc-stat.js';
@@ -67,12 +68,18 @@ export class Supervisor {
   private beating: Promise<void> | null = null;
   /** Beat again as soon as the beat in flight ends (acknowledgements wait that could not be sent). */
   private soon = false;
-  /** The acknowledgements call in flight, which also sends what is queued meanwhile. */
-  private answering: Promise<void> | null = null;
   private stopped = false;
   /** Ends the commands long-poll on stop. */
   private readonly polling = new AbortController();
-  private readonly acks: CommandAck[] = [];
+  private readonly answers = new CommandAnswers({
+    send: (acks) =>
+      this.client === null || this.agentId === null
+        ? null
+        : this.client.acknowledgeCommands(this.agentId, { acks }, { timeoutMs: BEAT_TIMEOUT_MS }),
+    delivered: (acks) => this.acknowledged(acks),
+    fallBack: () => this.beatSoon(),
+    maxBytes: MAX_BEAT_BYTES / 4,
+  });
   private readonly fatal: FatalReport[] = [];
   private readonly seen: string[] = [];
   /** Plain children to leave once the ack of their terminate got through. */
@@ -203,7 +210,7 @@ export class Supervisor {
     this.timer = null;
     await Promise.all(this.instances.map((i) => i.shutdown()));
     await this.beating?.catch(() => undefined);
-    while (this.answering !== null) await this.answering;
+    await this.answers.stop();
     // A last heartbeat carries the acks still owed (the children are stopped now).
     await this.beat().catch(() => undefined);
     await Promise.all(this.instances.map((i) => this.leaveChild(i)));
@@ -362,7 +369,7 @@ export class Supervisor {
     }
     // Acks and fatal reports carry output (up to 8 KiB each): as many as fit in half a body now,
     // the rest with the next heartbeat. The acks are this beat's until it fails (then they go back).
-    const acks = this.takeAcks();
+    const acks = this.answers.take();
     const fatal = takeWithin(this.fatal, 100, MAX_BEAT_BYTES / 4);
     const chunks = splitChildren(
       this.childEntries(),
@@ -383,7 +390,7 @@ export class Supervisor {
           { timeoutMs: BEAT_TIMEOUT_MS },
         );
       } catch (err) {
-        if (n === 0) this.acks.unshift(...acks);
+        if (n === 0) this.answers.giveBack(acks);
         throw err;
       }
       if (n === 0) {
@@ -396,54 +403,9 @@ export class Supervisor {
   }
 
   private ack(ack: CommandAck, leaveChild?: ProgramInstance): void {
-    this.acks.push(ack);
     if (leaveChild !== undefined) this.leaveAfterAck.set(ack.commandId, leaveChild);
     this.emit({ event: 'acknowledged', id: ack.commandId, outcome: ack.outcome, message: ack.message });
-    this.answerSoon();
-  }
-
-  /** Send the queued acknowledgements now, unless a call in flight will take them. */
-  private answerSoon(): void {
-    if (this.answering !== null || this.stopped) return;
-    this.answering = this.sendAcks().then((sent) => {
-      this.answering = null;
-      // One queued after the call's last look at the queue, before this ran: it goes now too.
-      if (sent && this.acks.length > 0) this.answerSoon();
-    });
-  }
-
-  /**
-   * Send the queued acknowledgements at once, on their own call: a heartbeat in flight (which on a
-   * busy store can take tens of ms with many children) would hold them, and the next one too. What
-   * is queued while a call is in flight goes with the next call; what a failed call carried goes
-   * back to the queue for the next heartbeat, sent at once. False when a call failed.
-   */
-  private async sendAcks(): Promise<boolean> {
-    while (this.acks.length > 0 && !this.stopped) {
-      const client = this.client;
-      const agentId = this.agentId;
-      if (client === null || agentId === null) {
-        this.beatSoon();
-        return false;
-      }
-      const acks = this.takeAcks();
-      try {
-        await client.acknowledgeCommands(agentId, { acks }, { timeoutMs: BEAT_TIMEOUT_MS });
-      } catch {
-        this.acks.unshift(...acks);
-        this.beatSoon();
-        return false;
-      }
-      this.acknowledged(acks);
-    }
-    return true;
-  }
-
-  /** Take the acknowledgements one request carries (at most 100, and at most a quarter of a body). */
-  private takeAcks(): CommandAck[] {
-    const acks = takeWithin(this.acks, 100, MAX_BEAT_BYTES / 4);
-    this.acks.splice(0, acks.length);
-    return acks;
+    this.answers.add(ack);
   }
 
   /** The coordinator has these acknowledgements: a terminated plain child's agent leaves now. */
