@@ -419,7 +419,7 @@ export class Supervisor {
     }
   }
 
-  /** Carry out a command for a child, and queue its acknowledgement for the next heartbeat. */
+  /** Carry out a command for a child, and send its acknowledgement. */
   private async carryOut(c: AgentCommand): Promise<void> {
     const id = c.id;
     if (id === undefined || this.seen.includes(id)) return;

@@ -90,9 +90,8 @@ async function refresh() {
 // The live region is brought to the fresh fragment node by node instead of being replaced: a row that
 // did not change is left alone (no style, layout or paint for it), and what the user is doing stays as
 // it is, because it stays the same element: a ticked box, an opened <details>, the focus, a text
-// selection. Children with an identity (an id, a row's link, an event, a log
-// line) are matched by it, so a new task at the top of a list inserts one row instead of rewriting
-// every row below it.
+// selection. Children with an identity (an id, a row's link, an event, a log line) are matched by
+// it, so a new task at the top of a list inserts one row instead of rewriting every row below it.
 const KEY_ATTRIBUTES = ['id', 'data-href', 'data-event', 'data-intervention', 'data-seq'];
 
 function nodeKey(node) {

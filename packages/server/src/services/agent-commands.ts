@@ -1,7 +1,7 @@
 /**
  * Commands for agents (`wake`, `cancel`, `checkpoint`, `restart`, `terminate`), each with an id its
- * acknowledgement names (in the agent's next heartbeat's `acks`, or at once on `commands/acks`), kept in the store and
- * delivered on the agent's next heartbeat response (the heartbeat's write takes them:
+ * acknowledgement names (in the agent's next heartbeat's `acks`, or at once on `commands/acks`), kept
+ * in the store and delivered on the agent's next heartbeat response (the heartbeat's write takes them:
  * `Store.recordAgentHeartbeats`) — by whichever coordinator that heartbeat reaches,
  * whichever one queued the command. Bounded per agent: an agent that never beats again cannot grow its
  * queue without limit (the oldest commands are dropped), and a command nobody took for a day is

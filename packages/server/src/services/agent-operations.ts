@@ -11,6 +11,7 @@ import type {
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
   AgentSnapshot,
+  CommandAck,
   CommandAcksRequest,
   CommandAcksResponse,
   NextCommandsRequest,
@@ -102,6 +103,13 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
     const agent = await store.getAgent(agentId);
     if (agent === null) throw new NotFoundError('agent', agentId);
     return current(agent);
+  }
+
+  /** Record answers to commands (from a heartbeat or on their own call); the ladders with news look again. */
+  async function recordAnswers(agentId: string, acks: readonly CommandAck[]): Promise<number> {
+    const { recorded, news } = await ctx.interventions.acknowledge(agentId, acks);
+    for (const id of news) watchdog.ladder.poke(id);
+    return recorded;
   }
 
   return {
@@ -214,10 +222,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
         });
       }
       hooks.confirmed(agentId, incarnation);
-      if (req.acks !== undefined && req.acks.length > 0) {
-        const { news } = await ctx.interventions.acknowledge(agentId, req.acks);
-        for (const id of news) watchdog.ladder.poke(id);
-      }
+      if (req.acks !== undefined && req.acks.length > 0) await recordAnswers(agentId, req.acks);
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
       await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);
@@ -308,9 +313,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
     async acknowledgeCommands(caller, agentId, req) {
       requireActsAs(caller, agentId, 'answer commands');
       await mustGetAgent(agentId);
-      const { recorded, news } = await ctx.interventions.acknowledge(agentId, req.acks);
-      for (const id of news) watchdog.ladder.poke(id);
-      return { recorded };
+      return { recorded: await recordAnswers(agentId, req.acks) };
     },
 
     async sendCommand(caller, agentId, command) {
