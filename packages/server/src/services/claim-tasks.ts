@@ -24,6 +24,20 @@ export interface ClaimService {
   readonly remembered: number;
 }
 
+/**
+ * How soon a claim looks again when the store names a due time this coordinator's clock has already
+ * passed; doubled on each such look, up to the maximum.
+ */
+const RECHECK_MIN_MS = 5;
+const RECHECK_MAX_MS = 1000;
+/**
+ * How far before its look a claim asks the store for tasks due: more than this coordinator's
+ * estimate of the store's clock can be off (about a millisecond), less than a task blocked by an
+ * unavailable dependency should cost in looks (each such task is looked for again at most a few
+ * times, while its due moment is within this).
+ */
+const LOOK_BACK_MS = 1000;
+
 export function createClaimService(ctx: CoordinatorContext): ClaimService {
   const { store, clock, waiters } = ctx;
   /**
@@ -51,6 +65,7 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
     async claim(caller, agentId, req, signal) {
       requireActsAs(caller, agentId, 'claim');
       const deadline = clock.now() + (req.waitMs ?? 0);
+      let recheckMs = RECHECK_MIN_MS;
       await recordPoll(agentId, req.types);
       const response: ClaimResponse = { tasks: [] };
       const max = req.max ?? 1;
@@ -62,6 +77,8 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
         unavailableDependencies: ctx.dependencies.unavailable(),
         backoff: ctx.options.backoff,
       });
+      /** When the last look at the store began, by this coordinator's clock. */
+      let lookedAt = clock.now();
       /** The first look, made in the completions' store transaction when the store can. */
       let first: { epoch: number; claimed: Transitioned[] } | undefined;
       if (req.complete !== undefined && req.complete.length > 0) {
@@ -93,6 +110,7 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
           } else {
             if (signal?.aborted || left.has(agentId)) return response;
             epoch = waiters.epochOf(req.types);
+            lookedAt = clock.now();
             claimed = await store.claimTasks(claimInput());
           }
           if (claimed.length > 0) {
@@ -106,9 +124,20 @@ export function createClaimService(ctx: CoordinatorContext): ClaimService {
           const now = clock.now();
           if (now >= deadline) return response;
           if (waiters.epochOf(req.types) !== epoch) continue; // work may have appeared while we looked
-          const next = await store.nextClaimableAt(req.types);
+          // From a moment before the look: a task that became due after the store's look and before
+          // this read is found too, and looked for again below.
+          const next = await store.nextClaimableAt(req.types, lookedAt - LOOK_BACK_MS);
           if (waiters.epochOf(req.types) !== epoch) continue;
-          const until = next !== null && next > now ? Math.min(deadline, next) : deadline;
+          let until = deadline;
+          if (next !== null && next > now) until = Math.min(deadline, next);
+          else if (next !== null) {
+            // A task due at `next`, which this clock has passed, and the look did not find it: the
+            // store's clock was a moment behind this estimate of it (never exact), the task became
+            // due between the look and this read, or it needs a dependency that is down. Look again
+            // shortly, backing off, not at the deadline.
+            until = Math.min(deadline, now + recheckMs);
+            recheckMs = Math.min(recheckMs * 2, RECHECK_MAX_MS);
+          }
           if (until <= clock.now()) continue;
           const result = await waiters.wait({ agentId, types: req.types, max, until, signal });
           // Woken or timed out: look again (at the deadline too, for work that appeared right then).

@@ -538,6 +538,70 @@ describe('several coordinators on one store', () => {
     expect(got).toEqual([t.id]);
   });
 
+  it('a long-poll woken a moment before the store sees a retry as due looks again soon, not at its end', async () => {
+    await setup();
+    // The coordinator's estimate of the store's clock runs 3 ms ahead (an offset estimate is never
+    // exact): its backoff timer fires, and the waiting claim looks, while the store still has the
+    // task in its backoff.
+    const c = await coordinator({ localClock: skewedClock(clock, 3), clockSyncIntervalMs: null });
+    const worker = await agentOn(c);
+    const t = await runningOn(c, worker);
+    const agent = await agentOn(c);
+    let got: string[] | null = null;
+    const waiting = c.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 60_000 }).then((r) => {
+      got = r.tasks.map((x) => x.id);
+    });
+    await c.failTask(worker.caller, t.id, {
+      version: t.version,
+      error: { code: 'boom', message: 'try again', retryable: true },
+    });
+    const due = (await c.getTask(ADMIN, t.id)).nextAttemptAt!;
+    expect(due).toBe(clock.now() + 1000);
+    await new Promise((r) => setImmediate(r));
+    await advance(997); // the coordinator's clock reads `due`: its timer fires, the store says not yet
+    expect(got).toBeNull();
+    for (let i = 0; i < 10 && got === null; i++) await advance(5);
+    expect(got).toEqual([t.id]); // within 50 ms of `due`, not at the end of the minute's wait
+    await waiting;
+  });
+
+  it("a retry that becomes due between a claim's look and its read of what is due next is not missed", async () => {
+    await setup();
+    // The store's clock moves 3 ms while the claim is between its two reads (a busy database).
+    let slowRead = false;
+    const store = new Proxy(shared, {
+      get(target, prop, receiver) {
+        const v: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== 'nextClaimableAt' || typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          if (slowRead) clock.advance(3);
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const c = await coordinator({ store, localClock: skewedClock(clock, 2), clockSyncIntervalMs: null });
+    const worker = await agentOn(c);
+    const t = await runningOn(c, worker);
+    const agent = await agentOn(c);
+    let got: string[] | null = null;
+    const waiting = c.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 60_000 }).then((r) => {
+      got = r.tasks.map((x) => x.id);
+    });
+    await new Promise((r) => setImmediate(r));
+    await c.failTask(worker.caller, t.id, {
+      version: t.version,
+      error: { code: 'boom', message: 'try again', retryable: true },
+    });
+    const due = (await c.getTask(ADMIN, t.id)).nextAttemptAt!;
+    slowRead = true;
+    await advance(998); // the coordinator's timer fires; its look finds the retry 2 ms short of due
+    slowRead = false;
+    for (let i = 0; i < 10 && got === null; i++) await advance(5);
+    expect(got).toEqual([t.id]);
+    expect(clock.now() - due).toBeLessThan(50);
+    await waiting;
+  });
+
   it('a coordinator whose clock is minutes off expires leases on time, never early', async () => {
     await setup();
     const skewMs = 5 * 60_000;

@@ -280,8 +280,13 @@ export interface TaskStore {
 
   /** Every lease held right now (claimed or running), for the coordinator's timers. */
   activeLeases(query?: ActiveLeasesQuery): Promise<LeaseEntry[]>;
-  /** The earliest future moment a task of `types` (any when omitted) becomes claimable, or null. */
-  nextClaimableAt(types?: string[]): Promise<number | null>;
+  /**
+   * The earliest moment after `after` (by default the store's now) at which a task of `types` (any
+   * when omitted) becomes claimable after a delay (`runAt`, a retry's backoff), or null. A moment
+   * between `after` and now is returned too: a claim that found nothing asks from when it looked, so
+   * a task that became due in between is not missed.
+   */
+  nextClaimableAt(types?: string[], after?: number): Promise<number | null>;
   /** How many claimable tasks of the same type would be claimed before this one. */
   queueStats(taskId: string): Promise<QueueStats>;
 

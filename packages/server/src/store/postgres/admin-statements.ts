@@ -177,14 +177,14 @@ export const ADMIN_SQL = {
     ORDER BY lease_expires_at`,
 
   /**
-   * The earliest future claimable moment. Params: $1 now, $2 types (text[], null = any).
-   * `available_at > created_at` (true of every task claimable after now) selects the `tasks_deferred`
-   * index, which holds only such tasks.
+   * The earliest claimable moment after $3 (null: now). Params: $1 now, $2 types (text[], null =
+   * any), $3 after. `available_at > created_at` (true of every task claimable after a delay) selects
+   * the `tasks_deferred` index, which holds only such tasks.
    */
   selectNextClaimableAt: `
     WITH ${CLOCK_CTE}
     SELECT t.available_at FROM tasks t CROSS JOIN clock
-    WHERE t.available_at > clock.now AND t.available_at > t.created_at
+    WHERE t.available_at > COALESCE($3::bigint, clock.now) AND t.available_at > t.created_at
       AND ($2::text[] IS NULL OR t.type = ANY($2::text[]))
     ORDER BY t.available_at LIMIT 1`,
 

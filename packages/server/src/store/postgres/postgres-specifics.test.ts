@@ -300,7 +300,11 @@ describe('PostgreSQL specifics', () => {
     const store = await open({ clock });
     const client = await storeLikeClient();
     try {
-      await client.query({ name: 'rouse_next', text: ADMIN_SQL.selectNextClaimableAt, values: [T0, null] });
+      await client.query({
+        name: 'rouse_next',
+        text: ADMIN_SQL.selectNextClaimableAt,
+        values: [T0, null, null],
+      });
       await store.createTasks(Array.from({ length: 3000 }, (_, i) => newTask(`tsk_now_${i}`)));
       await store.createTasks([newTask('tsk_later', { runAt: T0 + 60_000 })]);
       expect(await store.nextClaimableAt()).toBe(T0 + 60_000);
@@ -308,7 +312,7 @@ describe('PostgreSQL specifics', () => {
         `SELECT count(*) AS n FROM "${db.schema}".tasks WHERE available_at > created_at`,
       );
       expect(Number(deferred[0]?.n)).toBe(1);
-      const plan = await client.query(`EXPLAIN EXECUTE "rouse_next"(${T0}, NULL)`);
+      const plan = await client.query(`EXPLAIN EXECUTE "rouse_next"(${T0}, NULL, NULL)`);
       const text = plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Index (Only )?Scan using tasks_deferred on tasks/);
       expect(text).not.toMatch(/Seq Scan on tasks/);

@@ -127,12 +127,16 @@ export async function activeLeases(ctx: PgContext, query: ActiveLeasesQuery = {}
     }));
 }
 
-export async function nextClaimableAt(ctx: PgContext, types?: string[]): Promise<number | null> {
+export async function nextClaimableAt(
+  ctx: PgContext,
+  types?: string[],
+  after?: number,
+): Promise<number | null> {
   if (types !== undefined && types.length === 0) return null;
   const [row] = await ctx.rows<{ available_at: number }>(
     'selectNextClaimableAt',
     ADMIN_SQL.selectNextClaimableAt,
-    [ctx.now(), types ?? null],
+    [ctx.now(), types ?? null, after ?? null],
   );
   return row?.available_at ?? null;
 }

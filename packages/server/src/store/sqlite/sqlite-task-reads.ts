@@ -127,10 +127,10 @@ export function activeLeases(ctx: SqliteContext, query: ActiveLeasesQuery = {}):
   }));
 }
 
-export function nextClaimableAt(ctx: SqliteContext, types?: string[]): number | null {
+export function nextClaimableAt(ctx: SqliteContext, types?: string[], after?: number): number | null {
   if (types !== undefined && types.length === 0) return null;
   const row = ctx.tasks.selectNextClaimableAt.get({
-    now: ctx.clock.now(),
+    after: after ?? ctx.clock.now(),
     types: types === undefined ? null : JSON.stringify(types),
   }) as { available_at: number } | undefined;
   return row?.available_at ?? null;

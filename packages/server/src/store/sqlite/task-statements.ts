@@ -279,13 +279,13 @@ export const TASK_SQL = {
     ORDER BY lease_expires_at`,
 
   /**
-   * The earliest future claimable moment. Params: @now, @types (JSON array or null = any).
-   * `available_at > created_at` (true of every task claimable after now) selects the `tasks_deferred`
-   * index, which holds only such tasks.
+   * The earliest claimable moment after @after. Params: @after, @types (JSON array or null = any).
+   * `available_at > created_at` (true of every task claimable after a delay) selects the
+   * `tasks_deferred` index, which holds only such tasks.
    */
   selectNextClaimableAt: `
     SELECT available_at FROM tasks
-    WHERE available_at > @now AND available_at > created_at
+    WHERE available_at > @after AND available_at > created_at
       AND (@types IS NULL OR type IN (SELECT value FROM json_each(@types)))
     ORDER BY available_at LIMIT 1`,
 

@@ -26,6 +26,21 @@ export function queriesContract(h: () => Harness): void {
       expect(await store.nextClaimableAt(['later', 'soon'])).toBe(T0 + 9000);
     });
 
+    it('from a given moment, also finds what became claimable since then', async () => {
+      const { store } = h();
+      await h().create({ type: 'soon', runAt: T0 + 3000 });
+      await h().create({ type: 'later', runAt: T0 + 9000 });
+      h().clock.set(T0 + 3005);
+      expect(await store.nextClaimableAt(['soon'])).toBeNull();
+      expect(await store.nextClaimableAt(['soon'], T0 + 2990)).toBe(T0 + 3000);
+      expect(await store.nextClaimableAt(['soon'], T0 + 3000)).toBeNull();
+      expect(await store.nextClaimableAt(undefined, T0 + 2990)).toBe(T0 + 3000);
+      expect(await store.nextClaimableAt(['later'], T0 + 2990)).toBe(T0 + 9000);
+      // Claimed meanwhile: no longer waiting to be claimed, so not found.
+      expect(await h().claim('agt_a', ['soon'], 1)).toHaveLength(1);
+      expect(await store.nextClaimableAt(['soon'], T0 + 2990)).toBeNull();
+    });
+
     it('counts the claimable tasks a claim would take first', async () => {
       const { store } = h();
       const a = await h().create({ type: 'q' });
