@@ -1,7 +1,8 @@
 /**
  * A person's commands to a real SDK worker process, end to end: `wake` is acknowledged `done` (the
  * intervention succeeds), `restart` — which a worker outside a supervisor cannot do — `unsupported`
- * (skipped), and `terminate` stops the worker, which leaves: the intervention succeeds.
+ * (skipped), and `terminate` stops the worker, which leaves: the intervention succeeds. The answer
+ * goes as soon as the worker has the command, not with its next heartbeat.
  */
 import { Client } from '@rouse/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,5 +49,37 @@ describe('manual interventions on a real worker', () => {
       action: 'terminate',
     });
     expect((await admin.getAgent(agentId)).status).toBe('left');
+  });
+
+  it('answers a command as soon as it has it, without waiting for its next heartbeat', async () => {
+    const coord = await startCoordinatorProcess();
+    cleanups.push(() => coord.kill('SIGTERM'));
+    const admin = new Client({ url: coord.url, token: coord.adminToken });
+    const w = startWorkerProcess(coord, { name: 'prompt', heartbeatMs: 2000, printHeartbeats: true });
+    cleanups.push(async () => {
+      w.kill('SIGKILL');
+      await w.exited;
+    });
+    const agentId = String((await w.waitFor('started')).agentId);
+    const wake = await admin.sendCommand(agentId, { type: 'wake', reason: 'look up' });
+    const delivered = await w.waitFor('command', undefined, 10_000);
+    expect(delivered).toMatchObject({ type: 'wake', commandId: wake.commandId });
+    const ended = await waitFor(
+      async () => {
+        const i = await admin.getIntervention(wake.intervention!.id);
+        return i.state === 'pending' ? null : i;
+      },
+      { what: 'the wake to be answered', timeoutMs: 10_000 },
+    );
+    expect(ended).toMatchObject({ state: 'succeeded', action: 'wake' });
+    // The answer went on a call of its own: the next heartbeat (about 2 s later) did not carry it.
+    const next = await waitFor(
+      async () =>
+        w.events().find((e) => e.event === 'heartbeat' && Number(e.at) > Number(delivered.at)) ?? null,
+      { what: 'the next heartbeat', timeoutMs: 10_000 },
+    );
+    expect(ended.endedAt!).toBeLessThan(Number(next.at));
+    const carried = w.events().flatMap((e) => (e.event === 'heartbeat' ? (e.acks as string[]) : []));
+    expect(carried).not.toContain(wake.commandId);
   });
 });

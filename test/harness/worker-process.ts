@@ -34,6 +34,11 @@ export interface WorkerProcessOptions {
   workers?: number;
   /** The agent slot's key (ROUSE_AGENT_KEY): a second process with the same key replaces the first. */
   key?: string;
+  /**
+   * Also print a `heartbeat` line for every heartbeat answered: `at` (the process's clock) and `acks`
+   * (the ids of the commands it answered).
+   */
+  printHeartbeats?: boolean;
 }
 
 export function startWorkerProcess(
@@ -52,6 +57,7 @@ export function startWorkerProcess(
     ...(options.heartbeatMs ? { HEARTBEAT_MS: String(options.heartbeatMs) } : {}),
     ...(options.workers ? { WORKERS: String(options.workers) } : {}),
     ...(options.key ? { ROUSE_AGENT_KEY: options.key } : {}),
+    ...(options.printHeartbeats ? { PRINT_HEARTBEATS: '1' } : {}),
   });
   const isLine = (m: unknown): m is WorkerLine => typeof m === 'object' && m !== null && 'event' in m;
   return {

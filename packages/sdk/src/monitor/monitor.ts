@@ -70,7 +70,19 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private readonly processMetrics = new ProcessMetrics();
   private readonly deps = new DependencyTracker(systemNow);
   /** A monitor acts on wake (onWake, interrupted) and terminate (stops); checkpoint is answered at a safe point. */
-  private readonly acks = new CommandAcks(['wake', 'terminate'], ['checkpoint']);
+  private readonly acks = new CommandAcks(
+    ['wake', 'terminate'],
+    ['checkpoint'],
+    (acks) =>
+      this.agentClient === undefined || this.agentId === undefined
+        ? null
+        : this.agentClient.acknowledgeCommands(
+            this.agentId,
+            { acks },
+            { timeoutMs: heartbeatTimeoutFor(this.options, this.intervalMs) },
+          ),
+    () => void this.heartbeats.beatSoon(),
+  );
   private readonly snapshots: AgentSnapshots;
   private readonly wakes = new WakeState();
   private readonly iterations = new IterationClock();
@@ -120,10 +132,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
         if (!this.agentClient || this.agentId === undefined) throw notRegistered('monitor');
         return { client: this.agentClient, agentId: this.agentId };
       },
-      answer: (ack) => {
-        this.acks.answer(ack);
-        void this.heartbeats.beatSoon();
-      },
+      answer: (ack) => this.acks.answer(ack),
     });
   }
 

@@ -37,18 +37,21 @@ async function startMonitor(
   return { fake, m };
 }
 
-/** The acknowledgement of `commandId` once a heartbeat carried it. */
+/** Every answer sent so far: on calls of their own, and in heartbeats. */
+const allAcks = (fake: FakeCoordinator): CommandAck[] => [
+  ...fake.ackCalls.flat(),
+  ...fake.agentBeats().flatMap((b: AgentHeartbeatRequest) => b.acks ?? []),
+];
+
+/** The acknowledgement of `commandId` once it was sent. */
 async function ackOf(fake: FakeCoordinator, commandId: string): Promise<CommandAck> {
-  const has = (b: AgentHeartbeatRequest) => (b.acks ?? []).some((a) => a.commandId === commandId);
+  const find = () => allAcks(fake).find((a) => a.commandId === commandId);
   await within(
     5000,
-    fake.waitUntil(() => fake.agentBeats().some(has)),
+    fake.waitUntil(() => find() !== undefined),
     `the ack of ${commandId}`,
   );
-  return fake
-    .agentBeats()
-    .find(has)!
-    .acks!.find((a) => a.commandId === commandId)!;
+  return find()!;
 }
 
 /** Wait until the monitor received the delivered commands (a heartbeat answered after they were queued). */
@@ -94,7 +97,7 @@ describe('monitor snapshots', () => {
     expect(m.checkpointRequested).toBe(true);
     // nothing is taken before the safe point
     expect(snapshotWrites(fake)).toEqual([]);
-    expect(fake.agentBeats().some((b) => (b.acks ?? []).length > 0)).toBe(false);
+    expect(allAcks(fake)).toEqual([]);
 
     expect(await m.safePoint()).toBe(false);
     expect(m.checkpointRequested).toBe(false);

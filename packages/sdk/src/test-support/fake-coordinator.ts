@@ -10,6 +10,7 @@ import {
   type AgentCommand,
   type AgentHeartbeatRequest,
   applyMergePatch,
+  type CommandAck,
   type Json,
   type JsonObject,
   type RegisterAgentRequest,
@@ -69,6 +70,10 @@ export class FakeCoordinator extends EventEmitter {
   /** When set, registration needs this enrollment token (else 401). */
   enrollToken: string | undefined;
   commands: AgentCommand[] = [];
+  /** The bodies of `POST /v1/agents/{id}/commands/acks`, in order. */
+  readonly ackCalls: CommandAck[][] = [];
+  /** False: answer that route 404, as a coordinator that predates it. */
+  ackRoute = true;
   heartbeatIntervalMs = 60_000;
   agentToken = 'agent-token-1';
   /** Other agent tokens accepted for task writes (agents of earlier processes). */
@@ -213,6 +218,11 @@ export class FakeCoordinator extends EventEmitter {
       const commands = this.commands;
       this.commands = [];
       return send(res, 200, { heartbeatIntervalMs: this.heartbeatIntervalMs, tasks, commands });
+    }
+    if (this.ackRoute && r.method === 'POST' && /^\/v1\/agents\/[^/]+\/commands\/acks$/.test(p)) {
+      const acks = (r.body as { acks: CommandAck[] }).acks;
+      this.ackCalls.push(acks);
+      return send(res, 200, { recorded: acks.length });
     }
     if (/^\/v1\/agents\/[^/]+\/snapshot$/.test(p)) return this.snapshotRoute(r, res);
     if (r.method === 'DELETE' && /^\/v1\/agents\/[^/]+$/.test(p)) {

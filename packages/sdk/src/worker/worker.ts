@@ -59,7 +59,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Worker acts on wake (handlers' ctx), cancel (aborts the handler) and terminate (stops); checkpoint
    * is answered once the snapshot is taken at a safe point.
    */
-  private readonly acks = new CommandAcks(['wake', 'cancel', 'terminate'], ['checkpoint']);
+  private readonly acks = new CommandAcks(
+    ['wake', 'cancel', 'terminate'],
+    ['checkpoint'],
+    (acks) =>
+      this.agentClient === undefined || this.agentId === undefined
+        ? null
+        : this.agentClient.acknowledgeCommands(this.agentId, { acks }, { timeoutMs: this.ackTimeoutMs() }),
+    () => void this.heartbeats.beatSoon(),
+  );
   private readonly snapshots: AgentSnapshots;
   private readonly connection: ConnectionWatch;
   private readonly beats = new HeartbeatStats(systemNow);
@@ -171,11 +179,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!this.agentClient || this.agentId === undefined) throw notRegistered('worker');
         return { client: this.agentClient, agentId: this.agentId };
       },
-      answer: (ack) => {
-        this.acks.answer(ack);
-        void this.heartbeats.beatSoon();
-      },
+      answer: (ack) => this.acks.answer(ack),
     });
+  }
+
+  /** A call that answers commands gets a heartbeat's time. */
+  private ackTimeoutMs(): number {
+    return heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs());
   }
 
   private heartbeatIntervalMs(): number {
