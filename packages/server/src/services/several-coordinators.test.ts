@@ -127,6 +127,27 @@ async function runningOn(
   return c.startTask(agent.caller, task.id, r.tasks[0]!.version);
 }
 
+/**
+ * A task running on `on` fails with a retry (backoff 1 s) while another agent long-polls through
+ * `waitOn` for up to a minute: what that claim got (null while it waits) and when the retry is due.
+ */
+async function retryAwaited(on: CoordinatorService, waitOn: CoordinatorService) {
+  const worker = await agentOn(on);
+  const t = await runningOn(on, worker);
+  const agent = await agentOn(waitOn);
+  let got: string[] | null = null;
+  const waiting = waitOn.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 60_000 }).then((r) => {
+    got = r.tasks.map((x) => x.id);
+  });
+  await on.failTask(worker.caller, t.id, {
+    version: t.version,
+    error: { code: 'boom', message: 'try again', retryable: true },
+  });
+  const due = (await on.getTask(ADMIN, t.id)).nextAttemptAt!;
+  await new Promise((r) => setImmediate(r));
+  return { taskId: t.id, due, waiting, got: () => got };
+}
+
 afterEach(async () => {
   for (const c of coordinators) await c.stop();
   await shared.close();
@@ -517,25 +538,13 @@ describe('several coordinators on one store', () => {
     await setup();
     const a = await coordinator({ coordinatorId: 'a' });
     const b = await coordinator({ coordinatorId: 'b' });
-    const worker = await agentOn(a);
-    const t = await runningOn(a, worker);
-    const agent = await agentOn(b);
-    let got: string[] | null = null;
-    const waiting = b.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 60_000 }).then((r) => {
-      got = r.tasks.map((x) => x.id);
-    });
-    await a.failTask(worker.caller, t.id, {
-      version: t.version,
-      error: { code: 'boom', message: 'try again', retryable: true },
-    });
-    const failed = await a.getTask(ADMIN, t.id);
-    expect(failed.nextAttemptAt).toBe(clock.now() + 1000);
-    await new Promise((r) => setImmediate(r));
+    const r = await retryAwaited(a, b);
+    expect(r.due).toBe(clock.now() + 1000);
     await advance(999);
-    expect(got).toBeNull();
+    expect(r.got()).toBeNull();
     await advance(1);
-    await waiting;
-    expect(got).toEqual([t.id]);
+    await r.waiting;
+    expect(r.got()).toEqual([r.taskId]);
   });
 
   it('a long-poll woken a moment before the store sees a retry as due looks again soon, not at its end', async () => {
@@ -544,25 +553,13 @@ describe('several coordinators on one store', () => {
     // exact): its backoff timer fires, and the waiting claim looks, while the store still has the
     // task in its backoff.
     const c = await coordinator({ localClock: skewedClock(clock, 3), clockSyncIntervalMs: null });
-    const worker = await agentOn(c);
-    const t = await runningOn(c, worker);
-    const agent = await agentOn(c);
-    let got: string[] | null = null;
-    const waiting = c.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 60_000 }).then((r) => {
-      got = r.tasks.map((x) => x.id);
-    });
-    await c.failTask(worker.caller, t.id, {
-      version: t.version,
-      error: { code: 'boom', message: 'try again', retryable: true },
-    });
-    const due = (await c.getTask(ADMIN, t.id)).nextAttemptAt!;
-    expect(due).toBe(clock.now() + 1000);
-    await new Promise((r) => setImmediate(r));
+    const r = await retryAwaited(c, c);
+    expect(r.due).toBe(clock.now() + 1000);
     await advance(997); // the coordinator's clock reads `due`: its timer fires, the store says not yet
-    expect(got).toBeNull();
-    for (let i = 0; i < 10 && got === null; i++) await advance(5);
-    expect(got).toEqual([t.id]); // within 50 ms of `due`, not at the end of the minute's wait
-    await waiting;
+    expect(r.got()).toBeNull();
+    for (let i = 0; i < 10 && r.got() === null; i++) await advance(5);
+    expect(r.got()).toEqual([r.taskId]); // within 50 ms of `due`, not at the end of the minute's wait
+    await r.waiting;
   });
 
   it("a retry that becomes due between a claim's look and its read of what is due next is not missed", async () => {
@@ -580,26 +577,14 @@ describe('several coordinators on one store', () => {
       },
     });
     const c = await coordinator({ store, localClock: skewedClock(clock, 2), clockSyncIntervalMs: null });
-    const worker = await agentOn(c);
-    const t = await runningOn(c, worker);
-    const agent = await agentOn(c);
-    let got: string[] | null = null;
-    const waiting = c.claim(agent.caller, agent.agentId, { types: ['t'], waitMs: 60_000 }).then((r) => {
-      got = r.tasks.map((x) => x.id);
-    });
-    await new Promise((r) => setImmediate(r));
-    await c.failTask(worker.caller, t.id, {
-      version: t.version,
-      error: { code: 'boom', message: 'try again', retryable: true },
-    });
-    const due = (await c.getTask(ADMIN, t.id)).nextAttemptAt!;
+    const r = await retryAwaited(c, c);
     slowRead = true;
     await advance(998); // the coordinator's timer fires; its look finds the retry 2 ms short of due
     slowRead = false;
-    for (let i = 0; i < 10 && got === null; i++) await advance(5);
-    expect(got).toEqual([t.id]);
-    expect(clock.now() - due).toBeLessThan(50);
-    await waiting;
+    for (let i = 0; i < 10 && r.got() === null; i++) await advance(5);
+    expect(r.got()).toEqual([r.taskId]);
+    expect(clock.now() - r.due).toBeLessThan(50);
+    await r.waiting;
   });
 
   it('a coordinator whose clock is minutes off expires leases on time, never early', async () => {
