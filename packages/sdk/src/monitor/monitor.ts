@@ -69,7 +69,10 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private readonly heartbeats: HeartbeatLoop;
   private readonly processMetrics = new ProcessMetrics();
   private readonly deps = new DependencyTracker(systemNow);
-  /** A monitor acts on wake (onWake, interrupted) and terminate (stops); checkpoint is answered at a safe point. */
+  /**
+   * A monitor acts on wake (onWake, interrupted) and terminate (stops); checkpoint is answered at a
+   * safe point. Answers go at once on a call of their own; a failed one is left to a heartbeat, soon.
+   */
   private readonly acks = new CommandAcks(
     ['wake', 'terminate'],
     ['checkpoint'],

@@ -57,7 +57,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly dependencies = new DependencyTracker(systemNow);
   /**
    * Worker acts on wake (handlers' ctx), cancel (aborts the handler) and terminate (stops); checkpoint
-   * is answered once the snapshot is taken at a safe point.
+   * is answered once the snapshot is taken at a safe point. Answers go at once on a call of their own;
+   * a failed one is left to a heartbeat, soon.
    */
   private readonly acks = new CommandAcks(
     ['wake', 'cancel', 'terminate'],
