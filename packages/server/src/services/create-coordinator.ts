@@ -161,7 +161,8 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     // coordinator that just started, or a store that was just away, does.
     if (gained.length === 0 || clock.now() - disruptedAt > 2 * o.shardLeaseTtlMs) return;
     const armed = await expiry.loadWithGrace({ ids: gained, count: shards.held().count });
-    logger.info(
+    // Worth a line when there were leases to arm (after a restart or an outage), not on a fresh start.
+    logger[armed > 0 ? 'info' : 'debug'](
       { shards: gained.length, leases: armed },
       'armed the leases of newly held shards with a grace',
     );

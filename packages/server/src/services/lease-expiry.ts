@@ -216,7 +216,7 @@ export function createLeaseExpiry(deps: LeaseExpiryDeps): LeaseExpiry {
     loadWithGrace,
     async start() {
       const armed = await loadWithGrace(deps.shards());
-      logger.info({ leases: armed }, 'lease timers armed');
+      logger[armed > 0 ? 'info' : 'debug']({ leases: armed }, 'lease timers armed');
       scheduleSweep();
     },
     stop() {
