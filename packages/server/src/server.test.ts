@@ -30,7 +30,7 @@ describe('startRouseServer', () => {
     expect(Math.max(...components)).toBe(1);
     const named = lines.map((line) => (JSON.parse(line) as { component?: string }).component);
     expect(named).toContain('coordinator');
-    expect(named).toContain('lease-expiry');
+    expect(named).toContain('shards'); // a part's own child logger
   });
 
   it('generates tokens with mode 0600, reuses them on restart, and keeps the database', async () => {
