@@ -34,7 +34,7 @@ import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
-import { CommandAcks } from '../runtime/command-acks.js';
+import { CommandAcks, sendAcksAs } from '../runtime/command-acks.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -76,14 +76,10 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private readonly acks = new CommandAcks(
     ['wake', 'terminate'],
     ['checkpoint'],
-    (acks) =>
-      this.agentClient === undefined || this.agentId === undefined
-        ? null
-        : this.agentClient.acknowledgeCommands(
-            this.agentId,
-            { acks },
-            { timeoutMs: heartbeatTimeoutFor(this.options, this.intervalMs) },
-          ),
+    sendAcksAs(
+      () => ({ client: this.agentClient, agentId: this.agentId }),
+      () => heartbeatTimeoutFor(this.options, this.intervalMs),
+    ),
     () => void this.heartbeats.beatSoon(),
   );
   private readonly snapshots: AgentSnapshots;

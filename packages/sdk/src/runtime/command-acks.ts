@@ -10,6 +10,7 @@
  * (`acks`), as do all answers when the coordinator predates the route (404: not tried again).
  */
 import type { AgentCommand, CommandAck, CommandType } from '@rouse/protocol';
+import type { Client } from '../client.js';
 import { RouseApiError } from '../errors.js';
 
 /** Most acks kept waiting (a coordinator that never answers must not grow this without bound). */
@@ -20,6 +21,18 @@ const MAX_PENDING = 100;
  * stopping); rejects when the call failed.
  */
 export type SendAcks = (acks: CommandAck[]) => Promise<unknown> | null;
+
+/** The answers' own call for a worker or a monitor: through its agent client, once it registered. */
+export function sendAcksAs(
+  agent: () => { client: Client | undefined; agentId: string | undefined },
+  timeoutMs: () => number,
+): SendAcks {
+  return (acks) => {
+    const { client, agentId } = agent();
+    if (client === undefined || agentId === undefined) return null;
+    return client.acknowledgeCommands(agentId, { acks }, { timeoutMs: timeoutMs() });
+  };
+}
 
 export class CommandAcks {
   private pending: CommandAck[] = [];

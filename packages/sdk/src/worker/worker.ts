@@ -20,7 +20,7 @@ import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { backoffDelayMs } from '../retry.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
-import { CommandAcks } from '../runtime/command-acks.js';
+import { CommandAcks, sendAcksAs } from '../runtime/command-acks.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -63,10 +63,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly acks = new CommandAcks(
     ['wake', 'cancel', 'terminate'],
     ['checkpoint'],
-    (acks) =>
-      this.agentClient === undefined || this.agentId === undefined
-        ? null
-        : this.agentClient.acknowledgeCommands(this.agentId, { acks }, { timeoutMs: this.ackTimeoutMs() }),
+    sendAcksAs(
+      () => ({ client: this.agentClient, agentId: this.agentId }),
+      () => heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs()),
+    ),
     () => void this.heartbeats.beatSoon(),
   );
   private readonly snapshots: AgentSnapshots;
@@ -182,11 +182,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       answer: (ack) => this.acks.answer(ack),
     });
-  }
-
-  /** A call that answers commands gets a heartbeat's time. */
-  private ackTimeoutMs(): number {
-    return heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs());
   }
 
   private heartbeatIntervalMs(): number {
