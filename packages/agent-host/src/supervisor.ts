@@ -17,9 +17,8 @@ import {
   SUPERVISOR_AGENT_TYPE,
   type SupervisedChild,
 } from '@rouse/protocol';
-import { Client, RouseApiError } from '@rouse/sdk';
+import { Client, CommandAnswers, RouseApiError } from '@rouse/sdk';
 import { carryOutCommand } from './child-commands.js';
-import { CommandAnswers } from './command-answers.js';
 import { splitChildren, takeWithin } from './heartbeat-body.js';
 import type { ResolvedHostConfig } from './host-config.js';
 import { ProcSampler } from './proc-stat.js';

@@ -4,6 +4,8 @@
  * - {@link Worker}: the worker runtime (claim loop, heartbeats, checkpoints, logs, spool, shutdown);
  * - {@link monitor} / {@link Monitor}, {@link monitored}, {@link trackIteration}: monitor mode, the
  *   watchdog's heartbeats for agents that are not task workers;
+ * - {@link CommandAnswers}: an agent's answers to the coordinator's commands, sent at once, for
+ *   runtimes of their own (the agent host's supervisor uses it);
  * - the errors a handler throws or sees ({@link NonRetryableError}, {@link LeaseLostError}, ...);
  * - the protocol's types, re-exported.
  * Test helpers live in `@rouse/sdk/testing`.
@@ -41,6 +43,13 @@ export { MONITOR_DEFAULTS, resolveMonitorOptions } from './monitor/options.js';
 export { backoffDelayMs, RETRY_DEFAULTS, type ResolvedRetryOptions, type RetryOptions } from './retry.js';
 export type { AgentIdentityOptions } from './runtime/agent-identity.js';
 export type { DependencyObservation } from './runtime/classify-dependency.js';
+export {
+  acksFor,
+  CommandAnswers,
+  type CommandAnswersOptions,
+  type SendAnswers,
+  sendAnswersAs,
+} from './runtime/command-answers.js';
 export type { DependencyReportOptions } from './runtime/dependencies.js';
 export type { HeartbeatStatsView } from './runtime/heartbeat-stats.js';
 export type { RuntimeErrorEvent } from './runtime/safe-emit.js';

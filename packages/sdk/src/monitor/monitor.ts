@@ -25,6 +25,7 @@ import type {
   AgentHeartbeatRequest,
   AgentHeartbeatResponse,
   AgentSnapshot,
+  CommandType,
   DependencyState,
   Json,
   JsonObject,
@@ -34,7 +35,7 @@ import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
-import { CommandAcks, sendAcksAs } from '../runtime/command-acks.js';
+import { acksFor, CommandAnswers, sendAnswersAs } from '../runtime/command-answers.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -63,25 +64,26 @@ export function monitor(options: MonitorOptions): Monitor {
   return new Monitor(options);
 }
 
+/**
+ * The commands a monitor acts on: wake (onWake, interrupted) and terminate (stops). A checkpoint is
+ * answered at a safe point.
+ */
+const MONITOR_ACTS_ON: readonly CommandType[] = ['wake', 'terminate'];
+
 export class Monitor extends EventEmitter<MonitorEvents> {
   readonly options: ResolvedMonitorOptions;
   private readonly client: Client;
   private readonly heartbeats: HeartbeatLoop;
   private readonly processMetrics = new ProcessMetrics();
   private readonly deps = new DependencyTracker(systemNow);
-  /**
-   * A monitor acts on wake (onWake, interrupted) and terminate (stops); checkpoint is answered at a
-   * safe point. Answers go at once on a call of their own; a failed one is left to a heartbeat, soon.
-   */
-  private readonly acks = new CommandAcks(
-    ['wake', 'terminate'],
-    ['checkpoint'],
-    sendAcksAs(
+  /** Answers to commands: at once on a call of their own; a failed one is left to a heartbeat, soon. */
+  private readonly answers = new CommandAnswers({
+    send: sendAnswersAs(
       () => ({ client: this.agentClient, agentId: this.agentId }),
       () => heartbeatTimeoutFor(this.options, this.intervalMs),
     ),
-    () => void this.heartbeats.beatSoon(),
-  );
+    fallBack: () => void this.heartbeats.beatSoon(),
+  });
   private readonly snapshots: AgentSnapshots;
   private readonly wakes = new WakeState();
   private readonly iterations = new IterationClock();
@@ -131,7 +133,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
         if (!this.agentClient || this.agentId === undefined) throw notRegistered('monitor');
         return { client: this.agentClient, agentId: this.agentId };
       },
-      answer: (ack) => this.acks.answer(ack),
+      answer: (ack) => this.answers.add(ack),
     });
   }
 
@@ -391,7 +393,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     const req = this.request();
     const taken = this.deps.take();
     if (taken.reports.length > 0) req.dependencies = taken.reports;
-    const acks = this.acks.take();
+    const acks = this.answers.take();
     if (acks.length > 0) req.acks = acks;
     this.self.unsent = false;
     let res: AgentHeartbeatResponse;
@@ -402,7 +404,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       });
     } catch (error) {
       this.deps.undelivered(taken);
-      this.acks.undelivered(acks);
+      this.answers.giveBack(acks);
       this.self.unsent = true;
       this.beats.failed();
       this.safeEmit('error', { error, op: 'heartbeat' });
@@ -433,7 +435,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       else if (command.type === 'checkpoint') this.snapshots.checkpointRequested(command.id, command.ttlMs);
       this.safeEmit('command', { command });
     }
-    this.acks.delivered(res.commands ?? []);
+    this.answers.add(...acksFor(res.commands ?? [], MONITOR_ACTS_ON, ['checkpoint']));
   }
 
   private readonly onSignal = (): void => {

@@ -14,13 +14,20 @@
  * await worker.start();
  */
 import { EventEmitter } from 'node:events';
-import type { Agent, AgentSnapshot, DependencyState, JsonObject, SnapshotWritten } from '@rouse/protocol';
+import type {
+  Agent,
+  AgentSnapshot,
+  CommandType,
+  DependencyState,
+  JsonObject,
+  SnapshotWritten,
+} from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
 import { isTokenRefused, RouseSdkError } from '../errors.js';
 import { backoffDelayMs } from '../retry.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
-import { CommandAcks, sendAcksAs } from '../runtime/command-acks.js';
+import { acksFor, CommandAnswers, sendAnswersAs } from '../runtime/command-answers.js';
 import { ConnectionWatch } from '../runtime/connection.js';
 import {
   type DependencyReportOptions,
@@ -45,6 +52,12 @@ import { type PendingCompletion, TaskRunner } from './task-runner.js';
 
 type WorkerState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
 
+/**
+ * The commands a worker acts on: wake (handlers' ctx), cancel (aborts the handler) and terminate
+ * (stops). A checkpoint is answered once the snapshot is taken at a safe point.
+ */
+const WORKER_ACTS_ON: readonly CommandType[] = ['wake', 'cancel', 'terminate'];
+
 export class Worker extends EventEmitter<WorkerEvents> {
   readonly options: ResolvedWorkerOptions;
   private readonly client: Client;
@@ -55,20 +68,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly spool: Spool;
   private readonly metrics = new ProcessMetrics();
   private readonly dependencies = new DependencyTracker(systemNow);
-  /**
-   * Worker acts on wake (handlers' ctx), cancel (aborts the handler) and terminate (stops); checkpoint
-   * is answered once the snapshot is taken at a safe point. Answers go at once on a call of their own;
-   * a failed one is left to a heartbeat, soon.
-   */
-  private readonly acks = new CommandAcks(
-    ['wake', 'cancel', 'terminate'],
-    ['checkpoint'],
-    sendAcksAs(
+  /** Answers to commands: at once on a call of their own; a failed one is left to a heartbeat, soon. */
+  private readonly answers = new CommandAnswers({
+    send: sendAnswersAs(
       () => ({ client: this.agentClient, agentId: this.agentId }),
       () => heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs()),
     ),
-    () => void this.heartbeats.beatSoon(),
-  );
+    fallBack: () => void this.heartbeats.beatSoon(),
+  });
   private readonly snapshots: AgentSnapshots;
   private readonly connection: ConnectionWatch;
   private readonly beats = new HeartbeatStats(systemNow);
@@ -180,7 +187,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!this.agentClient || this.agentId === undefined) throw notRegistered('worker');
         return { client: this.agentClient, agentId: this.agentId };
       },
-      answer: (ack) => this.acks.answer(ack),
+      answer: (ack) => this.answers.add(ack),
     });
   }
 
@@ -368,7 +375,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const req = workerHeartbeat(this.runner.held, this.metrics.sample(), this.beats.current.failed);
     const deps = this.dependencies.take();
     if (deps.reports.length > 0) req.dependencies = deps.reports;
-    const acks = this.acks.take();
+    const acks = this.answers.take();
     if (acks.length > 0) req.acks = acks;
     const timeoutMs = heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs());
     let first = true;
@@ -383,7 +390,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       } catch (error) {
         if (first) {
           this.dependencies.undelivered(deps);
-          this.acks.undelivered(acks);
+          this.answers.giveBack(acks);
         }
         this.beats.failed();
         this.safeEmit('error', { error, op: 'heartbeat' });
@@ -421,7 +428,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         }
         this.safeEmit('command', { command });
       }
-      this.acks.delivered(res.commands ?? []);
+      this.answers.add(...acksFor(res.commands ?? [], WORKER_ACTS_ON, ['checkpoint']));
     }
     this.onReachable();
   }

@@ -1,6 +1,12 @@
+/**
+ * Command answers: sent at once on a call of their own, several together when they arrive while a
+ * call is in flight, given back for the heartbeat when a call fails, within a byte budget a request,
+ * and left to heartbeats alone for a coordinator that has no such route (404).
+ */
 import type { CommandAck } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
-import { CommandAnswers } from './command-answers.js';
+import { RouseApiError } from '../errors.js';
+import { acksFor, CommandAnswers, MAX_QUEUED_ANSWERS } from './command-answers.js';
 
 const ack = (n: number, output?: string): CommandAck => ({
   commandId: `cmd_${n}`,
@@ -10,7 +16,7 @@ const ack = (n: number, output?: string): CommandAck => ({
 
 /** A send that is answered by hand: each call waits until the test settles it. */
 function harness(maxBytes = 60_000) {
-  const calls: { acks: string[]; settle: (ok: boolean) => void }[] = [];
+  const calls: { acks: string[]; settle: (ok: boolean | Error) => void }[] = [];
   const delivered: string[][] = [];
   let fallBacks = 0;
   let registered = true;
@@ -20,7 +26,7 @@ function harness(maxBytes = 60_000) {
       return new Promise<void>((resolve, reject) => {
         calls.push({
           acks: acks.map((a) => a.commandId),
-          settle: (ok) => (ok ? resolve() : reject(new Error('refused'))),
+          settle: (ok) => (ok === true ? resolve() : reject(ok === false ? new Error('refused') : ok)),
         });
       });
     },
@@ -111,5 +117,52 @@ describe('CommandAnswers', () => {
     await stopped;
     expect(h.calls).toHaveLength(1);
     expect(h.answers.take().map((a) => a.commandId)).toEqual(['cmd_2']);
+  });
+
+  it('a coordinator without the route (404): heartbeats carry every answer from then on', async () => {
+    const h = harness();
+    h.answers.add(ack(1));
+    h.calls[0]?.settle(new RouseApiError(404, 'not_found', 'no route'));
+    await h.settled();
+    expect(h.fallBacks()).toBe(1);
+    h.answers.add(ack(2));
+    await h.settled();
+    expect(h.calls).toHaveLength(1);
+    expect(h.answers.take().map((a) => a.commandId)).toEqual(['cmd_1', 'cmd_2']);
+  });
+
+  it('without a call of their own, answers wait for the heartbeat', () => {
+    const plain = new CommandAnswers();
+    plain.add(ack(1), ack(2));
+    expect(plain.take().map((a) => a.commandId)).toEqual(['cmd_1', 'cmd_2']);
+  });
+
+  it('a request carries at most 100 answers, and the queue keeps the newest when it overflows', () => {
+    const plain = new CommandAnswers();
+    for (let n = 1; n <= MAX_QUEUED_ANSWERS + 5; n++) plain.add(ack(n));
+    expect(plain.length).toBe(MAX_QUEUED_ANSWERS);
+    const first = plain.take();
+    expect(first).toHaveLength(100);
+    expect(first[0]?.commandId).toBe('cmd_6');
+  });
+});
+
+describe('acksFor', () => {
+  it('answers the handled types done and any other unsupported, skipping those answered later and those without an id', () => {
+    expect(
+      acksFor(
+        [
+          { id: 'c1', type: 'wake' },
+          { id: 'c2', type: 'restart' },
+          { type: 'wake' },
+          { id: 'c3', type: 'checkpoint' },
+        ],
+        ['wake'],
+        ['checkpoint'],
+      ),
+    ).toEqual([
+      { commandId: 'c1', outcome: 'done' },
+      { commandId: 'c2', outcome: 'unsupported', message: 'this agent does not act on restart' },
+    ]);
   });
 });
