@@ -23,7 +23,6 @@ import { EventEmitter } from 'node:events';
 import type {
   Agent,
   AgentHeartbeatRequest,
-  AgentHeartbeatResponse,
   AgentSnapshot,
   CommandType,
   DependencyState,
@@ -33,17 +32,13 @@ import type {
 } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
-import { isTokenRefused, RouseSdkError } from '../errors.js';
+import { RouseSdkError } from '../errors.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
-import { acksFor, CommandAnswers, sendAnswersAs } from '../runtime/command-answers.js';
 import { ConnectionWatch } from '../runtime/connection.js';
-import {
-  type DependencyReportOptions,
-  DependencyTracker,
-  runWithDependency,
-} from '../runtime/dependencies.js';
+import { type DependencyReportOptions, runWithDependency } from '../runtime/dependencies.js';
+import { HeartbeatExchange } from '../runtime/heartbeat-exchange.js';
 import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
-import { HeartbeatStats, type HeartbeatStatsView } from '../runtime/heartbeat-stats.js';
+import type { HeartbeatStatsView } from '../runtime/heartbeat-stats.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
@@ -75,20 +70,11 @@ export class Monitor extends EventEmitter<MonitorEvents> {
   private readonly client: Client;
   private readonly heartbeats: HeartbeatLoop;
   private readonly processMetrics = new ProcessMetrics();
-  private readonly deps = new DependencyTracker(systemNow);
-  /** Answers to commands: at once on a call of their own; a failed one is left to a heartbeat, soon. */
-  private readonly answers = new CommandAnswers({
-    send: sendAnswersAs(
-      () => ({ client: this.agentClient, agentId: this.agentId }),
-      () => heartbeatTimeoutFor(this.options, this.intervalMs),
-    ),
-    fallBack: () => void this.heartbeats.beatSoon(),
-  });
+  private readonly exchange: HeartbeatExchange;
   private readonly snapshots: AgentSnapshots;
   private readonly wakes = new WakeState();
   private readonly iterations = new IterationClock();
   private readonly connection: ConnectionWatch;
-  private readonly beats = new HeartbeatStats(systemNow);
   private readonly safeEmit: SafeEmit<MonitorEvents>;
   private readonly startAbort = new AbortController();
   private readonly stopAbort = new AbortController();
@@ -128,18 +114,47 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       onUp: (downMs) => this.safeEmit('reconnected', { downMs }),
     });
     this.heartbeats = new HeartbeatLoop({ intervalMs: () => this.intervalMs, beat: () => this.beat() });
+    this.exchange = new HeartbeatExchange({
+      agent: () => ({ client: this.agentClient, agentId: this.agentId }),
+      timeoutMs: () => heartbeatTimeoutFor(o, this.intervalMs),
+      actsOn: MONITOR_ACTS_ON,
+      logger: o.logger,
+      beatSoon: () => void this.heartbeats.beatSoon(),
+      tryFailed: (error) => this.connection.failed(error),
+      failed: (error) => this.connection.failed(error),
+      error: (error) => {
+        this.self.unsent = true;
+        this.safeEmit('error', { error, op: 'heartbeat' });
+      },
+      refused: () => void this.stop(),
+      answered: (part, res) => {
+        this.connection.ok();
+        if (o.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
+          this.intervalMs = res.heartbeatIntervalMs;
+        }
+        this.safeEmit('heartbeat', { request: part, response: res });
+      },
+      command: (command) => {
+        if (command.type === 'wake') {
+          this.wakes.wake(command.reason, (error) => this.safeEmit('error', { error, op: 'onWake' }));
+          this.safeEmit('wake', { reason: command.reason });
+        } else if (command.type === 'terminate') void this.stop();
+        else if (command.type === 'checkpoint') this.snapshots.checkpointRequested(command.id, command.ttlMs);
+        this.safeEmit('command', { command });
+      },
+    });
     this.snapshots = new AgentSnapshots(o, {
       agent: () => {
         if (!this.agentClient || this.agentId === undefined) throw notRegistered('monitor');
         return { client: this.agentClient, agentId: this.agentId };
       },
-      answer: (ack) => this.answers.add(ack),
+      answer: (ack) => this.exchange.answers.add(ack),
     });
   }
 
   /** How its heartbeats are going (sent, failed, the last one answered): for the agent's own metrics. */
   get heartbeatStats(): HeartbeatStatsView {
-    return this.beats.current;
+    return this.exchange.stats.current;
   }
 
   /** The agent id given at registration (undefined before `start()` resolved). */
@@ -169,7 +184,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
 
   /** The latest state of every dependency observed, by name. */
   get dependencies(): Record<string, DependencyState> {
-    return this.deps.states();
+    return this.exchange.dependencies.states();
   }
 
   /**
@@ -267,7 +282,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
 
   /** Report what the agent knows of dependency `name`; rides on the next heartbeat (a repeated `up` is not resent). */
   dependency(name: string, state: DependencyState, options: DependencyReportOptions = {}): void {
-    this.deps.observe(name, state, options);
+    this.exchange.dependencies.observe(name, state, options);
   }
 
   /**
@@ -276,7 +291,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
    * answer → `up`. Returns fn's value or rethrows its error unchanged.
    */
   withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    return runWithDependency(this.deps, name, fn);
+    return runWithDependency(this.exchange.dependencies, name, fn);
   }
 
   /** Run `fn(reason)` on every `wake` command; returns a function that unsubscribes. */
@@ -366,7 +381,7 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     this.state = 'stopping';
     await this.heartbeats.stop();
     // the last word (final progress, an error) — unless the coordinator is away: no waiting then
-    if ((this.self.unsent || this.deps.pending) && !this.connection.down) await this.beat();
+    if ((this.self.unsent || this.exchange.dependencies.pending) && !this.connection.down) await this.beat();
     this.processMetrics.stop();
     try {
       await this.agentClient!.leave(this.agentId!, { timeoutMs: leaveTimeoutMs(this.options) });
@@ -384,58 +399,16 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     const metrics = this.options.metrics ? this.processMetrics.sample() : {};
     const iterationMs = this.iterations.take();
     if (iterationMs !== undefined) metrics.iterationMs = iterationMs;
-    if (this.beats.current.failed > 0) metrics.heartbeatFailures = this.beats.current.failed;
+    const failures = this.exchange.stats.current.failed;
+    if (failures > 0) metrics.heartbeatFailures = failures;
     if (Object.keys(metrics).length > 0) req.metrics = metrics;
     return req;
   }
 
   private async beat(): Promise<void> {
     const req = this.request();
-    const taken = this.deps.take();
-    if (taken.reports.length > 0) req.dependencies = taken.reports;
-    const acks = this.answers.take();
-    if (acks.length > 0) req.acks = acks;
-    this.self.unsent = false;
-    let res: AgentHeartbeatResponse;
-    try {
-      res = await this.agentClient!.agentHeartbeat(this.agentId!, req, {
-        timeoutMs: heartbeatTimeoutFor(this.options, this.intervalMs),
-        onRetry: (error) => this.connection.failed(error),
-      });
-    } catch (error) {
-      this.deps.undelivered(taken);
-      this.answers.giveBack(acks);
-      this.self.unsent = true;
-      this.beats.failed();
-      this.safeEmit('error', { error, op: 'heartbeat' });
-      if (isTokenRefused(error)) {
-        // A newer incarnation of this slot registered (same key), or the agent was ended.
-        this.options.logger.warn(
-          { agentId: this.agentId, message: (error as Error).message },
-          'the coordinator refused this agent token (replaced by a new incarnation?): stopping',
-        );
-        void this.stop();
-        return;
-      }
-      this.connection.failed(error);
-      return;
-    }
-    this.deps.delivered(taken);
-    this.beats.ok();
-    this.connection.ok();
-    if (this.options.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
-      this.intervalMs = res.heartbeatIntervalMs;
-    }
-    this.safeEmit('heartbeat', { request: req, response: res });
-    for (const command of res.commands ?? []) {
-      if (command.type === 'wake') {
-        this.wakes.wake(command.reason, (error) => this.safeEmit('error', { error, op: 'onWake' }));
-        this.safeEmit('wake', { reason: command.reason });
-      } else if (command.type === 'terminate') void this.stop();
-      else if (command.type === 'checkpoint') this.snapshots.checkpointRequested(command.id, command.ttlMs);
-      this.safeEmit('command', { command });
-    }
-    this.answers.add(...acksFor(res.commands ?? [], MONITOR_ACTS_ON, ['checkpoint']));
+    this.self.unsent = false; // until the beat fails
+    await this.exchange.send(req);
   }
 
   private readonly onSignal = (): void => {

@@ -24,18 +24,14 @@ import type {
 } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
-import { isTokenRefused, RouseSdkError } from '../errors.js';
+import { RouseSdkError } from '../errors.js';
 import { backoffDelayMs } from '../retry.js';
 import { coordinatorClient } from '../runtime/agent-options.js';
-import { acksFor, CommandAnswers, sendAnswersAs } from '../runtime/command-answers.js';
 import { ConnectionWatch } from '../runtime/connection.js';
-import {
-  type DependencyReportOptions,
-  DependencyTracker,
-  runWithDependency,
-} from '../runtime/dependencies.js';
+import { type DependencyReportOptions, runWithDependency } from '../runtime/dependencies.js';
+import { HeartbeatExchange } from '../runtime/heartbeat-exchange.js';
 import { HeartbeatLoop } from '../runtime/heartbeat-loop.js';
-import { HeartbeatStats, type HeartbeatStatsView } from '../runtime/heartbeat-stats.js';
+import type { HeartbeatStatsView } from '../runtime/heartbeat-stats.js';
 import { ProcessMetrics } from '../runtime/process-metrics.js';
 import { registerProcess } from '../runtime/register.js';
 import { createSafeEmit, type SafeEmit } from '../runtime/safe-emit.js';
@@ -67,18 +63,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly logs: LogBuffer;
   private readonly spool: Spool;
   private readonly metrics = new ProcessMetrics();
-  private readonly dependencies = new DependencyTracker(systemNow);
-  /** Answers to commands: at once on a call of their own; a failed one is left to a heartbeat, soon. */
-  private readonly answers = new CommandAnswers({
-    send: sendAnswersAs(
-      () => ({ client: this.agentClient, agentId: this.agentId }),
-      () => heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs()),
-    ),
-    fallBack: () => void this.heartbeats.beatSoon(),
-  });
+  private readonly exchange: HeartbeatExchange;
   private readonly snapshots: AgentSnapshots;
   private readonly connection: ConnectionWatch;
-  private readonly beats = new HeartbeatStats(systemNow);
   private readonly tokenClients = new Map<string, Client>();
   private readonly startAbort = new AbortController();
   /** Emit without ever throwing into the runtime (a throwing listener is logged). */
@@ -112,6 +99,36 @@ export class Worker extends EventEmitter<WorkerEvents> {
         stopped: 'info',
       },
     );
+    this.exchange = new HeartbeatExchange({
+      agent: () => ({ client: this.agentClient, agentId: this.agentId }),
+      timeoutMs: () => heartbeatTimeoutFor(o, this.heartbeatIntervalMs()),
+      actsOn: WORKER_ACTS_ON,
+      logger: o.logger,
+      beatSoon: () => void this.heartbeats.beatSoon(),
+      tryFailed: (error) => this.heartbeatFailed(error),
+      failed: (error) => this.heartbeatFailed(error),
+      error: (error) => this.safeEmit('error', { error, op: 'heartbeat' }),
+      // its tasks went back to the queue already: this process must not keep working on them
+      refused: () => void this.stop({ graceful: false }),
+      answered: (part, res) => {
+        this.connection.ok();
+        if (o.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
+          this.agentIntervalMs = res.heartbeatIntervalMs;
+        }
+        this.runner.applyHeartbeat(res, part.tasks ?? []);
+        this.safeEmit('heartbeat', { request: part, response: res });
+      },
+      command: (command) => {
+        if (command.type === 'terminate') void this.stop();
+        else if (
+          command.type === 'checkpoint' &&
+          this.snapshots.checkpointRequested(command.id, command.ttlMs)
+        ) {
+          this.idleSafePoint();
+        }
+        this.safeEmit('command', { command });
+      },
+    });
     this.spool = new Spool(o.spoolDir);
     this.connection = new ConnectionWatch({
       url: o.url,
@@ -148,7 +165,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       spool: this.spool,
       logs: this.logs,
       emit: this.safeEmit,
-      dependencies: this.dependencies,
+      dependencies: this.exchange.dependencies,
       beatSoon: () => this.heartbeats.beatSoon(),
       safePoint: () => this.snapshots.atSafePoint(),
     });
@@ -187,7 +204,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (!this.agentClient || this.agentId === undefined) throw notRegistered('worker');
         return { client: this.agentClient, agentId: this.agentId };
       },
-      answer: (ack) => this.answers.add(ack),
+      answer: (ack) => this.exchange.answers.add(ack),
     });
   }
 
@@ -202,7 +219,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** How its heartbeats are going (sent, failed, the last one answered): for the agent's own metrics. */
   get heartbeatStats(): HeartbeatStatsView {
-    return this.beats.current;
+    return this.exchange.stats.current;
   }
 
   /** The agent id given at registration (undefined before `start()` resolved). */
@@ -220,12 +237,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * heartbeat. Handlers usually call `ctx.withDependency(name, fn)` instead.
    */
   dependency(name: string, state: DependencyState, options: DependencyReportOptions = {}): void {
-    this.dependencies.observe(name, state, options);
+    this.exchange.dependencies.observe(name, state, options);
   }
 
   /** Run `fn` and report what its outcome says about dependency `name` (see `ctx.withDependency`). */
   withDependency<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
-    return runWithDependency(this.dependencies, name, fn);
+    return runWithDependency(this.exchange.dependencies, name, fn);
   }
 
   /**
@@ -372,65 +389,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async beat(): Promise<void> {
-    const req = workerHeartbeat(this.runner.held, this.metrics.sample(), this.beats.current.failed);
-    const deps = this.dependencies.take();
-    if (deps.reports.length > 0) req.dependencies = deps.reports;
-    const acks = this.answers.take();
-    if (acks.length > 0) req.acks = acks;
-    const timeoutMs = heartbeatTimeoutFor(this.options, this.heartbeatIntervalMs());
-    let first = true;
-    for (const part of splitHeartbeat(req)) {
-      let res: Awaited<ReturnType<Client['agentHeartbeat']>>;
-      try {
-        res = await this.agentApi().agentHeartbeat(this.agentId!, part, {
-          timeoutMs,
-          // the first failed try already tells: do not wait for the retries to notice a dead connection
-          onRetry: (error) => this.heartbeatFailed(error),
-        });
-      } catch (error) {
-        if (first) {
-          this.dependencies.undelivered(deps);
-          this.answers.giveBack(acks);
-        }
-        this.beats.failed();
-        this.safeEmit('error', { error, op: 'heartbeat' });
-        if (isTokenRefused(error)) {
-          // A newer incarnation of this slot registered (same key), or the agent was ended: its
-          // tasks went back to the queue already, and this process must not keep working on them.
-          this.options.logger.warn(
-            { agentId: this.agentId, message: (error as Error).message },
-            'the coordinator refused this agent token (replaced by a new incarnation?): stopping',
-          );
-          void this.stop({ graceful: false });
-          return;
-        }
-        this.heartbeatFailed(error);
-        return;
-      }
-      if (first) {
-        this.dependencies.delivered(deps);
-        this.beats.ok();
-      }
-      first = false;
-      this.connection.ok();
-      if (this.options.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
-        this.agentIntervalMs = res.heartbeatIntervalMs;
-      }
-      this.runner.applyHeartbeat(res, part.tasks ?? []);
-      this.safeEmit('heartbeat', { request: part, response: res });
-      for (const command of res.commands ?? []) {
-        if (command.type === 'terminate') void this.stop();
-        else if (
-          command.type === 'checkpoint' &&
-          this.snapshots.checkpointRequested(command.id, command.ttlMs)
-        ) {
-          this.idleSafePoint();
-        }
-        this.safeEmit('command', { command });
-      }
-      this.answers.add(...acksFor(res.commands ?? [], WORKER_ACTS_ON, ['checkpoint']));
-    }
-    this.onReachable();
+    const req = workerHeartbeat(this.runner.held, this.metrics.sample(), this.exchange.stats.current.failed);
+    if (await this.exchange.send(req, splitHeartbeat)) this.onReachable();
   }
 
   /** The coordinator answered: a good moment to empty the spool. */
