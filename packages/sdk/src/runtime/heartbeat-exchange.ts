@@ -19,6 +19,7 @@ import type { Logger } from '../logger.js';
 import { acksFor, CommandAnswers, sendAnswersAs } from './command-answers.js';
 import { DependencyTracker } from './dependencies.js';
 import { HeartbeatStats } from './heartbeat-stats.js';
+import { notRegistered } from './snapshots.js';
 
 export interface HeartbeatExchangeOptions {
   /** The agent's client (its own token) and id; undefined until it registered. */
@@ -76,7 +77,8 @@ export class HeartbeatExchange {
     for (const part of split(req)) {
       let res: AgentHeartbeatResponse;
       try {
-        res = await client!.agentHeartbeat(agentId!, part, { timeoutMs, onRetry: (e) => o.tryFailed(e) });
+        if (client === undefined || agentId === undefined) throw notRegistered('agent');
+        res = await client.agentHeartbeat(agentId, part, { timeoutMs, onRetry: (e) => o.tryFailed(e) });
       } catch (error) {
         if (first) {
           this.dependencies.undelivered(deps);
