@@ -8,10 +8,10 @@
  * after an exit of its own, whatever it left behind is SIGKILLed before the next start.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { SupervisedState } from '@rouse/protocol';
+import type { SupervisedChild, SupervisedState } from '@rouse/protocol';
 import type { ResolvedProgram } from './host-config.js';
 import { OutputRing } from './output-ring.js';
-import { readProcTable } from './proc-stat.js';
+import { readProcTable, type TreeSample } from './proc-stat.js';
 import {
   groupAlive,
   markedEnv,
@@ -95,6 +95,31 @@ export class ProgramInstance {
   ) {
     this.key = `${supervisorName}/${program.name}-${instance}`;
     this.rules = new RestartRules(program.restart);
+  }
+
+  /**
+   * This child's entry in its supervisor's heartbeat, with `sample` from /proc when it runs (for a
+   * plain program, the entry is its agent's heartbeat).
+   */
+  entry(sample: TreeSample | undefined): SupervisedChild {
+    // The registered agent is this process's only if it registered for this pid.
+    const agent = this.agent !== null && this.agent.pid === this.pid ? this.agent : null;
+    return {
+      agentKey: this.key,
+      ...(agent !== null ? { agentId: agent.id, incarnation: agent.incarnation } : {}),
+      program: this.program.name,
+      instance: this.instance,
+      plain: !this.program.sdk,
+      pid: this.pid,
+      state: this.state,
+      restarts: this.restarts,
+      ...(sample !== undefined ? { rssBytes: sample.rssBytes } : {}),
+      ...(sample !== undefined && sample.cpuPercent !== null ? { cpuPercent: sample.cpuPercent } : {}),
+      outputAt: this.outputAt,
+      ...(this.progress !== undefined ? { progress: this.progress } : {}),
+      ...(this.phase !== undefined ? { phase: this.phase } : {}),
+      lastExit: this.lastExit,
+    };
   }
 
   start(): void {

@@ -21,6 +21,7 @@ import { Client, CommandAnswers, RouseApiError } from '@rouse/sdk';
 import { carryOutCommand } from './child-commands.js';
 import { splitChildren, takeWithin } from './heartbeat-body.js';
 import type { ResolvedHostConfig } from './host-config.js';
+import { PlainAgents } from './plain-agents.js';
 import { ProcSampler } from './proc-stat.js';
 import { type InstanceEvent, ProgramInstance } from './program-instance.js';
 
@@ -83,9 +84,8 @@ export class Supervisor {
   private readonly seen: string[] = [];
   /** Plain children to leave once the ack of their terminate got through. */
   private readonly leaveAfterAck = new Map<string, ProgramInstance>();
-  /** Plain children whose registration is under way. */
-  private readonly registering = new Set<ProgramInstance>();
   private readonly sampler = new ProcSampler();
+  private readonly plainAgents: PlainAgents;
   private readonly now: () => number;
   private lastCpu = process.cpuUsage();
   private lastCpuAt: number;
@@ -95,6 +95,9 @@ export class Supervisor {
     this.lastCpuAt = this.now();
     const { config } = options;
     this.enroll = new Client({ url: config.url, token: config.token });
+    this.plainAgents = new PlainAgents(this.enroll, (key, message) =>
+      this.emit({ event: 'child_registration_failed', key, message }),
+    );
     for (const program of config.programs) {
       for (let n = 1; n <= program.instances; n++) {
         this.instances.push(
@@ -212,7 +215,7 @@ export class Supervisor {
     await this.answers.stop();
     // A last heartbeat carries the acks still owed (the children are stopped now).
     await this.beat().catch(() => undefined);
-    await Promise.all(this.instances.map((i) => this.leaveChild(i)));
+    await Promise.all(this.instances.map((i) => this.plainAgents.leave(i)));
     if (this.client !== null && this.agentId !== null) {
       await this.client.leave(this.agentId, { timeoutMs: 5000 }).catch(() => undefined);
     }
@@ -267,36 +270,7 @@ export class Supervisor {
   /** A plain program's process started: register its agent (the next incarnation of its slot). */
   private onStarted(i: ProgramInstance): void {
     if (i.program.sdk || this.agentId === null || this.stopped) return;
-    const pid = i.pid;
-    if (pid === null || this.registering.has(i)) return;
-    this.registering.add(i);
-    void this.enroll
-      .registerAgent({
-        agentType: i.program.agentType,
-        key: i.key,
-        name: i.key,
-        host: hostname(),
-        pid,
-        supervisorId: this.agentId,
-      })
-      .then(
-        (reg) => {
-          if (i.pid === pid)
-            i.agent = { id: reg.agent.id, incarnation: reg.incarnation, token: reg.token, pid };
-        },
-        (err: unknown) =>
-          this.emit({ event: 'child_registration_failed', key: i.key, message: (err as Error).message }),
-      )
-      .finally(() => this.registering.delete(i));
-  }
-
-  private async leaveChild(i: ProgramInstance): Promise<void> {
-    const agent = i.agent;
-    if (agent === null) return;
-    i.agent = null;
-    const c = this.enroll.withToken(agent.token);
-    await c.leave(agent.id, { timeoutMs: 5000 }).catch(() => undefined);
-    c.close();
+    this.plainAgents.register(i, this.agentId);
   }
 
   private schedule(delayMs: number): void {
@@ -325,30 +299,9 @@ export class Supervisor {
   }
 
   private childEntries(): SupervisedChild[] {
-    const now = this.now();
     const running = this.instances.filter((i) => i.pid !== null).map((i) => i.pid!);
-    const samples = this.sampler.sample(running, now);
-    return this.instances.map((i) => {
-      const s = i.pid === null ? undefined : samples.get(i.pid);
-      // The registered agent is this process's only if it registered for this pid.
-      const agent = i.agent !== null && i.agent.pid === i.pid ? i.agent : null;
-      return {
-        agentKey: i.key,
-        ...(agent !== null ? { agentId: agent.id, incarnation: agent.incarnation } : {}),
-        program: i.program.name,
-        instance: i.instance,
-        plain: !i.program.sdk,
-        pid: i.pid,
-        state: i.state,
-        restarts: i.restarts,
-        ...(s !== undefined ? { rssBytes: s.rssBytes } : {}),
-        ...(s !== undefined && s.cpuPercent !== null ? { cpuPercent: s.cpuPercent } : {}),
-        outputAt: i.outputAt,
-        ...(i.progress !== undefined ? { progress: i.progress } : {}),
-        ...(i.phase !== undefined ? { phase: i.phase } : {}),
-        lastExit: i.lastExit,
-      };
-    });
+    const samples = this.sampler.sample(running, this.now());
+    return this.instances.map((i) => i.entry(i.pid === null ? undefined : samples.get(i.pid)));
   }
 
   /** One heartbeat (split in several requests when the children's entries are many). */
@@ -413,7 +366,7 @@ export class Supervisor {
       const i = this.leaveAfterAck.get(a.commandId);
       if (i !== undefined) {
         this.leaveAfterAck.delete(a.commandId);
-        void this.leaveChild(i);
+        void this.plainAgents.leave(i);
       }
     }
   }
