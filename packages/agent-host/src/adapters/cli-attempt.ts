@@ -20,7 +20,6 @@ import { classifyRunEnd, type RunVerdict } from './cli-outcome.js';
 import type { CarriedSession, CliPayload } from './cli-payload.js';
 import { ProgressTally } from './cli-progress.js';
 import { CliRun } from './cli-run.js';
-import type { CliTaskResult } from './cli-task.js';
 import { changedFiles, snapshotFiles } from './file-snapshot.js';
 import type { GroupRegistry } from './group-guard.js';
 import { SessionKeeper } from './session-keeper.js';
@@ -57,6 +56,18 @@ export interface CliAttemptDeps {
   now(): number;
   /** Where the CLI's group is listed so that it dies with the agent. */
   guard: GroupRegistry | null;
+}
+
+/** A completed task's result. */
+export interface CliTaskResult {
+  message: string;
+  usage: { inputTokens: number; outputTokens: number; cachedInputTokens: number };
+  /** Only when the CLI reports a cost. */
+  costUsd?: number;
+  numTurns?: number;
+  /** Paths (relative to the working directory) added, changed or removed. */
+  files: string[];
+  sessionId: string | null;
 }
 
 export type CliAttemptOutcome = { kind: 'complete'; result: CliTaskResult } | { kind: 'fail'; error: Error };

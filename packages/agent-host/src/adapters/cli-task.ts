@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import type { Json, Task } from '@rouse/protocol';
 import { type Logger, NonRetryableError, noopLogger, type TaskContext, type TaskHandler } from '@rouse/sdk';
 import type { BudgetLimits } from './budget.js';
-import { type CliAttemptOutcome, runCliAttempt } from './cli-attempt.js';
+import { type CliAttemptOutcome, type CliTaskResult, runCliAttempt } from './cli-attempt.js';
 import type { CliFlavor } from './cli-flavor.js';
 import { type CliTypeDefaults, PayloadError, parseCliPayload, readCarriedSession } from './cli-payload.js';
 import { type GroupRegistry, sharedGroupGuard } from './group-guard.js';
@@ -93,17 +93,7 @@ export interface CliTaskOptions {
   groupGuard?: GroupRegistry | null;
 }
 
-/** A completed task's result. */
-export interface CliTaskResult {
-  message: string;
-  usage: { inputTokens: number; outputTokens: number; cachedInputTokens: number };
-  /** Only when the CLI reports a cost. */
-  costUsd?: number;
-  numTurns?: number;
-  /** Paths (relative to the working directory) added, changed or removed. */
-  files: string[];
-  sessionId: string | null;
-}
+export type { CliTaskResult };
 
 const systemNow = (): number => Date.now();
 

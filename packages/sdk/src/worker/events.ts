@@ -46,3 +46,6 @@ export interface WorkerEvents {
   /** `stop()` finished: handlers done or aborted, reports sent or spooled, agent left. */
   stopped: [];
 }
+
+/** Emit one of the worker's events (the runtime's parts get the worker's safe emit as this). */
+export type Emit = <K extends keyof WorkerEvents>(event: K, ...args: WorkerEvents[K]) => void;

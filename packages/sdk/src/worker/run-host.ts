@@ -15,10 +15,10 @@ import {
   runWithDependency,
 } from '../runtime/dependencies.js';
 import { effectResult } from './effects.js';
+import type { Emit } from './events.js';
 import type { LogBuffer } from './log-buffer.js';
 import type { OnceOptions } from './task-context.js';
 import type { TaskRun, TaskRunHost } from './task-run.js';
-import type { Emit } from './task-runner.js';
 
 /** How long `ctx.once` waits before asking again about a key another claim holds: bounds. */
 export const EFFECT_POLL_MAX_MS = 1000;

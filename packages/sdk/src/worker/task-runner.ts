@@ -24,7 +24,7 @@ import {
 } from '../errors.js';
 import type { DependencyTracker } from '../runtime/dependencies.js';
 import type { Carried } from './claim-loop.js';
-import type { WorkerEvents } from './events.js';
+import type { Emit } from './events.js';
 import type { LogBuffer } from './log-buffer.js';
 import {
   deliverReport,
@@ -40,8 +40,6 @@ import { RunHost } from './run-host.js';
 import type { Spool } from './spool.js';
 import type { TaskHandler } from './task-context.js';
 import { TaskRun, type TaskRunHost } from './task-run.js';
-
-export type Emit = <K extends keyof WorkerEvents>(event: K, ...args: WorkerEvents[K]) => void;
 
 /** A completion waiting to ride a claim. */
 export interface PendingCompletion extends Carried {

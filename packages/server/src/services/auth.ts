@@ -17,7 +17,14 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { RouseError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
-import type { Caller } from './coordinator.js';
+
+/** Who is asking, once authenticated: services enforce what this caller may do. */
+export type Caller =
+  | { kind: 'admin' }
+  | { kind: 'readonly' }
+  | { kind: 'enrollment' }
+  /** An agent token: the agent and the incarnation it was issued to. */
+  | { kind: 'agent'; agentId: string; incarnation: number; agentType: string };
 
 /** Agent tokens start with this, so `authenticate` knows to look them up in the store. */
 export const AGENT_TOKEN_PREFIX = 'rsa_';

@@ -63,16 +63,11 @@ import type {
   TaskSummary,
 } from '../store/store.js';
 import type { DeliveryOutcome } from './alerts/alerts.js';
-import type { PresentedToken } from './auth.js';
+import type { Caller, PresentedToken } from './auth.js';
 import type { DashboardSessions } from './dashboard-sessions.js';
 import type { SubscribeOptions } from './event-bus.js';
 
-export type Caller =
-  | { kind: 'admin' }
-  | { kind: 'readonly' }
-  | { kind: 'enrollment' }
-  /** An agent token: the agent and the incarnation it was issued to. */
-  | { kind: 'agent'; agentId: string; incarnation: number; agentType: string };
+export type { Caller } from './auth.js';
 
 /** A command as queued, and the manual intervention it opened (wake, restart, terminate), if any. */
 export interface SentCommand {

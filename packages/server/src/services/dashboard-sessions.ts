@@ -13,8 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { DashboardSession, SessionRole, Store } from '../store/store.js';
-import { hashToken, requireAdmin } from './auth.js';
-import type { Caller } from './coordinator.js';
+import { type Caller, hashToken, requireAdmin } from './auth.js';
 import { every } from './periodic.js';
 
 /** How long a one-time login code may wait to be used. */

@@ -14,8 +14,13 @@ import type {
 } from '@rouse/protocol';
 import { deriveAgentStatus } from '../core/watchdog/agent-status.js';
 import type { SampleRing } from '../core/watchdog/samples.js';
-import type { AgentLifecycle } from './agent-store.js';
-import type { AgentWatch, ConditionKey, ConditionRecord, MetricSample } from './watchdog-store.js';
+import type {
+  AgentLifecycle,
+  AgentWatch,
+  ConditionKey,
+  ConditionRecord,
+  MetricSample,
+} from './watchdog-store.js';
 
 /** Every column the mappings read, in this order (SQL selects `a.<name>`). */
 export const AGENT_COLUMN_NAMES = [

@@ -19,8 +19,7 @@ import type {
 } from '@rouse/protocol';
 import type { AgentWatch, ConditionRecord, MetricSample } from './watchdog-store.js';
 
-/** `active` until it leaves (`left`) or the watchdog ends it (`terminated`). */
-export type AgentLifecycle = 'active' | 'left' | 'terminated';
+export type { AgentLifecycle } from './watchdog-store.js';
 
 export interface NewAgent {
   /** The id of a new slot; when `key` names an existing slot of the same `agentType`, that slot's id is kept. */

@@ -16,8 +16,10 @@ import type {
   ReportedAgentStatus,
 } from '@rouse/protocol';
 import type { SampleRing } from '../core/watchdog/samples.js';
-import type { AgentLifecycle } from './agent-store.js';
 import type { DependencyRecord } from './coordination.js';
+
+/** An agent is `active` until it leaves (`left`) or the watchdog ends it (`terminated`). */
+export type AgentLifecycle = 'active' | 'left' | 'terminated';
 
 /** One metric sample of an agent's bounded ring (times by the store clock). */
 export interface MetricSample {

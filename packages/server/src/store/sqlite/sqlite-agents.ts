@@ -23,10 +23,6 @@ import { encodeSamples } from './sample-ring.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { closeAllConditions } from './sqlite-watchdog.js';
 
-export function heldTaskIds(ctx: SqliteContext, agentId: string): string[] {
-  return (ctx.agents.selectHeldTaskIds.all({ agentId }) as { id: string }[]).map((r) => r.id);
-}
-
 /** The wire agent for a raw row: its open conditions and held tasks read in the same transaction. */
 function agentOf(ctx: SqliteContext, raw: Record<string, unknown>): Agent {
   const row = agentRow(raw);
@@ -34,7 +30,7 @@ function agentOf(ctx: SqliteContext, raw: Record<string, unknown>): Agent {
     row.open_conditions.length === 0
       ? []
       : conditionRows(ctx.watchdog.agentOpenConditions.all({ agentId: row.id }) as ConditionRow[]);
-  return toAgent(row, conditions, heldTaskIds(ctx, row.id));
+  return toAgent(row, conditions, ctx.heldTaskIds(row.id));
 }
 
 export function registerAgent(ctx: SqliteContext, agent: NewAgent): Registration {

@@ -88,6 +88,11 @@ export class SqliteContext {
     return this.tasks.selectTaskHead.get({ id }) as HeadRow | undefined;
   }
 
+  /** The ids of the tasks agent `agentId` holds. */
+  heldTaskIds(agentId: string): string[] {
+    return (this.agents.selectHeldTaskIds.all({ agentId }) as { id: string }[]).map((r) => r.id);
+  }
+
   task(id: string): Task | null {
     const row = this.tasks.selectTask.get({ id }) as TaskRow | undefined;
     return row === undefined ? null : toTask(row);

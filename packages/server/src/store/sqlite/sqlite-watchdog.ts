@@ -15,7 +15,6 @@ import type {
   MarkLostInput,
 } from '../store.js';
 import { agentRow, conditionRows } from './agent-rows.js';
-import { heldTaskIds } from './sqlite-agents.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 function refresh(ctx: SqliteContext, agentId: string): void {
@@ -105,7 +104,7 @@ export function readConditions(ctx: SqliteContext, seqs: readonly number[]): Con
 export function getAgentWatches(ctx: SqliteContext, agentIds: readonly string[]): AgentWatch[] {
   return agentIds.flatMap((id) => {
     const raw = ctx.agents.selectAgent.get({ id }) as Record<string, unknown> | undefined;
-    return raw === undefined ? [] : [toWatch(agentRow(raw), heldTaskIds(ctx, id))];
+    return raw === undefined ? [] : [toWatch(agentRow(raw), ctx.heldTaskIds(id))];
   });
 }
 
