@@ -11,50 +11,13 @@ import type { z } from 'zod';
 import type * as schemas from './schemas/agents.js';
 import type { AgentSnapshot } from './snapshot.js';
 import type { Json, JsonObject, Task } from './task.js';
+import type { AgentStatus, ReportedAgentStatus } from './vocabulary.js';
 import type { AgentCondition } from './watchdog.js';
-
-/** What an agent may say of itself. Anything else is the coordinator's conclusion. */
-export const REPORTED_AGENT_STATUSES = ['idle', 'running', 'error', 'terminating'] as const;
-export type ReportedAgentStatus = (typeof REPORTED_AGENT_STATUSES)[number];
-
-/**
- * The derived status, highest precedence first: `left > terminated > lost > terminating > stalled >
- * error > at_risk > running > idle`.
- * - `left`: it said goodbye (DELETE); `terminated`: the watchdog ended it;
- * - `lost`: its lease ran out (condition `heartbeat_timeout`);
- * - `stalled`: heartbeats arrive but its progress does not move (`progress_stalled`);
- * - `error`: it reports an error; `at_risk`: a dependency it needs is down, or it runs away with
- *   memory or CPU (`dependency_down`, `resource_runaway`, `error_persisting`).
- */
-export const AGENT_STATUSES = [
-  'left',
-  'terminated',
-  'lost',
-  'terminating',
-  'stalled',
-  'error',
-  'at_risk',
-  'running',
-  'idle',
-] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 export type AgentMetrics = z.input<typeof schemas.metrics>;
 
-/**
- * What a task's budget limits (`metrics.budgets[].kind`): input + output tokens, dollars, turns, or
- * the milliseconds of wall-clock time of its attempt.
- */
-export const BUDGET_KINDS = ['tokens', 'cost_usd', 'turns', 'wall_clock_ms'] as const;
-export type BudgetKind = (typeof BUDGET_KINDS)[number];
-/** Budget reports one heartbeat may carry (`metrics.budgets`). */
-export const MAX_BUDGET_REPORTS = 64;
-
 /** A held task's spend against one of its budget limits, as an agent reports it in `metrics.budgets`. */
 export type TaskBudgetReport = z.input<typeof schemas.taskBudget>;
-
-export const DEPENDENCY_STATES = ['up', 'down', 'rate_limited'] as const;
-export type DependencyState = (typeof DEPENDENCY_STATES)[number];
 
 export type DependencyReport = z.input<typeof schemas.dependencyReport>;
 
@@ -145,38 +108,6 @@ export interface ClaimResponse {
 export type TaskBeat = z.input<typeof schemas.taskBeat>;
 export type AgentHeartbeatRequest = z.input<typeof schemas.agentHeartbeat>;
 
-/** Signals a command may ask a supervisor to send (POSIX names; a `send_signal` rung's). */
-export const SIGNAL_NAMES = [
-  'SIGHUP',
-  'SIGINT',
-  'SIGQUIT',
-  'SIGABRT',
-  'SIGKILL',
-  'SIGUSR1',
-  'SIGUSR2',
-  'SIGPIPE',
-  'SIGALRM',
-  'SIGTERM',
-  'SIGCONT',
-  'SIGSTOP',
-  'SIGTSTP',
-  'SIGTTIN',
-  'SIGTTOU',
-  'SIGURG',
-  'SIGXCPU',
-  'SIGXFSZ',
-  'SIGVTALRM',
-  'SIGPROF',
-  'SIGWINCH',
-  'SIGIO',
-  'SIGPWR',
-  'SIGSYS',
-] as const;
-export type SignalName = (typeof SIGNAL_NAMES)[number];
-
-export const COMMAND_TYPES = ['wake', 'cancel', 'checkpoint', 'restart', 'terminate'] as const;
-export type CommandType = (typeof COMMAND_TYPES)[number];
-
 /**
  * A command for an agent. As queued (`POST /v1/agents/{id}/commands`) it has no `id`; as delivered on
  * a heartbeat response it carries the `id` its acknowledgement names.
@@ -197,23 +128,11 @@ export type AgentCommand = z.input<typeof schemas.agentCommand> & {
 /** The agent type `rouse supervise` registers as (one agent per supervisor, keyed by its name). */
 export const SUPERVISOR_AGENT_TYPE = 'rouse.supervisor';
 
-/**
- * A supervised child's state: `running`; `backoff` (exited, waiting to start again); `stopped` (by
- * a command or the supervisor's own stop); `fatal` (its restart budget is spent: no more restarts).
- */
-export const SUPERVISED_STATES = ['running', 'backoff', 'stopped', 'fatal'] as const;
-export type SupervisedState = (typeof SUPERVISED_STATES)[number];
 /** One child in a supervisor's heartbeat (`children`). */
 export type SupervisedChild = z.input<typeof schemas.supervisedChild>;
 /** A child whose restart budget ran out, in a supervisor's heartbeat (`fatal`). */
 export type FatalReport = z.input<typeof schemas.fatalReport>;
 
-/** The most output an acknowledgement (or a fatal report) carries: the last lines of a process a supervisor stopped. */
-export const MAX_ACK_OUTPUT_CHARS = 8192;
-
-/** How an agent answers a command (in its next heartbeat's `acks`, or at once by `commands/acks`). */
-export const COMMAND_OUTCOMES = ['done', 'failed', 'unsupported'] as const;
-export type CommandOutcome = (typeof COMMAND_OUTCOMES)[number];
 export type CommandAck = z.input<typeof schemas.commandAck>;
 
 export interface AgentHeartbeatResponse {

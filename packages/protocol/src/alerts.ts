@@ -3,6 +3,7 @@
  * people, grouped by agent type and condition so that forty agents stalling on one outage make one
  * alert, and the notifications sent for it through the policy file's channels.
  */
+import type { AlertState } from './vocabulary.js';
 import { CONDITION_KINDS } from './watchdog.js';
 
 /** Severities, lowest first: an alert still firing after `escalate_after` moves one step up. */
@@ -15,10 +16,6 @@ export type AlertSeverity = (typeof ALERT_SEVERITIES)[number];
  */
 export const ALERT_CONDITIONS = [...CONDITION_KINDS, 'recovery_failed', 'fatal'] as const;
 export type AlertCondition = (typeof ALERT_CONDITIONS)[number];
-
-/** `firing` while at least one agent is in the condition; `resolved` once none is (for good). */
-export const ALERT_STATES = ['firing', 'resolved'] as const;
-export type AlertState = (typeof ALERT_STATES)[number];
 
 /**
  * Why a notification was sent: the group's first (after `group_wait`), new members or a higher

@@ -6,6 +6,7 @@ export * from './events.js';
 export * from './merge-patch.js';
 export * from './snapshot.js';
 export * from './task.js';
+export * from './vocabulary.js';
 export * from './watchdog.js';
 
 /** Protocol version served under `/v1`. */

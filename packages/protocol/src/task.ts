@@ -12,23 +12,11 @@
  * inferred from the request schemas (`schemas/tasks.ts`), so the two cannot drift.
  */
 import type { z } from 'zod';
+import type { Json, JsonObject } from './json.js';
 import type * as schemas from './schemas/tasks.js';
+import type { TaskStatus } from './vocabulary.js';
 
-/** The task lifecycle states (docs/design.md §2). */
-export const TASK_STATUSES = [
-  'created',
-  'claimed',
-  'running',
-  'completed',
-  'failed',
-  'timeout',
-  'cancelled',
-] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-
-/** Any JSON value. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+export type { Json, JsonObject } from './json.js';
 
 /** Timing as given on create; every field optional (policy defaults fill the rest). */
 export type TimingInput = z.input<typeof schemas.timingInput>;

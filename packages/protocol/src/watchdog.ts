@@ -9,9 +9,9 @@
  *   ladder (a YAML file; durations in seconds or with units there, milliseconds on the wire).
  */
 import type { z } from 'zod';
-import type { AgentStatus } from './agent.js';
 import type * as schemas from './schemas/watchdog.js';
 import type { JsonObject } from './task.js';
+import type { AgentStatus, InterventionState } from './vocabulary.js';
 
 /**
  * What the detectors see (docs/design.md §6.2):
@@ -77,13 +77,6 @@ export const INTERVENTION_ACTIONS = [
   'terminate',
 ] as const;
 export type InterventionAction = (typeof INTERVENTION_ACTIONS)[number];
-
-/**
- * `pending`: under way (its command sent, its success criterion awaited); `held`: waiting (a
- * dependency outage no action can cure); then `succeeded`, `failed` or `skipped` for good.
- */
-export const INTERVENTION_STATES = ['pending', 'held', 'succeeded', 'failed', 'skipped'] as const;
-export type InterventionState = (typeof INTERVENTION_STATES)[number];
 
 /** What an intervention answers: a condition, the ladder running out (`recovery_failed`), or a person (`manual`). */
 export type InterventionTrigger = ConditionKind | 'recovery_failed' | 'manual';

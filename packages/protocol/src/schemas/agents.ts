@@ -13,7 +13,7 @@ import {
   REPORTED_AGENT_STATUSES,
   SIGNAL_NAMES,
   SUPERVISED_STATES,
-} from '../agent.js';
+} from '../vocabulary.js';
 import { durationMs, json, labels, ms, name, taskId, version } from './common.js';
 
 /** An agent slot's key (`host-3/reviewer-2`): the same key and agent type → the same agent id. */

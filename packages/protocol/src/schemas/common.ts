@@ -3,7 +3,7 @@
  * Limits here are part of the contract.
  */
 import { z } from 'zod';
-import type { Json, JsonObject } from '../task.js';
+import type { Json, JsonObject } from '../json.js';
 
 /** Names: task types, agent types, dependency names, error codes. */
 export const name = z

@@ -3,7 +3,7 @@
  * types of these requests are inferred from them (`task.ts`), so the two cannot drift.
  */
 import { z } from 'zod';
-import { TASK_STATUSES } from '../task.js';
+import { TASK_STATUSES } from '../vocabulary.js';
 import { durationMs, epochMs, json, jsonObject, labels, ms, name, taskId, version } from './common.js';
 
 export const timingInput = z

@@ -1,8 +1,6 @@
 /** Request schemas of the watchdog routes (docs/protocol.md "The watchdog"). */
 import { z } from 'zod';
-import { AGENT_STATUSES } from '../agent.js';
-import { ALERT_STATES } from '../alerts.js';
-import { INTERVENTION_STATES } from '../watchdog.js';
+import { AGENT_STATUSES, ALERT_STATES, INTERVENTION_STATES } from '../vocabulary.js';
 import { name } from './common.js';
 
 export const listAgentsQuery = z

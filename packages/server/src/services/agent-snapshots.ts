@@ -17,11 +17,14 @@ import {
   type ResultRef,
   type SnapshotWritten,
 } from '@rouse/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
 import { NotFoundError, RouseError } from '../core/errors.js';
-import type { SnapshotBaseWritten, SnapshotHead, StoredSnapshot } from '../store/store.js';
+import type { SnapshotBaseWritten, SnapshotHead, Store, StoredSnapshot } from '../store/store.js';
+import type { Caller } from './auth.js';
 import { requireActsAs } from './auth.js';
-import type { Caller } from './coordinator.js';
-import type { CoordinatorContext } from './coordinator-context.js';
+import type { BlobStore } from './blob-store.js';
+import type { ResolvedCoordinatorOptions } from './coordinator-options.js';
 import { every } from './periodic.js';
 
 /** How many times a patch tries again when its compaction lost a race with another write. */
@@ -44,12 +47,12 @@ export interface AgentSnapshots {
 }
 
 export interface AgentSnapshotDeps {
-  store: CoordinatorContext['store'];
-  blobs: CoordinatorContext['blobs'];
-  clock: CoordinatorContext['clock'];
-  logger: CoordinatorContext['logger'];
+  store: Store;
+  blobs: BlobStore;
+  clock: Clock;
+  logger: Logger;
   options: Pick<
-    CoordinatorContext['options'],
+    ResolvedCoordinatorOptions,
     'snapshotMaxBytes' | 'snapshotInlineMaxBytes' | 'snapshotMaxDeltas' | 'snapshotMaxDeltasBytes'
   >;
 }
@@ -244,10 +247,10 @@ export interface SnapshotSweeper {
 
 /** Every `intervalMs`, delete the snapshots whose time is up, and their blobs (any coordinator may). */
 export function createSnapshotSweeper(deps: {
-  store: Pick<CoordinatorContext['store'], 'deleteExpiredSnapshots'>;
-  blobs: CoordinatorContext['blobs'];
-  clock: CoordinatorContext['clock'];
-  logger: CoordinatorContext['logger'];
+  store: Pick<Store, 'deleteExpiredSnapshots'>;
+  blobs: BlobStore;
+  clock: Clock;
+  logger: Logger;
   intervalMs: number;
 }): SnapshotSweeper {
   const { store, blobs, clock, logger, intervalMs } = deps;

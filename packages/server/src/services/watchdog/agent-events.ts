@@ -5,8 +5,10 @@
  * the memory is pruned when an agent is lost, leaves or is replaced.
  */
 import type { AgentStatus } from '@rouse/protocol';
-import type { ConditionRecord } from '../../store/store.js';
-import type { CoordinatorContext } from '../coordinator-context.js';
+import type { Clock } from '../../core/clock.js';
+import type { ConditionRecord, Store } from '../../store/store.js';
+import type { EventBus } from '../event-bus.js';
+import type { EventRelay } from '../event-relay.js';
 import { conditionEvent } from './condition-event.js';
 
 export interface AgentEvents {
@@ -21,9 +23,12 @@ export interface AgentEvents {
   readonly remembered: number;
 }
 
-export function createAgentEvents(
-  ctx: Pick<CoordinatorContext, 'store' | 'bus' | 'eventRelay' | 'clock'>,
-): AgentEvents {
+export function createAgentEvents(ctx: {
+  store: Store;
+  bus: EventBus;
+  eventRelay: EventRelay;
+  clock: Clock;
+}): AgentEvents {
   const statuses = new Map<string, AgentStatus>();
   return {
     condition(record) {
