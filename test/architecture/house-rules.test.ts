@@ -1,7 +1,8 @@
 /**
  * The rules of the house (docs/ARCHITECTURE.md), checked on the source: no import cycles between
- * files, not even of types; core has no I/O and no wall clock of its own; library code never writes
- * with `console.*`; the SDK depends on the protocol and Node only.
+ * files, not even of types; core has no I/O and no wall clock of its own; core and the store import
+ * nothing above them; library code never writes with `console.*`; the SDK depends on the protocol
+ * and Node only.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -122,6 +123,19 @@ describe('the rules of the house', () => {
       return /Date\.now\(\)/.test(source) || importSpecifiers(source).some((s) => s.startsWith('node:'));
     });
     expect(offending).toEqual([]);
+  });
+
+  it('arrows point down: core imports no store, service or API code; the store no service or API code', () => {
+    const server = join('packages', 'server', 'src');
+    const graph = importGraph(files);
+    const upward = (from: string, banned: string[]) =>
+      [...graph]
+        .filter(([f]) => f.startsWith(join(server, from)))
+        .flatMap(([f, targets]) =>
+          targets.filter((t) => banned.some((b) => t.startsWith(join(server, b)))).map((t) => `${f} -> ${t}`),
+        );
+    expect(upward('core', ['store', 'services', 'api', 'cli'])).toEqual([]);
+    expect(upward('store', ['services', 'api', 'cli'])).toEqual([]);
   });
 
   it('library code never writes with console.*', () => {
