@@ -120,7 +120,6 @@ export class Monitor extends EventEmitter<MonitorEvents> {
       actsOn: MONITOR_ACTS_ON,
       logger: o.logger,
       beatSoon: () => void this.heartbeats.beatSoon(),
-      tryFailed: (error) => this.connection.failed(error),
       failed: (error) => this.connection.failed(error),
       error: (error) => {
         this.self.unsent = true;

@@ -31,7 +31,6 @@ function harness(answer: (req: AgentHeartbeatRequest, n: number) => AgentHeartbe
     actsOn: ['wake'],
     logger: noopLogger,
     beatSoon: () => seen.push('beatSoon'),
-    tryFailed: () => seen.push('tryFailed'),
     failed: () => seen.push('failed'),
     error: () => seen.push('error'),
     refused: () => seen.push('refused'),

@@ -31,9 +31,10 @@ export interface HeartbeatExchangeOptions {
   logger: Logger;
   /** Beat soon: a command answer could not be sent on its own call, the heartbeat carries it. */
   beatSoon(): void;
-  /** A try failed; the first already tells of a dead connection (the retries need not be waited for). */
-  tryFailed(error: unknown): void;
-  /** The beat failed, not for a refused token (after `error`). */
+  /**
+   * A try failed (the first already tells of a dead connection: the retries need not be waited for),
+   * and again when the beat failed for good, but for a refused token.
+   */
   failed(error: unknown): void;
   /** The beat failed (an `error` event, op `heartbeat`). */
   error(error: unknown): void;
@@ -78,7 +79,7 @@ export class HeartbeatExchange {
       let res: AgentHeartbeatResponse;
       try {
         if (client === undefined || agentId === undefined) throw notRegistered('agent');
-        res = await client.agentHeartbeat(agentId, part, { timeoutMs, onRetry: (e) => o.tryFailed(e) });
+        res = await client.agentHeartbeat(agentId, part, { timeoutMs, onRetry: (e) => o.failed(e) });
       } catch (error) {
         if (first) {
           this.dependencies.undelivered(deps);

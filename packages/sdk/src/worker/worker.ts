@@ -105,7 +105,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       actsOn: WORKER_ACTS_ON,
       logger: o.logger,
       beatSoon: () => void this.heartbeats.beatSoon(),
-      tryFailed: (error) => this.heartbeatFailed(error),
       failed: (error) => this.heartbeatFailed(error),
       error: (error) => this.safeEmit('error', { error, op: 'heartbeat' }),
       // its tasks went back to the queue already: this process must not keep working on them
