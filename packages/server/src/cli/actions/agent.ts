@@ -7,7 +7,7 @@ import { createStyle } from '../format/style.js';
 import { formatDuration, formatRelative } from '../format/time.js';
 
 export interface AgentShowOptions {
-  history: string;
+  history?: string;
   json?: boolean;
   url?: string;
   token?: string;
@@ -15,7 +15,7 @@ export interface AgentShowOptions {
 }
 
 export async function agentShow(ctx: CliContext, id: string, opts: AgentShowOptions): Promise<number> {
-  const history = Number(opts.history);
+  const history = Number(opts.history ?? 10);
   if (!Number.isInteger(history) || history < 0 || history > 1000) {
     throw new CliError('--history must be an integer from 0 to 1000', EXIT.usage);
   }

@@ -110,7 +110,7 @@ Examples:
     .command('show')
     .description('an agent in full: status and why, open conditions with their evidence, recent history')
     .argument('<id>', 'agent id (agt_…)')
-    .option('--history <n>', 'how many past conditions to show (default: 10)', '10')
+    .option('--history <n>', 'how many past conditions to show, 0–1000 (default: 10)')
     .option('--json', 'print {"agent", "diagnosis", "conditions"} as JSON');
   withConnectionOptions(show)
     .addHelpText(

@@ -12,7 +12,7 @@ export function registerAlerts(program: Command, ctx: CliContext): void {
       'list alerts, newest first: which agents are in which condition, how severe, and how the notifications went',
     )
     .option('--state <list>', 'only these states, comma-separated: firing, resolved')
-    .option('--limit <n>', 'at most this many (1–1000, default 50)', '50')
+    .option('--limit <n>', 'at most this many, 1–1000 (default: 50)')
     .option('-f, --follow', 'then print every change as it happens, until Ctrl-C')
     .option('--json', 'print {"alerts": [...]} as JSON (with --follow: one JSON object per line)');
   withConnectionOptions(cmd)

@@ -12,7 +12,7 @@ export function registerInterventions(program: Command, ctx: CliContext): void {
     .option('--agent <id>', 'only those on this agent')
     .option('--task <id>', 'only those about this task')
     .option('--state <list>', 'only these states, comma-separated: pending, held, succeeded, failed, skipped')
-    .option('--limit <n>', 'at most this many (1–1000, default 50)', '50')
+    .option('--limit <n>', 'at most this many, 1–1000 (default: 50)')
     .option('-f, --follow', 'then print every change as it happens, until Ctrl-C')
     .option('--json', 'print {"interventions": [...]} as JSON (with --follow: one JSON object per line)');
   withConnectionOptions(cmd)
