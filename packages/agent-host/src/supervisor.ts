@@ -17,7 +17,7 @@ import {
   SUPERVISOR_AGENT_TYPE,
   type SupervisedChild,
 } from '@rouse/protocol';
-import { Client, CommandAnswers, RouseApiError } from '@rouse/sdk';
+import { Client, CommandAnswers, RouseApiError, sendAnswersAs } from '@rouse/sdk';
 import { carryOutCommand } from './child-commands.js';
 import { splitChildren, takeWithin } from './heartbeat-body.js';
 import type { ResolvedHostConfig } from './host-config.js';
@@ -72,10 +72,10 @@ export class Supervisor {
   /** Ends the commands long-poll on stop. */
   private readonly polling = new AbortController();
   private readonly answers = new CommandAnswers({
-    send: (acks) =>
-      this.client === null || this.agentId === null
-        ? null
-        : this.client.acknowledgeCommands(this.agentId, { acks }, { timeoutMs: BEAT_TIMEOUT_MS }),
+    send: sendAnswersAs(
+      () => ({ client: this.client ?? undefined, agentId: this.agentId ?? undefined }),
+      () => BEAT_TIMEOUT_MS,
+    ),
     delivered: (acks) => this.acknowledged(acks),
     fallBack: () => this.beatSoon(),
     maxBytes: MAX_BEAT_BYTES / 4,
