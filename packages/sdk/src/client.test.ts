@@ -3,7 +3,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from './client.js';
-import { InvalidOptionError, isRetryable, RouseApiError, RouseNetworkError } from './errors.js';
+import {
+  InvalidOptionError,
+  isRetryable,
+  RouseApiError,
+  RouseNetworkError,
+  wasNotApplied,
+} from './errors.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -225,6 +231,79 @@ describe('Client', () => {
     failuresLeft = 5;
     await expect(client.getTask('a')).rejects.toMatchObject({ code: 'unavailable' });
     expect(seen).toHaveLength(12); // 3 attempts in all
+  });
+
+  it('sends a call that must not run twice again only when it provably did nothing', async () => {
+    // Nothing listens on the port yet: an un-keyed create (over the call stream, the default) waits
+    // for the coordinator, as a refused connection did nothing.
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const lateSeen: string[] = [];
+    const late = createServer((req, res) => {
+      lateSeen.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => json(res, 201, { task: { id: 'late' } }));
+    });
+    servers.push(late);
+    const waiting = new Client({
+      url: `http://127.0.0.1:${port}`,
+      token: 't',
+      retry: { attempts: 40, baseDelayMs: 10, maxDelayMs: 50 },
+    });
+    const creating = waiting.createTask({ type: 'x' });
+    await new Promise((r) => setTimeout(r, 150));
+    late.listen(port, '127.0.0.1');
+    expect((await creating).task.id).toBe('late');
+    expect(lateSeen.filter((l) => l === 'POST /v1/tasks')).toHaveLength(1);
+
+    // A connection reset after the call arrived: it may have been done, so it is not sent again.
+    const { url: resetUrl, seen: resetSeen } = await serve((_req, _body, res) => res.socket?.destroy());
+    const resetting = new Client({ ...HTTP, url: resetUrl, token: 't', retry: fast });
+    const reset = await resetting.createTask({ type: 'x' }).catch((e: unknown) => e);
+    expect(reset).toBeInstanceOf(RouseNetworkError);
+    expect(wasNotApplied(reset)).toBe(false);
+    expect(resetSeen).toHaveLength(1);
+    await expect(resetting.cancelTask('t')).rejects.toBeInstanceOf(RouseNetworkError);
+    expect(resetSeen).toHaveLength(2);
+
+    // A coordinator shutting down refuses before acting (`applied: false`): sent again.
+    let refusals = 0;
+    const { url, seen } = await serve((_req, _body, res) => {
+      if (refusals > 0) {
+        refusals--;
+        return json(res, 503, {
+          error: { code: 'unavailable', message: 'shutting down', details: { applied: false } },
+        });
+      }
+      json(res, 200, { task: { id: 'ok' }, commandId: 'cmd_1', intervention: null });
+    });
+    const client = new Client({ ...HTTP, url, token: 't', retry: fast });
+    refusals = 1;
+    expect((await client.createTask({ type: 'x' })).task.id).toBe('ok');
+    expect(seen).toHaveLength(2);
+    refusals = 1;
+    expect((await client.cancelTask('a')).id).toBe('ok');
+    expect(seen).toHaveLength(4);
+    refusals = 1;
+    await client.retryTask('a');
+    expect(seen).toHaveLength(6);
+    refusals = 1;
+    expect(await client.sendCommand('agt', { type: 'wake' })).toMatchObject({ commandId: 'cmd_1' });
+    expect(seen).toHaveLength(8);
+    // A claim is the worker's claim loop's to repeat (it backs off and tells of the lost connection).
+    refusals = 1;
+    await expect(client.claim('agt', { types: ['x'] })).rejects.toMatchObject({ status: 503 });
+    expect(seen).toHaveLength(9);
+    // Refusals beyond the retry budget surface.
+    refusals = 5;
+    await expect(client.createTask({ type: 'x' })).rejects.toMatchObject({
+      status: 503,
+      code: 'unavailable',
+    });
+    expect(seen).toHaveLength(12);
   });
 
   it('effect keys: the key is URL-encoded; a claim is sent once, record and release are retried', async () => {

@@ -47,10 +47,12 @@ export class Client extends WatchdogCalls {
 
   /**
    * `POST /v1/dashboard/login-codes` (admin) — a one-time login code for the dashboard: open
-   * `<url><path>` in a browser within 5 minutes; it signs in once, with `role`'s rights.
+   * `<url><path>` in a browser within 5 minutes; it signs in once, with `role`'s rights. Sent again only
+   * when it provably did nothing.
    */
   createLoginCode(role: 'admin' | 'readonly' = 'admin'): Promise<LoginCodeResponse> {
-    return this.http.json('POST', '/v1/dashboard/login-codes', JSON.stringify({ role }), { retry: false });
+    const body = JSON.stringify({ role });
+    return this.http.json('POST', '/v1/dashboard/login-codes', body, { retry: 'unapplied' });
   }
 
   // ---- events and health -----------------------------------------------------------------------

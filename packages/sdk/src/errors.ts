@@ -142,6 +142,25 @@ export function isRetryable(err: unknown): boolean {
   return false;
 }
 
+/**
+ * Network failures that happen before a connection exists: refused, no route, an unknown host. The
+ * request never reached the coordinator.
+ */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * True when the call provably did nothing: no connection to the coordinator could be made, or the
+ * coordinator refused the call before acting on it (`503` with `details.applied: false`, as while it
+ * shuts down). Such a call is safe to send again even when it is not idempotent (a create without an
+ * `idempotencyKey`, a cancel). A reset connection or a timeout is not one of these: the call may have
+ * been done.
+ */
+export function wasNotApplied(err: unknown): boolean {
+  if (err instanceof RouseNetworkError) return NOT_CONNECTED.has(err.code);
+  if (err instanceof RouseApiError) return err.status === 503 && err.details?.applied === false;
+  return false;
+}
+
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'function') return 'a function';

@@ -33,6 +33,7 @@ export {
   RouseSdkError,
   TaskCancelledError,
   WorkerShutdownError,
+  wasNotApplied,
 } from './errors.js';
 export { type Logger, noopLogger } from './logger.js';
 export type { MonitorEvents } from './monitor/events.js';

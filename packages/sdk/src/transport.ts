@@ -1,13 +1,14 @@
 /**
  * One HTTP exchange with the coordinator: bearer auth, a per-request timeout combined with the caller's
  * signal, error bodies turned into {@link RouseApiError}, network failures into {@link RouseNetworkError},
- * and retries with backoff for the calls the caller marked safe to repeat.
+ * and retries with backoff for the calls the caller marked safe to repeat (and, for the others, when the
+ * call provably did nothing).
  *
  * Kept lean on purpose: it sits in the hot path of the worker (thousands of requests per second),
  * so headers are built once and bodies are serialized once by the caller.
  */
 import { createCallStreamSend } from './call-stream.js';
-import { isRetryable, RouseApiError, RouseNetworkError, RouseSdkError } from './errors.js';
+import { isRetryable, RouseApiError, RouseNetworkError, RouseSdkError, wasNotApplied } from './errors.js';
 import { createFetchSend, createNodeSend, type RawResponse, type Send, SendTimeout } from './http-send.js';
 import { backoffDelayMs, type ResolvedRetryOptions, sleepMs } from './retry.js';
 
@@ -16,8 +17,12 @@ export type FetchFn = typeof fetch;
 
 /** Per-call switches. */
 export interface CallOptions {
-  /** Repeat on retryable errors (only for calls that are safe to repeat). */
-  retry?: boolean;
+  /**
+   * `true`: repeat on retryable errors (for calls that are safe to repeat). `'unapplied'`: repeat only
+   * when the call provably did nothing ({@link wasNotApplied}), for calls that must not run twice.
+   * `false` (the default): send once (the caller has its own retry loop).
+   */
+  retry?: boolean | 'unapplied';
   /** Overrides the transport's request timeout (long-polls need more than their `waitMs`). */
   timeoutMs?: number;
   signal?: AbortSignal | undefined;
@@ -142,7 +147,8 @@ export class Transport {
       try {
         return await this.once(method, path, body, headers, options, read);
       } catch (err) {
-        if (!options.retry || attempt >= policy.attempts || !isRetryable(err)) throw err;
+        if (!options.retry || attempt >= policy.attempts) throw err;
+        if (!(options.retry === true ? isRetryable(err) : wasNotApplied(err))) throw err;
         options.onRetry?.(err, attempt);
         await sleepMs(backoffDelayMs(attempt, policy), options.signal);
       }

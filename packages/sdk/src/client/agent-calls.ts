@@ -169,10 +169,13 @@ export abstract class AgentCalls extends HolderCalls {
   /**
    * `POST /v1/agents/{id}/commands` (admin) — `wake`, `cancel`, `checkpoint`, `restart` or `terminate`.
    * Resolves with the command's id and, for `wake`, `restart` and `terminate`, the manual intervention
-   * it opened (ended when the agent acknowledges the command).
+   * it opened (ended when the agent acknowledges the command). Sent again only when it provably did
+   * nothing.
    */
   sendCommand(agentId: string, command: AgentCommand): Promise<SendCommandResponse> {
-    return this.http.json('POST', `/v1/agents/${id(agentId)}/commands`, JSON.stringify(command));
+    return this.http.json('POST', `/v1/agents/${id(agentId)}/commands`, JSON.stringify(command), {
+      retry: 'unapplied',
+    });
   }
 
   // ---- agent snapshots (the agent's own token, or admin) -----------------------------------------

@@ -23,26 +23,29 @@ const id = encodeURIComponent;
 
 export abstract class TaskCalls extends ClientBase {
   /**
-   * `POST /v1/tasks`. Retried on transient errors only when `idempotencyKey` is set. `deduplicated` is
-   * true when the key matched an existing task (which is returned), false for a new task.
+   * `POST /v1/tasks`. Retried on transient errors when `idempotencyKey` is set; without one, only when
+   * the create provably did nothing (no connection could be made, or a coordinator shutting down
+   * refused it). `deduplicated` is true when the key matched an existing task (which is returned),
+   * false for a new task.
    */
   async createTask(req: CreateTaskRequest): Promise<CreateTaskResponse> {
     const res = await this.http.json<{ task: Task; deduplicated?: boolean }>(
       'POST',
       '/v1/tasks',
       JSON.stringify(req),
-      { retry: req.idempotencyKey !== undefined },
+      { retry: req.idempotencyKey !== undefined ? true : 'unapplied' },
     );
     return { task: res.task, deduplicated: res.deduplicated === true };
   }
 
   /**
-   * `POST /v1/tasks/batch` — all or nothing. Retried only when every task has an `idempotencyKey`.
+   * `POST /v1/tasks/batch` — all or nothing. Retried on transient errors when every task has an
+   * `idempotencyKey`; otherwise only when the batch provably did nothing.
    * Asks for the minimal answer and rebuilds each created task from its request (`created-tasks.ts`
    * in `@rouse/protocol`): the same tasks as the full answer, for a tenth of the bytes.
    */
   async createTasks(reqs: CreateTaskRequest[]): Promise<Task[]> {
-    const retry = reqs.every((r) => r.idempotencyKey !== undefined);
+    const retry = reqs.every((r) => r.idempotencyKey !== undefined) ? true : 'unapplied';
     const res = await this.http.json<CreateTasksMinimalResponse | { tasks: Task[]; types?: undefined }>(
       'POST',
       '/v1/tasks/batch',
@@ -123,14 +126,22 @@ export abstract class TaskCalls extends ClientBase {
     return res;
   }
 
-  /** `POST /v1/tasks/{id}/cancel`. The holder learns it on its next heartbeat. */
+  /**
+   * `POST /v1/tasks/{id}/cancel`. The holder learns it on its next heartbeat. Sent again only when it
+   * provably did nothing.
+   */
   async cancelTask(taskId: string, reason?: string): Promise<Task> {
     const body = JSON.stringify(reason === undefined ? {} : { reason });
-    return (await this.http.json<{ task: Task }>('POST', `/v1/tasks/${id(taskId)}/cancel`, body)).task;
+    const path = `/v1/tasks/${id(taskId)}/cancel`;
+    return (await this.http.json<{ task: Task }>('POST', path, body, { retry: 'unapplied' })).task;
   }
 
-  /** `POST /v1/tasks/{id}/retry` — one more attempt for a final `failed`/`timeout` task. */
+  /**
+   * `POST /v1/tasks/{id}/retry` — one more attempt for a final `failed`/`timeout` task. Sent again only
+   * when it provably did nothing.
+   */
   async retryTask(taskId: string): Promise<Task> {
-    return (await this.http.json<{ task: Task }>('POST', `/v1/tasks/${id(taskId)}/retry`, '{}')).task;
+    const path = `/v1/tasks/${id(taskId)}/retry`;
+    return (await this.http.json<{ task: Task }>('POST', path, '{}', { retry: 'unapplied' })).task;
   }
 }

@@ -13,9 +13,10 @@ import { isClosingConnection } from './unread-body.js';
 
 /** A request (or call) that arrives while the coordinator shuts down. */
 export function shuttingDownError(): UnavailableError {
+  // Refused before anything was done: any call, even one that must not run twice, may be sent again.
   return new UnavailableError(
     'this coordinator is shutting down; retry, on another coordinator if there is one',
-    {},
+    { applied: false },
   );
 }
 
