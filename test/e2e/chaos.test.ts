@@ -1,11 +1,12 @@
 /**
- * Chaos, with real processes on one PostgreSQL: two coordinators and four worker processes (two SDK
- * Workers each); every second or two a worker process SIGKILLed (and restarted) or frozen for 2.2–2.8 s
- * (SIGSTOP, then SIGCONT: its results arrive after its tasks went to others), and each coordinator
- * SIGKILLed once and restarted on its address; tasks of every kind created throughout from both coordinators — ones that succeed,
- * fail once, fail for good, fail after a checkpoint and resume from it, ignore their abort signal past
- * their deadline —
- * some created twice with one idempotency key, some deferred, some cancelled while they run.
+ * Chaos, with real processes: two coordinators on one PostgreSQL, or one on SQLite, and four worker
+ * processes (two SDK Workers each). Every second or two a worker process is SIGKILLed (and started
+ * again) or frozen for 2.2–2.8 s (SIGSTOP, then SIGCONT: its results arrive after its tasks went to
+ * others); each coordinator is SIGKILLed once (on SQLite, the one twice) and restarted on its
+ * address. Tasks of every kind are created throughout, from both coordinators: ones that succeed,
+ * fail once, fail for good, fail after a checkpoint and resume from it, or ignore their abort signal
+ * past their deadline; some created twice with one idempotency key, some deferred, some cancelled
+ * while they run.
  *
  * When the dust settles, every task is final and in the state its kind calls for; a completed task's
  * result is its last attempt's (a late result of an earlier one was refused); a resumed attempt got
@@ -14,10 +15,9 @@
  * task's status; no create failed because a coordinator was restarting, and none was done twice.
  */
 import { Client, RouseApiError, RouseNetworkError, type Task, wasNotApplied } from '@rouse/sdk';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { type Cluster, startCluster } from '../harness/cluster.js';
-import type { CoordinatorProcess } from '../harness/coordinator-process.js';
+import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { type FreshSchema, freshSchema } from '../harness/postgres.js';
 import { waitFor } from '../harness/wait.js';
 import { startWorkerProcess, type WorkerProcess } from '../harness/worker-process.js';
@@ -31,14 +31,36 @@ type Kind = (typeof KINDS)[number];
 
 let schema: FreshSchema | undefined;
 let cluster: Cluster | undefined;
+let alone: CoordinatorProcess | undefined;
 const processes: WorkerProcess[] = [];
 
-afterAll(async () => {
-  for (const w of processes) if (w.proc.exitCode === null && w.proc.signalCode === null) w.kill('SIGKILL');
-  await Promise.all(processes.map((w) => w.exited));
+afterEach(async () => {
+  for (const w of processes.splice(0))
+    if (w.proc.exitCode === null && w.proc.signalCode === null) w.kill('SIGKILL');
   await cluster?.stop();
+  cluster = undefined;
   await schema?.drop();
+  schema = undefined;
+  if (alone?.child.proc.exitCode === null && alone.child.proc.signalCode === null)
+    await alone.kill('SIGTERM');
+  alone = undefined;
 });
+
+/** The coordinators under test: two on one PostgreSQL schema, or one on SQLite (listed twice). */
+async function coordinatorsOn(store: 'postgres' | 'sqlite'): Promise<{
+  coordinators: [CoordinatorProcess, CoordinatorProcess];
+  adminToken: string;
+  agentToken: string;
+}> {
+  if (store === 'sqlite') {
+    alone = await startCoordinatorProcess();
+    return { coordinators: [alone, alone], adminToken: alone.adminToken, agentToken: alone.agentToken };
+  }
+  schema = await freshSchema('chaos');
+  cluster = await startCluster(schema);
+  const [c0, c1] = cluster.coordinators as [CoordinatorProcess, CoordinatorProcess];
+  return { coordinators: [c0, c1], adminToken: cluster.adminToken, agentToken: cluster.agentToken };
+}
 
 /** A small seeded generator, so a failing run can be told apart (the seed is in every message). */
 function generator(seed: number): () => number {
@@ -53,22 +75,20 @@ function generator(seed: number): () => number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('chaos', () => {
-  it('coordinators and workers SIGKILLed while tasks of every kind run: every task ends as its kind says, its history whole', async () => {
+describe.each(['postgres', 'sqlite'] as const)('chaos on %s', (store) => {
+  it('coordinators and workers SIGKILLed or frozen while tasks of every kind run: every task ends as its kind says, its history whole', async () => {
     const seed = Date.now() % 1_000_000_007;
     const random = generator(seed);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-    const note = `seed ${seed}`;
+    const note = `${store}, seed ${seed}`;
 
-    schema = await freshSchema('chaos');
-    cluster = await startCluster(schema);
-    const coordinators = cluster.coordinators as [CoordinatorProcess, CoordinatorProcess];
+    const { coordinators, adminToken, agentToken } = await coordinatorsOn(store);
     const admins = coordinators.map(
       (c) =>
         // A budget that outlasts a restart: creates without a key are sent again while refused.
         new Client({
           url: c.url,
-          token: cluster!.adminToken,
+          token: adminToken,
           retry: { attempts: 30, baseDelayMs: 50, maxDelayMs: 500 },
         }),
     );
@@ -77,7 +97,7 @@ describe('chaos', () => {
     const slots: WorkerProcess[] = [];
     const startSlot = (i: number): WorkerProcess => {
       const w = startWorkerProcess(
-        { url: homes[i]!.url, agentToken: cluster!.agentToken },
+        { url: homes[i]!.url, agentToken },
         { name: `p${i}-${processes.length}`, types: ['chaos'], workers: 2, concurrency: 3, waitMs: 1000 },
       );
       processes.push(w);
@@ -191,87 +211,77 @@ describe('chaos', () => {
     }
 
     // ---- the dust settles
-    const db = new pg.Client({ connectionString: schema.connectionString });
-    await db.connect();
-    try {
-      await db.query(`SET search_path TO "${schema.schema}"`);
-      await waitFor(
-        async () =>
-          Number(
-            (
-              await db.query(`SELECT count(*) AS n FROM tasks
-                WHERE NOT (status IN ('completed', 'cancelled')
-                  OR (status IN ('failed', 'timeout') AND next_attempt_at IS NULL))`)
-            ).rows[0].n,
-          ) === 0,
-        { what: `every task final (${note})`, timeoutMs: 90_000, intervalMs: 250 },
-      );
-
-      const admin = admins[0]!;
-      const tasks: Task[] = [];
+    const admin = admins[0]!;
+    const listAll = async (): Promise<Task[]> => {
+      const all: Task[] = [];
       for (let cursor: string | null | undefined; ; ) {
         const page = await admin.listTasks({ type: 'chaos', limit: 500, ...(cursor ? { cursor } : {}) });
-        tasks.push(...page.tasks);
+        all.push(...page.tasks);
         cursor = page.nextCursor;
-        if (!cursor) break;
+        if (!cursor) return all;
       }
-      // Every task created is there; any other is one whose create was cut off with the call in flight.
-      const ids = new Set(tasks.map((t) => t.id));
-      for (const id of kinds.keys()) expect(ids.has(id), `${note}: ${id} was created`).toBe(true);
-      expect(tasks.length - kinds.size, note).toBeLessThanOrEqual(createErrors.length);
-      for (const k of keyed) {
-        expect(k.again, `${note}: key of ${k.first}`).toBe(k.first);
-        expect(k.deduplicated, note).toBe(true);
-      }
-
-      let refusedLate = 0;
-      let resumed = 0;
-      for (const task of tasks) {
-        const kind = kinds.get(task.id);
-        const what = `${note}: ${kind} task ${task.id} (${task.status}, attempt ${task.attempt})`;
-        expect(task.final, what).toBe(true);
-        expect(task.leaseExpiresAt, what).toBeNull();
-        if (cancelled.has(task.id)) expect(task.status, what).toBe('cancelled');
-        else if (maybeCancelled.has(task.id) && task.status === 'cancelled') continue;
-        else if (kind === 'fatal') {
-          expect(task.status, what).toBe('failed');
-          expect(task.error?.code, what).toBe('bad_input');
-        } else if (kind !== undefined && task.status !== 'cancelled')
-          expect(task.status, what).toBe('completed');
-
-        const result = task.result as { version: number; attempt: number; resumedFrom: unknown } | null;
-        if (task.status === 'completed') {
-          // The last attempt's result: a late one from an earlier attempt was refused.
-          expect(result?.version, what).toBe(task.version);
-          expect(result?.attempt, what).toBe(task.attempt);
-          const checkpoint = task.checkpoint as { version: number } | null;
-          if (kind === 'resume') {
-            // Its first attempt to store a checkpoint failed on purpose: the last one resumed from it.
-            expect(checkpoint?.version, what).toBeLessThan(task.version);
-            expect(result?.resumedFrom, what).toEqual(checkpoint);
-            resumed++;
-          }
-          if (kind === 'deaf' && task.attempt > 1) refusedLate++;
-        }
-
-        const events = await admin.getTaskEvents(task.id);
-        expect(
-          events.map((e) => e.seq),
-          what,
-        ).toEqual(events.map((_, i) => i + 1));
-        for (let i = 1; i < events.length; i++) {
-          expect(events[i]!.from, `${what}: entry ${i + 1} (${events[i]!.reason})`).toBe(events[i - 1]!.to);
-          expect(events[i]!.version, what).toBeGreaterThanOrEqual(events[i - 1]!.version);
-        }
-        expect(events.at(-1)?.to, what).toBe(task.status);
-        expect(events.filter((e) => e.to === 'completed').length, what).toBeLessThanOrEqual(1);
-        expect(events.filter((e) => e.to === 'claimed').length, what).toBe(task.attempt);
-      }
-      // The run exercised what it claims to: late results refused and checkpoints resumed.
-      expect(refusedLate, note).toBeGreaterThan(0);
-      expect(resumed, note).toBeGreaterThan(0);
-    } finally {
-      await db.end();
+    };
+    const tasks = await waitFor(
+      async () => {
+        const all = await listAll();
+        return all.every((t) => t.final) ? all : undefined;
+      },
+      { what: `every task final (${note})`, timeoutMs: 90_000, intervalMs: 250 },
+    );
+    // Every task created is there; any other is one whose create was cut off with the call in flight.
+    const ids = new Set(tasks.map((t) => t.id));
+    for (const id of kinds.keys()) expect(ids.has(id), `${note}: ${id} was created`).toBe(true);
+    expect(tasks.length - kinds.size, note).toBeLessThanOrEqual(createErrors.length);
+    for (const k of keyed) {
+      expect(k.again, `${note}: key of ${k.first}`).toBe(k.first);
+      expect(k.deduplicated, note).toBe(true);
     }
+
+    let refusedLate = 0;
+    let resumed = 0;
+    for (const task of tasks) {
+      const kind = kinds.get(task.id);
+      const what = `${note}: ${kind} task ${task.id} (${task.status}, attempt ${task.attempt})`;
+      expect(task.final, what).toBe(true);
+      expect(task.leaseExpiresAt, what).toBeNull();
+      if (cancelled.has(task.id)) expect(task.status, what).toBe('cancelled');
+      else if (maybeCancelled.has(task.id) && task.status === 'cancelled') continue;
+      else if (kind === 'fatal') {
+        expect(task.status, what).toBe('failed');
+        expect(task.error?.code, what).toBe('bad_input');
+      } else if (kind !== undefined && task.status !== 'cancelled')
+        expect(task.status, what).toBe('completed');
+
+      const result = task.result as { version: number; attempt: number; resumedFrom: unknown } | null;
+      if (task.status === 'completed') {
+        // The last attempt's result: a late one from an earlier attempt was refused.
+        expect(result?.version, what).toBe(task.version);
+        expect(result?.attempt, what).toBe(task.attempt);
+        const checkpoint = task.checkpoint as { version: number } | null;
+        if (kind === 'resume') {
+          // Its first attempt to store a checkpoint failed on purpose: the last one resumed from it.
+          expect(checkpoint?.version, what).toBeLessThan(task.version);
+          expect(result?.resumedFrom, what).toEqual(checkpoint);
+          resumed++;
+        }
+        if (kind === 'deaf' && task.attempt > 1) refusedLate++;
+      }
+
+      const events = await admin.getTaskEvents(task.id);
+      expect(
+        events.map((e) => e.seq),
+        what,
+      ).toEqual(events.map((_, i) => i + 1));
+      for (let i = 1; i < events.length; i++) {
+        expect(events[i]!.from, `${what}: entry ${i + 1} (${events[i]!.reason})`).toBe(events[i - 1]!.to);
+        expect(events[i]!.version, what).toBeGreaterThanOrEqual(events[i - 1]!.version);
+      }
+      expect(events.at(-1)?.to, what).toBe(task.status);
+      expect(events.filter((e) => e.to === 'completed').length, what).toBeLessThanOrEqual(1);
+      expect(events.filter((e) => e.to === 'claimed').length, what).toBe(task.attempt);
+    }
+    // The run exercised what it claims to: late results refused and checkpoints resumed.
+    expect(refusedLate, note).toBeGreaterThan(0);
+    expect(resumed, note).toBeGreaterThan(0);
   }, 240_000);
 });
