@@ -2,12 +2,13 @@
  * A reader for server-sent events (the `text/event-stream` format): yields the `data` of each event,
  * joined across `data:` lines. Comments (`: keep-alive`) and other fields are skipped.
  */
-import { RouseSdkError } from './errors.js';
+import { RouseNetworkError, RouseSdkError } from './errors.js';
 import type { OpenStream } from './transport.js';
 
 /**
  * Yield each event's data parsed as JSON, until the server closes the stream or `signal` aborts
- * (then the iteration simply ends).
+ * (then the iteration simply ends). A connection that breaks under the stream is a
+ * `RouseNetworkError`.
  */
 export async function* readSseJson<T>(
   stream: OpenStream,
@@ -21,7 +22,7 @@ export async function* readSseJson<T>(
     for (;;) {
       const chunk = await reader.read().catch((err: unknown) => {
         if (signal?.aborted) return { done: true as const, value: undefined };
-        throw err;
+        throw streamCut(err);
       });
       if (chunk.done) return;
       buffer += decoder.decode(chunk.value, { stream: true });
@@ -46,6 +47,22 @@ export async function* readSseJson<T>(
     stream.release();
     reader.cancel().catch(() => {});
   }
+}
+
+/** The connection under an open stream broke (the coordinator went away): a network error. */
+function streamCut(err: unknown): RouseNetworkError {
+  type Coded = { code?: unknown; message?: unknown; cause?: Coded };
+  const e = err as Coded | undefined;
+  const code =
+    typeof e?.cause?.code === 'string' ? e.cause.code : typeof e?.code === 'string' ? e.code : 'ECONNRESET';
+  const detail = typeof e?.message === 'string' && e.message ? e.message : String(err);
+  return new RouseNetworkError(
+    `the event stream from the coordinator was cut off (${detail}); is the coordinator reachable?`,
+    {
+      code,
+      cause: err,
+    },
+  );
 }
 
 function parse<T>(text: string): T {

@@ -60,22 +60,36 @@ export async function alerts(ctx: CliContext, opts: AlertsOptions): Promise<numb
     else printTable(ctx, shown, opts, style);
     return EXIT.ok;
   }
-  await followUntilInterrupted(ctx, async (signal) => {
+  // Every change printed, so that none is printed twice: not one the list already shows (made between
+  // connecting and reading it), nor, after a reconnection, one printed before the coordinator went.
+  const printed = new Set<string>();
+  const key = (a: Alert): string => `${a.id} ${a.lastAt} ${a.notifications.length}`;
+  const print = (a: Alert): void => {
+    printed.add(key(a));
+    ctx.print(opts.json ? JSON.stringify(a) : changeLine(a, style));
+  };
+  let first = true;
+  await followUntilInterrupted(ctx, async (signal, connected) => {
     // Connected before the list is read, so no change falls between the two.
     const events = await client.openEvents({ signal });
     const shown = await list();
-    if (opts.json) for (const a of [...shown].reverse()) ctx.print(JSON.stringify(a));
-    else printTable(ctx, shown, opts, style);
-    // A change the list already shows (made between connecting and reading) is not repeated.
-    const printed = new Set(shown.map((a) => `${a.id} ${a.lastAt} ${a.notifications.length}`));
-    ctx.warn('(following alerts; Ctrl-C to stop)');
+    connected();
+    if (first) {
+      first = false;
+      if (opts.json) for (const a of [...shown].reverse()) ctx.print(JSON.stringify(a));
+      else printTable(ctx, shown, opts, style);
+      for (const a of shown) printed.add(key(a));
+      ctx.warn('(following alerts; Ctrl-C to stop)');
+    } else {
+      // What changed while the coordinator was out of reach.
+      for (const a of [...shown].reverse()) if (!printed.has(key(a))) print(a);
+    }
     for await (const event of events) {
       if (event.type !== 'alert') continue;
-      const a = event.alert;
-      if (states !== undefined && !states.includes(a.state)) continue;
-      if (printed.delete(`${a.id} ${a.lastAt} ${a.notifications.length}`)) continue;
-      ctx.print(opts.json ? JSON.stringify(a) : changeLine(a, style));
+      if (states !== undefined && !states.includes(event.alert.state)) continue;
+      if (!printed.has(key(event.alert))) print(event.alert);
     }
+    return 'lost'; // the event stream ends only when the coordinator goes
   });
   return EXIT.ok;
 }

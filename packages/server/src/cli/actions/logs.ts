@@ -33,14 +33,18 @@ export async function logs(ctx: CliContext, id: string, opts: LogsOptions): Prom
     if (res.lines.length === 0) ctx.warn('(no log lines)');
     return EXIT.ok;
   }
-  await followUntilInterrupted(ctx, async (signal) => {
-    const lines = client.followLogs(id, {
-      ...(opts.after === undefined ? {} : { after: opts.after }),
-      signal,
-    });
+  // Each session resumes after the last line printed; the stream ends when the task is final.
+  let after = opts.after;
+  await followUntilInterrupted(ctx, async (signal, connected) => {
+    await client.getTask(id);
+    connected();
+    const lines = client.followLogs(id, { ...(after === undefined ? {} : { after }), signal });
     for await (const l of lines) {
       ctx.print(opts.json ? JSON.stringify(l) : formatLogLine(l, style));
+      after = l.seq;
     }
+    // A coordinator that shuts down ends the stream too: only a final task is the end.
+    return signal.aborted || (await client.getTask(id)).final ? 'done' : 'lost';
   });
   return EXIT.ok;
 }

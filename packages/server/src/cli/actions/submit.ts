@@ -5,6 +5,7 @@ import type { CreateTaskRequest, Json, Task, TaskEvent, TimingInput } from '@rou
 import type { Client } from '@rouse/sdk';
 import { createClient } from '../connection.js';
 import { type CliContext, CliError, EXIT } from '../context.js';
+import { followUntilInterrupted } from '../follow.js';
 import { createStyle } from '../format/style.js';
 import { actorLabel, compactJson, formatAttempts } from '../format/task.js';
 import { formatClock, formatDuration } from '../format/time.js';
@@ -153,7 +154,8 @@ export function describeEvent(ev: TaskEvent, style = createStyle(false)): string
 
 /**
  * Poll the task's event history until the task is final, printing each new transition. Polling keeps
- * it simple and free of races with the event stream. Returns null if interrupted.
+ * it simple and free of races with the event stream. A coordinator that goes away (restarts) is
+ * waited for, and the history picks up where it was. Returns null if interrupted.
  */
 export async function waitForFinal(
   ctx: CliContext,
@@ -163,35 +165,29 @@ export async function waitForFinal(
   pollMs = 250,
 ): Promise<Task | null> {
   const style = createStyle(ctx.io.color);
-  const stop = new AbortController();
-  const interrupt = ctx.untilInterrupted(stop.signal);
-  let interrupted = false;
-  void interrupt.done.then((why) => {
-    if (why !== 'abort') interrupted = true;
-    stop.abort();
-  });
   let lastSeq = 0;
-  try {
-    while (!interrupted) {
-      const events = await client.getTaskEvents(id);
-      for (const ev of events) {
-        if (ev.seq > lastSeq) {
-          lastSeq = ev.seq;
-          onLine?.(describeEvent(ev, style));
-        }
-      }
+  const printNew = (events: TaskEvent[]): void => {
+    for (const ev of events) {
+      if (ev.seq <= lastSeq) continue;
+      lastSeq = ev.seq;
+      onLine?.(describeEvent(ev, style));
+    }
+  };
+  let final: Task | null = null;
+  await followUntilInterrupted(ctx, async (signal, connected) => {
+    while (!signal.aborted) {
+      printNew(await client.getTaskEvents(id));
+      connected();
       const task = await client.getTask(id);
       if (task.final) {
         // print transitions that landed between the two reads
-        for (const ev of await client.getTaskEvents(id))
-          if (ev.seq > lastSeq) onLine?.(describeEvent(ev, style));
-        return task;
+        printNew(await client.getTaskEvents(id));
+        final = task;
+        return 'done';
       }
-      await sleep(pollMs, stop.signal);
+      await sleep(pollMs, signal);
     }
-    return null;
-  } finally {
-    stop.abort();
-    interrupt.dispose();
-  }
+    return 'done';
+  });
+  return final;
 }
