@@ -2,15 +2,16 @@
  * The CLI's following commands across a coordinator that is SIGKILLed and restarted on its address:
  * `submit --wait`, `logs -f` and `interventions -f` say once that they lost it and once that it is
  * back, then carry on from where they were — nothing printed twice, nothing missed — and end as they
- * would have (the task final; Ctrl-C).
+ * would have (the task final; Ctrl-C). A coordinator never reached is still exit 3.
  */
 import type { ChildProcess } from 'node:child_process';
 import { Client } from '@rouse/sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { freePort } from '../harness/ports.mjs';
 import { tempDir } from '../harness/temp-dir.js';
 import { waitFor } from '../harness/wait.js';
-import { spawnCli, waitForExit } from './run-cli.js';
+import { runCli, spawnCli, waitForExit } from './run-cli.js';
 
 let coord: CoordinatorProcess | undefined;
 const children: ChildProcess[] = [];
@@ -115,4 +116,20 @@ describe('following across a coordinator restart', () => {
       expect(count(f.err(), '(the coordinator is back')).toBe(1);
     }
   }, 90_000);
+
+  it('a coordinator never reached is still exit 3 at once, not a wait', async () => {
+    const url = `http://127.0.0.1:${await freePort()}`;
+    for (const args of [
+      ['logs', '-f', 'tsk_none'],
+      ['interventions', '-f'],
+    ]) {
+      const r = await runCli([...args, '--url', url, '--token', 'rsk_admin_x'], {
+        cwd: tempDir('rouse-follow-'),
+        timeoutMs: 15_000,
+      });
+      expect(r.code, args.join(' ')).toBe(3);
+      expect(r.stderr).toMatch(/cannot reach the coordinator/);
+      expect(r.stderr).not.toMatch(/lost the coordinator/);
+    }
+  });
 });

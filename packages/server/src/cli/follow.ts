@@ -21,7 +21,8 @@ export const RECONNECT_MAX_MS = 5000;
  * `'lost'` (a stream the coordinator closed while the thing followed goes on) — is run again after
  * a backoff, until the coordinator is back, telling the user once on stderr when it was lost and once
  * when the session calls `connected()` again. Each session resumes from what the one before printed
- * (the caller keeps that). Any other error ends the follow.
+ * (the caller keeps that). Any other error ends the follow, and so does any error before the first
+ * `connected()`: a coordinator that was never reached is reported as such.
  */
 export async function followUntilInterrupted(
   ctx: CliContext,
@@ -32,7 +33,9 @@ export async function followUntilInterrupted(
   void interrupt.done.then(() => stop.abort());
   let lost = false;
   let tries = 0;
+  let reached = false;
   const connected = (): void => {
+    reached = true;
     tries = 0;
     if (!lost) return;
     lost = false;
@@ -45,7 +48,9 @@ export async function followUntilInterrupted(
         if ((await session(stop.signal, connected)) !== 'lost') return;
       } catch (err) {
         if (stop.signal.aborted) return;
-        if (!isRetryable(err)) throw err;
+        // A coordinator not reached yet is the usual error (a wrong URL, not started): only one that
+        // was there is waited for.
+        if (!reached || !isRetryable(err)) throw err;
         reason = (err as Error).message.replace(/; is the coordinator reachable\?$/, '');
       }
       if (stop.signal.aborted) return;
