@@ -392,6 +392,24 @@ describe('Client', () => {
     expect(seen[0]!.url).toBe('/v1/tasks/t1/logs?after=0');
   });
 
+  it('a stream whose connection breaks ends in a RouseNetworkError, after the lines it carried', async () => {
+    const { url } = await serve((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"seq":1,"at":1,"attempt":1,"stream":"stdout","text":"one"}\n\n');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const client = new Client({ ...HTTP, url, token: 't' });
+    const lines: string[] = [];
+    const err = await (async () => {
+      for await (const line of client.followLogs('t1')) lines.push(line.text);
+    })().catch((e: unknown) => e);
+    expect(lines).toEqual(['one']);
+    expect(err).toBeInstanceOf(RouseNetworkError);
+    expect((err as Error).message).toMatch(/^the event stream from the coordinator was cut off/);
+    expect(isRetryable(err)).toBe(true);
+    expect(wasNotApplied(err)).toBe(false);
+  });
+
   it('uploads and fetches results as bytes', async () => {
     const { url, seen } = await serve((req, body, res) => {
       if (req.method === 'PUT')

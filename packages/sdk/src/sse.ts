@@ -56,13 +56,8 @@ function streamCut(err: unknown): RouseNetworkError {
   const code =
     typeof e?.cause?.code === 'string' ? e.cause.code : typeof e?.code === 'string' ? e.code : 'ECONNRESET';
   const detail = typeof e?.message === 'string' && e.message ? e.message : String(err);
-  return new RouseNetworkError(
-    `the event stream from the coordinator was cut off (${detail}); is the coordinator reachable?`,
-    {
-      code,
-      cause: err,
-    },
-  );
+  const message = `the event stream from the coordinator was cut off (${detail}); is the coordinator reachable?`;
+  return new RouseNetworkError(message, { code, cause: err });
 }
 
 function parse<T>(text: string): T {
