@@ -2,6 +2,7 @@
  * What `-f` commands share: run until the stream ends for good or the user stops it (Ctrl-C,
  * SIGTERM), and ride out a coordinator that restarts or is out of reach for a while.
  */
+import type { StreamEvent } from '@rouse/protocol';
 import { isRetryable } from '@rouse/sdk';
 import type { CliContext } from './context.js';
 import { sleep } from './sleep.js';
@@ -66,4 +67,53 @@ export async function followUntilInterrupted(
     stop.abort();
     interrupt.dispose();
   }
+}
+
+/** What a followed list (`alerts -f`, `interventions -f`) is made of. */
+export interface FollowedList<T> {
+  /** What is followed, for the line that says so (`alerts`). */
+  what: string;
+  /** Connect to the event stream; resolves once connected. */
+  open(signal: AbortSignal): Promise<AsyncIterable<StreamEvent>>;
+  list(): Promise<T[]>;
+  /** The item an event changed, when it is one of those followed. */
+  changed(event: StreamEvent): T | undefined;
+  /** One state of an item: a change is printed once per key. */
+  key(item: T): string;
+  printList(shown: T[]): void;
+  printChange(item: T): void;
+}
+
+/**
+ * Print the list, then every change as it happens, until Ctrl-C, across coordinator restarts. Each
+ * state is printed once: not a change the list already shows (made between connecting and reading
+ * it), nor, after a reconnection, one printed before the coordinator went; what changed while it was
+ * away is printed when it is back.
+ */
+export async function followList<T>(ctx: CliContext, f: FollowedList<T>): Promise<void> {
+  const printed = new Set<string>();
+  const print = (item: T): void => {
+    printed.add(f.key(item));
+    f.printChange(item);
+  };
+  let first = true;
+  await followUntilInterrupted(ctx, async (signal, connected) => {
+    // Connected before the list is read, so no change falls between the two.
+    const events = await f.open(signal);
+    const shown = await f.list();
+    connected();
+    if (first) {
+      first = false;
+      f.printList(shown);
+      for (const item of shown) printed.add(f.key(item));
+      ctx.warn(`(following ${f.what}; Ctrl-C to stop)`);
+    } else {
+      for (const item of [...shown].reverse()) if (!printed.has(f.key(item))) print(item);
+    }
+    for await (const event of events) {
+      const item = f.changed(event);
+      if (item !== undefined && !printed.has(f.key(item))) print(item);
+    }
+    return 'lost'; // the event stream ends only when the coordinator goes
+  });
 }

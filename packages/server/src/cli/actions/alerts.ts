@@ -2,7 +2,7 @@
 import { ALERT_STATES, type Alert, type AlertSeverity } from '@rouse/protocol';
 import { createClient } from '../connection.js';
 import { type CliContext, EXIT } from '../context.js';
-import { followUntilInterrupted } from '../follow.js';
+import { followList } from '../follow.js';
 import { createStyle, type Style } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { formatRelative } from '../format/time.js';
@@ -60,36 +60,20 @@ export async function alerts(ctx: CliContext, opts: AlertsOptions): Promise<numb
     else printTable(ctx, shown, opts, style);
     return EXIT.ok;
   }
-  // Every change printed, so that none is printed twice: not one the list already shows (made between
-  // connecting and reading it), nor, after a reconnection, one printed before the coordinator went.
-  const printed = new Set<string>();
-  const key = (a: Alert): string => `${a.id} ${a.lastAt} ${a.notifications.length}`;
-  const print = (a: Alert): void => {
-    printed.add(key(a));
-    ctx.print(opts.json ? JSON.stringify(a) : changeLine(a, style));
-  };
-  let first = true;
-  await followUntilInterrupted(ctx, async (signal, connected) => {
-    // Connected before the list is read, so no change falls between the two.
-    const events = await client.openEvents({ signal });
-    const shown = await list();
-    connected();
-    if (first) {
-      first = false;
+  await followList(ctx, {
+    what: 'alerts',
+    open: (signal) => client.openEvents({ signal }),
+    list,
+    changed: (event) =>
+      event.type === 'alert' && (states === undefined || states.includes(event.alert.state))
+        ? event.alert
+        : undefined,
+    key: (a) => `${a.id} ${a.lastAt} ${a.notifications.length}`,
+    printList: (shown) => {
       if (opts.json) for (const a of [...shown].reverse()) ctx.print(JSON.stringify(a));
       else printTable(ctx, shown, opts, style);
-      for (const a of shown) printed.add(key(a));
-      ctx.warn('(following alerts; Ctrl-C to stop)');
-    } else {
-      // What changed while the coordinator was out of reach.
-      for (const a of [...shown].reverse()) if (!printed.has(key(a))) print(a);
-    }
-    for await (const event of events) {
-      if (event.type !== 'alert') continue;
-      if (states !== undefined && !states.includes(event.alert.state)) continue;
-      if (!printed.has(key(event.alert))) print(event.alert);
-    }
-    return 'lost'; // the event stream ends only when the coordinator goes
+    },
+    printChange: (a) => ctx.print(opts.json ? JSON.stringify(a) : changeLine(a, style)),
   });
   return EXIT.ok;
 }

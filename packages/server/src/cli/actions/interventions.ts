@@ -2,7 +2,7 @@
 import { INTERVENTION_STATES, type Intervention, type InterventionState } from '@rouse/protocol';
 import { createClient } from '../connection.js';
 import { type CliContext, EXIT } from '../context.js';
-import { followUntilInterrupted } from '../follow.js';
+import { followList } from '../follow.js';
 import { createStyle, type Style } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { formatRelative } from '../format/time.js';
@@ -61,35 +61,18 @@ export async function interventions(ctx: CliContext, opts: InterventionsOptions)
     (opts.agent === undefined || i.agentId === opts.agent) &&
     (opts.task === undefined || i.taskId === opts.task) &&
     (states === undefined || states.includes(i.state));
-  // Every change printed, so that none is printed twice: not one the list already shows (made between
-  // connecting and reading it), nor, after a reconnection, one printed before the coordinator went.
-  const printed = new Set<string>();
-  const key = (i: Intervention): string => `${i.id} ${i.state}`;
-  const print = (i: Intervention): void => {
-    printed.add(key(i));
-    ctx.print(opts.json ? JSON.stringify(i) : changeLine(i, style));
-  };
-  let first = true;
-  await followUntilInterrupted(ctx, async (signal, connected) => {
-    // Connected before the list is read, so no change falls between the two.
-    const events = await client.openEvents({ signal });
-    const shown = await list();
-    connected();
-    if (first) {
-      first = false;
+  await followList(ctx, {
+    what: 'interventions',
+    open: (signal) => client.openEvents({ signal }),
+    list,
+    changed: (event) =>
+      event.type === 'intervention' && matches(event.intervention) ? event.intervention : undefined,
+    key: (i) => `${i.id} ${i.state}`,
+    printList: (shown) => {
       if (opts.json) for (const i of [...shown].reverse()) ctx.print(JSON.stringify(i));
       else printTable(ctx, shown, opts, style);
-      for (const i of shown) printed.add(key(i));
-      ctx.warn('(following interventions; Ctrl-C to stop)');
-    } else {
-      // What changed while the coordinator was out of reach.
-      for (const i of [...shown].reverse()) if (!printed.has(key(i))) print(i);
-    }
-    for await (const event of events) {
-      if (event.type !== 'intervention' || !matches(event.intervention)) continue;
-      if (!printed.has(key(event.intervention))) print(event.intervention);
-    }
-    return 'lost'; // the event stream ends only when the coordinator goes
+    },
+    printChange: (i) => ctx.print(opts.json ? JSON.stringify(i) : changeLine(i, style)),
   });
   return EXIT.ok;
 }
