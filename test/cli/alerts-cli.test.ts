@@ -14,7 +14,7 @@ import {
   startHttpReceiver,
 } from '../../packages/server/src/test-support/alert-receivers.js';
 import { createHarness, type Harness, TOKENS } from '../../packages/server/src/test-support/api-harness.js';
-import { type CliResult, runCli, spawnCli, waitForExit } from './run-cli.js';
+import { type CliResult, runCli, spawnCliRunning, waitForExit } from './run-cli.js';
 
 let dir: string;
 let h: Harness;
@@ -65,19 +65,11 @@ const raise = (agentId: string, condition: 'progress_stalled' | 'heartbeat_timeo
 describe('rouse alerts', () => {
   it('lists alerts as a table and as JSON, filters by state, refuses a bad state, and follows changes', async () => {
     expect((await rouse('alerts')).stdout).toContain('no alerts yet');
-    const follower = spawnCli(['alerts', '-f', '--json', '--url', url, '--token', TOKENS.readonly], {
+    const follower = spawnCliRunning(['alerts', '-f', '--json', '--url', url, '--token', TOKENS.readonly], {
       cwd: dir,
     });
-    let followed = '';
-    let followerErr = '';
-    follower.stdout?.on('data', (d) => {
-      followed += d;
-    });
-    follower.stderr?.on('data', (d) => {
-      followerErr += d;
-    });
     try {
-      await until(() => (followerErr.includes('following alerts') ? true : null), 'the follower');
+      await until(() => (follower.err().includes('following alerts') ? true : null), 'the follower');
       const stalled = await raise('agt_1', 'progress_stalled');
       await raise('agt_2', 'progress_stalled');
       const lost = await raise('agt_3', 'heartbeat_timeout');
@@ -111,7 +103,8 @@ describe('rouse alerts', () => {
 
       // The follower printed every change, one JSON object per line, ending with the resolution.
       const changes = await until(() => {
-        const all = followed
+        const all = follower
+          .out()
           .split('\n')
           .filter(Boolean)
           .map((l) => JSON.parse(l) as { id: string; state: string });
@@ -119,8 +112,8 @@ describe('rouse alerts', () => {
       }, 'followed changes');
       expect(changes.some((c) => c.id === stalled!.id && c.state === 'firing')).toBe(true);
     } finally {
-      follower.kill('SIGINT');
-      await waitForExit(follower);
+      follower.child.kill('SIGINT');
+      await waitForExit(follower.child);
     }
   });
 });

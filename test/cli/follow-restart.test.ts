@@ -11,7 +11,7 @@ import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coo
 import { freePort } from '../harness/ports.mjs';
 import { tempDir } from '../harness/temp-dir.js';
 import { waitFor } from '../harness/wait.js';
-import { runCli, spawnCli, waitForExit } from './run-cli.js';
+import { type RunningCli, runCli, spawnCliRunning, waitForExit } from './run-cli.js';
 
 let coord: CoordinatorProcess | undefined;
 const children: ChildProcess[] = [];
@@ -21,26 +21,12 @@ afterAll(async () => {
   await coord?.kill('SIGTERM');
 });
 
-interface Followed {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-}
-
-function follow(args: string[]): Followed {
-  const child = spawnCli([...args, '--url', coord!.url, '--token', coord!.adminToken], {
+function follow(args: string[]): RunningCli {
+  const running = spawnCliRunning([...args, '--url', coord!.url, '--token', coord!.adminToken], {
     cwd: tempDir('rouse-follow-'),
   });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    err += d;
-  });
-  return { child, out: () => out, err: () => err };
+  children.push(running.child);
+  return running;
 }
 
 const count = (text: string, part: string): number => text.split(part).length - 1;

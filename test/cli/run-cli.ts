@@ -39,32 +39,47 @@ export function spawnCli(
   });
 }
 
+/** A command that runs until stopped (`-f`, `--wait`), and what it has printed so far. */
+export interface RunningCli {
+  child: ChildProcess;
+  out(): string;
+  err(): string;
+}
+
+export function spawnCliRunning(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): RunningCli {
+  const child = spawnCli(args, options);
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    err += d;
+  });
+  return { child, out: () => out, err: () => err };
+}
+
 export function runCli(
   args: string[],
   options: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(args, options);
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr?.on('data', (d) => {
-      stderr += d;
-    });
+    const { child, out, err } = spawnCliRunning(args, options);
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(
         new Error(
-          `rouse ${args.join(' ')} did not exit within ${options.timeoutMs ?? 20_000} ms\n${stdout}\n${stderr}`,
+          `rouse ${args.join(' ')} did not exit within ${options.timeoutMs ?? 20_000} ms\n${out()}\n${err()}`,
         ),
       );
     }, options.timeoutMs ?? 20_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
+      resolve({ code, signal, stdout: out(), stderr: err() });
     });
   });
 }

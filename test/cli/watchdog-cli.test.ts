@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@rouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, spawnCli, waitForExit } from './run-cli.js';
+import { type CliResult, runCli, spawnCli, spawnCliRunning, waitForExit } from './run-cli.js';
 
 const POLICY = `policies:
   - name: fast
@@ -182,16 +182,11 @@ describe('rouse wake|restart|terminate and rouse interventions', () => {
     const agent = enroll.withToken(reg.token);
     const id = reg.agent.id;
     // Follow first: it prints the existing list, then every change.
-    const follower = spawnCli(['interventions', '-f', '--json', '--agent', id], { cwd: dir });
-    let followed = '';
-    let followerErr = '';
-    follower.stdout?.on('data', (d) => {
-      followed += d;
-    });
-    follower.stderr?.on('data', (d) => {
-      followerErr += d;
-    });
-    await until(async () => (followerErr.includes('following interventions') ? true : null), 'the follower');
+    const follower = spawnCliRunning(['interventions', '-f', '--json', '--agent', id], { cwd: dir });
+    await until(
+      async () => (follower.err().includes('following interventions') ? true : null),
+      'the follower',
+    );
 
     const wake = await rouse('wake', id, '--reason', 'no progress since lunch', '--json');
     expect(wake.code).toBe(0);
@@ -229,10 +224,11 @@ describe('rouse wake|restart|terminate and rouse interventions', () => {
 
     // The follower saw the opening, the supersession and the end, one JSON object per line.
     await until(
-      async () => (followed.split('\n').filter(Boolean).length >= 4 ? true : null),
+      async () => (follower.out().split('\n').filter(Boolean).length >= 4 ? true : null),
       'followed changes',
     );
-    const changes = followed
+    const changes = follower
+      .out()
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { action: string; state: string });
@@ -242,7 +238,7 @@ describe('rouse wake|restart|terminate and rouse interventions', () => {
       'terminate pending',
       'terminate succeeded',
     ]);
-    follower.kill('SIGINT');
-    expect(await waitForExit(follower)).toBe(0);
+    follower.child.kill('SIGINT');
+    expect(await waitForExit(follower.child)).toBe(0);
   });
 });
