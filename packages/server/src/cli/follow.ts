@@ -3,7 +3,7 @@
  * SIGTERM), and ride out a coordinator that restarts or is out of reach for a while.
  */
 import type { StreamEvent } from '@rouse/protocol';
-import { isRetryable } from '@rouse/sdk';
+import { backoffDelayMs, isRetryable } from '@rouse/sdk';
 import type { CliContext } from './context.js';
 import { sleep } from './sleep.js';
 
@@ -11,8 +11,9 @@ import { sleep } from './sleep.js';
 export type FollowEnd = 'done' | 'lost';
 
 /** The first wait before following again, doubled after each failed try up to the maximum. */
-export const RECONNECT_FIRST_MS = 250;
-export const RECONNECT_MAX_MS = 5000;
+const RECONNECT = { attempts: Number.POSITIVE_INFINITY, baseDelayMs: 250, maxDelayMs: 5000 };
+/** No jitter: one CLI process does not need spreading out, and the waits stay as documented. */
+const NO_JITTER = () => 1;
 
 /**
  * Run `session` with a signal that aborts on the first SIGINT/SIGTERM; an error caused by that abort
@@ -60,7 +61,7 @@ export async function followUntilInterrupted(
         ctx.warn(`(lost the coordinator: ${reason}; following again once it is back, Ctrl-C to stop)`);
       }
       tries++;
-      await sleep(Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** (tries - 1)), stop.signal);
+      await sleep(backoffDelayMs(tries, RECONNECT, NO_JITTER), stop.signal);
       if (stop.signal.aborted) return;
     }
   } finally {
