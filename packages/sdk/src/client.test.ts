@@ -231,6 +231,13 @@ describe('Client', () => {
     failuresLeft = 5;
     await expect(client.getTask('a')).rejects.toMatchObject({ code: 'unavailable' });
     expect(seen).toHaveLength(12); // 3 attempts in all
+
+    // A keyed create's 503 may have been done: the attempts budget bounds it, not the restart window.
+    failuresLeft = 5;
+    await expect(client.createTask({ type: 'x', idempotencyKey: 'k' })).rejects.toMatchObject({
+      code: 'unavailable',
+    });
+    expect(seen).toHaveLength(15);
   });
 
   it('sends a call that must not run twice again only when it provably did nothing', async () => {
@@ -248,13 +255,11 @@ describe('Client', () => {
       req.on('end', () => json(res, 201, { task: { id: 'late' } }));
     });
     servers.push(late);
-    const waiting = new Client({
-      url: `http://127.0.0.1:${port}`,
-      token: 't',
-      retry: { attempts: 40, baseDelayMs: 10, maxDelayMs: 50 },
-    });
+    // The default options: the coordinator comes back after 1.2 s, longer than the attempts budget
+    // (4 tries, at most 0.7 s) and about as long as a restart takes.
+    const waiting = new Client({ url: `http://127.0.0.1:${port}`, token: 't' });
     const creating = waiting.createTask({ type: 'x' });
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, 1200));
     late.listen(port, '127.0.0.1');
     expect((await creating).task.id).toBe('late');
     expect(lateSeen.filter((l) => l === 'POST /v1/tasks')).toHaveLength(1);
@@ -297,13 +302,22 @@ describe('Client', () => {
     refusals = 1;
     await expect(client.claim('agt', { types: ['x'] })).rejects.toMatchObject({ status: 503 });
     expect(seen).toHaveLength(9);
-    // Refusals beyond the retry budget surface.
+    // Past the attempts budget, refusals are sent again for `unreachableForMs` from the first one
+    // (here 5 refusals in a few ms, within the default 10 s)...
     refusals = 5;
-    await expect(client.createTask({ type: 'x' })).rejects.toMatchObject({
-      status: 503,
-      code: 'unavailable',
-    });
-    expect(seen).toHaveLength(12);
+    expect((await client.createTask({ type: 'x' })).task.id).toBe('ok');
+    expect(seen).toHaveLength(15);
+    // ...then the refusal surfaces;
+    refusals = Number.POSITIVE_INFINITY;
+    const brief = new Client({ ...HTTP, url, token: 't', retry: { ...fast, unreachableForMs: 100 } });
+    await expect(brief.createTask({ type: 'x' })).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+    expect(seen.length).toBeGreaterThan(15 + fast.attempts);
+    // with `unreachableForMs: 0` (the CLI's), at the end of the attempts budget.
+    const sent = seen.length;
+    const budgetOnly = new Client({ ...HTTP, url, token: 't', retry: { ...fast, unreachableForMs: 0 } });
+    await expect(budgetOnly.cancelTask('a')).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+    expect(seen).toHaveLength(sent + fast.attempts);
+    refusals = 0;
   });
 
   it('effect keys: the key is URL-encoded; a claim is sent once, record and release are retried', async () => {
@@ -478,6 +492,9 @@ describe('Client', () => {
     expect(() => new Client({ url: 'localhost:7070', token: 't' })).toThrow(/^url must be/);
     expect(() => new Client({ url: 'http://x', token: 't', retry: { attempts: 0 } })).toThrow(
       /retry.attempts must be/,
+    );
+    expect(() => new Client({ url: 'http://x', token: 't', retry: { unreachableForMs: -1 } })).toThrow(
+      /^retry.unreachableForMs must be an integer from 0 to 3600000/,
     );
     expect(() => new Client({ url: 'http://x', token: 't', requestTimeoutMs: -1 })).toThrow(
       /requestTimeoutMs/,

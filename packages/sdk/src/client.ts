@@ -52,7 +52,10 @@ export class Client extends WatchdogCalls {
    */
   createLoginCode(role: 'admin' | 'readonly' = 'admin'): Promise<LoginCodeResponse> {
     const body = JSON.stringify({ role });
-    return this.http.json('POST', '/v1/dashboard/login-codes', body, { retry: 'unapplied' });
+    return this.http.json('POST', '/v1/dashboard/login-codes', body, {
+      retry: 'unapplied',
+      waitForCoordinator: true,
+    });
   }
 
   // ---- events and health -----------------------------------------------------------------------

@@ -12,18 +12,27 @@ export interface RetryOptions {
   baseDelayMs?: number;
   /** Upper bound of any one delay. @default 2000 */
   maxDelayMs?: number;
+  /**
+   * How long a create, a cancel, a retry or a command keeps being sent again, counted from its first
+   * failure, while each failure proves the call did nothing (no connection could be made, or a
+   * coordinator shutting down refused it): long enough to ride out a coordinator's restart. Such
+   * calls are sent again within `attempts` either way; `0` stops there. @default 10000
+   */
+  unreachableForMs?: number;
 }
 
 export interface ResolvedRetryOptions {
   attempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  unreachableForMs: number;
 }
 
 export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = Object.freeze({
   attempts: 4,
   baseDelayMs: 100,
   maxDelayMs: 2000,
+  unreachableForMs: 10_000,
 });
 
 /** Fill defaults and reject bad values, naming the option (`prefix` is how the caller spells it). */
@@ -45,6 +54,13 @@ export function resolveRetryOptions(
       r.maxDelayMs,
     );
   }
+  if (!Number.isInteger(r.unreachableForMs) || r.unreachableForMs < 0 || r.unreachableForMs > 3_600_000) {
+    throw new InvalidOptionError(
+      `${prefix}.unreachableForMs`,
+      'must be an integer from 0 to 3600000 (an hour)',
+      r.unreachableForMs,
+    );
+  }
   return r;
 }
 
@@ -54,7 +70,7 @@ export function resolveRetryOptions(
  */
 export function backoffDelayMs(
   retry: number,
-  policy: ResolvedRetryOptions,
+  policy: Pick<ResolvedRetryOptions, 'baseDelayMs' | 'maxDelayMs'>,
   random: () => number = Math.random,
 ): number {
   const capped = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));

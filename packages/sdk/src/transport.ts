@@ -8,6 +8,7 @@
  * so headers are built once and bodies are serialized once by the caller.
  */
 import { createCallStreamSend } from './call-stream.js';
+import { type Now, systemNow } from './clock.js';
 import { isRetryable, RouseApiError, RouseNetworkError, RouseSdkError, wasNotApplied } from './errors.js';
 import { createFetchSend, createNodeSend, type RawResponse, type Send, SendTimeout } from './http-send.js';
 import { backoffDelayMs, type ResolvedRetryOptions, sleepMs } from './retry.js';
@@ -23,6 +24,13 @@ export interface CallOptions {
    * `false` (the default): send once (the caller has its own retry loop).
    */
   retry?: boolean | 'unapplied';
+  /**
+   * While every failure proves the call did nothing, keep sending it past `attempts`, for up to
+   * `retry.unreachableForMs` from the first failure: the calls a script makes (creates, cancels,
+   * retries, commands) ride out a coordinator's restart. The runtimes' own calls leave this off: they
+   * have their own loops.
+   */
+  waitForCoordinator?: boolean;
   /** Overrides the transport's request timeout (long-polls need more than their `waitMs`). */
   timeoutMs?: number;
   signal?: AbortSignal | undefined;
@@ -39,6 +47,8 @@ export interface TransportConfig {
   callStream?: boolean;
   requestTimeoutMs: number;
   retry: ResolvedRetryOptions;
+  /** The clock `retry.unreachableForMs` is counted on. @default the system clock */
+  now?: Now;
 }
 
 /** An open event stream; call `release` when done reading. */
@@ -143,14 +153,23 @@ export class Transport {
     read: Reader<T>,
   ): Promise<T> {
     const policy = this.config.retry;
+    let firstFailureAt: number | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.once(method, path, body, headers, options, read);
       } catch (err) {
-        if (!options.retry || attempt >= policy.attempts) throw err;
+        if (!options.retry) throw err;
         if (!(options.retry === true ? isRetryable(err) : wasNotApplied(err))) throw err;
+        const delay = backoffDelayMs(attempt, policy);
+        const now = options.waitForCoordinator ? (this.config.now ?? systemNow)() : 0;
+        firstFailureAt ??= now;
+        if (attempt >= policy.attempts) {
+          // Past the budget: only a call that provably did nothing, within its window.
+          if (!options.waitForCoordinator || !wasNotApplied(err)) throw err;
+          if (now + delay - firstFailureAt > policy.unreachableForMs) throw err;
+        }
         options.onRetry?.(err, attempt);
-        await sleepMs(backoffDelayMs(attempt, policy), options.signal);
+        await sleepMs(delay, options.signal);
       }
     }
   }

@@ -175,6 +175,7 @@ export abstract class AgentCalls extends HolderCalls {
   sendCommand(agentId: string, command: AgentCommand): Promise<SendCommandResponse> {
     return this.http.json('POST', `/v1/agents/${id(agentId)}/commands`, JSON.stringify(command), {
       retry: 'unapplied',
+      waitForCoordinator: true,
     });
   }
 

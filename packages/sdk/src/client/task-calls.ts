@@ -25,15 +25,16 @@ export abstract class TaskCalls extends ClientBase {
   /**
    * `POST /v1/tasks`. Retried on transient errors when `idempotencyKey` is set; without one, only when
    * the create provably did nothing (no connection could be made, or a coordinator shutting down
-   * refused it). `deduplicated` is true when the key matched an existing task (which is returned),
-   * false for a new task.
+   * refused it); such failures are retried for up to `retry.unreachableForMs` (10 s), through a
+   * coordinator's restart. `deduplicated` is true when the key matched an existing task (which is
+   * returned), false for a new task.
    */
   async createTask(req: CreateTaskRequest): Promise<CreateTaskResponse> {
     const res = await this.http.json<{ task: Task; deduplicated?: boolean }>(
       'POST',
       '/v1/tasks',
       JSON.stringify(req),
-      { retry: req.idempotencyKey !== undefined ? true : 'unapplied' },
+      { retry: req.idempotencyKey !== undefined ? true : 'unapplied', waitForCoordinator: true },
     );
     return { task: res.task, deduplicated: res.deduplicated === true };
   }
@@ -50,7 +51,7 @@ export abstract class TaskCalls extends ClientBase {
       'POST',
       '/v1/tasks/batch',
       JSON.stringify({ tasks: reqs, return: 'minimal' }),
-      { retry },
+      { retry, waitForCoordinator: true },
     );
     if (res.types === undefined) return res.tasks as Task[];
     try {
@@ -133,7 +134,12 @@ export abstract class TaskCalls extends ClientBase {
   async cancelTask(taskId: string, reason?: string): Promise<Task> {
     const body = JSON.stringify(reason === undefined ? {} : { reason });
     const path = `/v1/tasks/${id(taskId)}/cancel`;
-    return (await this.http.json<{ task: Task }>('POST', path, body, { retry: 'unapplied' })).task;
+    return (
+      await this.http.json<{ task: Task }>('POST', path, body, {
+        retry: 'unapplied',
+        waitForCoordinator: true,
+      })
+    ).task;
   }
 
   /**
@@ -142,6 +148,11 @@ export abstract class TaskCalls extends ClientBase {
    */
   async retryTask(taskId: string): Promise<Task> {
     const path = `/v1/tasks/${id(taskId)}/retry`;
-    return (await this.http.json<{ task: Task }>('POST', path, '{}', { retry: 'unapplied' })).task;
+    return (
+      await this.http.json<{ task: Task }>('POST', path, '{}', {
+        retry: 'unapplied',
+        waitForCoordinator: true,
+      })
+    ).task;
   }
 }

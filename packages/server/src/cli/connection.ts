@@ -94,6 +94,14 @@ export function resolveConnection(ctx: CliContext, opts: ConnectionOptions): Con
 export function createClient(ctx: CliContext, opts: ConnectionOptions): { client: Client; conn: Connection } {
   const conn = resolveConnection(ctx, opts);
   ctx.reachHint = { url: conn.url, urlSource: conn.urlSource, serverPid: conn.serverPid };
-  // A command makes a call or a few: upgrading to a call stream would cost a round trip more than it saves.
-  return { client: new Client({ url: conn.url, token: conn.token, callStream: false }), conn };
+  // A command makes a call or a few: upgrading to a call stream would cost a round trip more than it
+  // saves. A coordinator that cannot be reached is said at once (exit 3), not waited for; the commands
+  // that follow something reconnect by themselves (follow.ts).
+  const client = new Client({
+    url: conn.url,
+    token: conn.token,
+    callStream: false,
+    retry: { unreachableForMs: 0 },
+  });
+  return { client, conn };
 }
