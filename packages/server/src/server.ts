@@ -6,9 +6,10 @@
  * `<dataDir>/server.json` (`{url, pid, startedAt, version}`) tells local CLI commands where the running
  * coordinator listens; it is removed on close.
  */
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
@@ -32,6 +33,7 @@ import type { CoordinatorOptions } from './services/coordinator-options.js';
 import { createCoordinator } from './services/create-coordinator.js';
 import { createPolicyRegistry, type PolicyRegistry } from './services/policy-registry.js';
 import { skewedClock } from './services/store-clock.js';
+import { lockSqliteForServing, type ServeLock } from './store/sqlite/serve-lock.js';
 import type { Store } from './store/store.js';
 import { systemClock } from './system-clock.js';
 
@@ -293,6 +295,8 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
     });
     await policies.start();
     cleanups.push(async () => policies.stop());
+    const lock = lockSqliteFile(o);
+    if (lock) cleanups.push(async () => lock.release());
     const store = await openStoreWaiting(o);
     cleanups.push(() => store.close());
     const coordinator = createCoordinator({
@@ -332,6 +336,7 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
         await appClosed;
         clearTimeout(cut);
         await store.close();
+        lock?.release();
         await removeIfOurs(serverFile, url);
         logger.info('rouse coordinator stopped');
       })();
@@ -359,6 +364,26 @@ export async function startRouseServer(options: RouseServerOptions = {}): Promis
     await unwind();
     throw err;
   }
+}
+
+/** A SQLite file has one coordinator: hold its serving lock (store/sqlite/serve-lock.ts). */
+function lockSqliteFile(o: ResolvedRouseServerOptions): ServeLock | undefined {
+  if (o.store.kind !== 'sqlite' || o.store.path === ':memory:') return undefined;
+  const path = o.store.path;
+  return lockSqliteForServing(path, () => {
+    // The holder's server.json, when it serves from the directory of the database.
+    try {
+      const info = JSON.parse(readFileSync(join(dirname(path), 'server.json'), 'utf8')) as {
+        url?: unknown;
+        pid?: unknown;
+      };
+      return typeof info.pid === 'number' && typeof info.url === 'string'
+        ? `pid ${info.pid}, ${info.url}`
+        : null;
+    } catch {
+      return null;
+    }
+  });
 }
 
 function tuning(o: ResolvedRouseServerOptions): Partial<CoordinatorTuning> {
