@@ -4,7 +4,8 @@
  * `startRouseServer()` is what `rouse serve` (and tests, and the demo) call; it does nothing at import.
  *
  * `<dataDir>/server.json` (`{url, pid, startedAt, version}`) tells local CLI commands where the running
- * coordinator listens; it is removed on close.
+ * coordinator listens; it is removed on close. On SQLite the server holds the database's serving lock
+ * while it runs (`store/sqlite/serve-lock.ts`): a second server on the same file is refused.
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
