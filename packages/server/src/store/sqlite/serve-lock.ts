@@ -33,7 +33,10 @@ export function lockSqliteForServing(path: string, holder?: () => string | null)
   try {
     db = new Database(file, { timeout: 0 });
   } catch (err) {
-    throw new UnavailableError(`cannot open ${file}: ${(err as Error).message}`, { path: file });
+    throw new UnavailableError(
+      `cannot open the SQLite database ${path} (its lock file ${file}): ${(err as Error).message}`,
+      { path, lockFile: file },
+    );
   }
   try {
     db.pragma('locking_mode = EXCLUSIVE');
@@ -49,7 +52,10 @@ export function lockSqliteForServing(path: string, holder?: () => string | null)
         { path, lockFile: file },
       );
     }
-    throw new UnavailableError(`cannot lock ${file}: ${(err as Error).message}`, { path: file });
+    throw new UnavailableError(
+      `cannot lock the SQLite database ${path} (its lock file ${file}): ${(err as Error).message}`,
+      { path, lockFile: file },
+    );
   }
   return {
     file,
