@@ -373,17 +373,8 @@ function lockSqliteFile(o: ResolvedRouseServerOptions): ServeLock | undefined {
   const path = o.store.path;
   return lockSqliteForServing(path, () => {
     // The holder's server.json, when it serves from the directory of the database.
-    try {
-      const info = JSON.parse(readFileSync(join(dirname(path), 'server.json'), 'utf8')) as {
-        url?: unknown;
-        pid?: unknown;
-      };
-      return typeof info.pid === 'number' && typeof info.url === 'string'
-        ? `pid ${info.pid}, ${info.url}`
-        : null;
-    } catch {
-      return null;
-    }
+    const info = readServerFile(join(dirname(path), 'server.json'));
+    return info ? `pid ${info.pid}, ${info.url}` : null;
   });
 }
 
@@ -406,14 +397,25 @@ async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   await rename(temp, file);
 }
 
+/** The URL and pid a server.json names; null when it is missing, unreadable or lacks them. */
+function readServerFile(file: string): { url: string; pid: number } | null {
+  try {
+    const info = JSON.parse(readFileSync(file, 'utf8')) as { url?: unknown; pid?: unknown };
+    return typeof info.url === 'string' && typeof info.pid === 'number'
+      ? { url: info.url, pid: info.pid }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Remove server.json unless another server has since written its own. */
 async function removeIfOurs(file: string, url: string): Promise<void> {
-  try {
-    const current = JSON.parse(await readFile(file, 'utf8')) as { url?: string; pid?: number };
-    if (current.url === url && current.pid === process.pid) await rm(file, { force: true });
-  } catch {
-    // missing or unreadable: nothing of ours to remove
-  }
+  const current = readServerFile(file);
+  if (current?.url !== url || current.pid !== process.pid) return;
+  await rm(file, { force: true }).catch(() => {
+    // a file we could not remove is left for the next server to overwrite
+  });
 }
 
 async function packageVersion(): Promise<string> {
