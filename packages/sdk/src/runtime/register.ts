@@ -16,7 +16,7 @@ import { describeFailure, formatSeconds } from './connection.js';
 export const DEFAULT_START_TIMEOUT_MS = 60_000;
 
 /** Delays between registration attempts: about 1 s, doubling up to 5 s, with jitter. */
-const START_BACKOFF = { attempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 1000, maxDelayMs: 5000 };
+const START_BACKOFF = { baseDelayMs: 1000, maxDelayMs: 5000 };
 
 export interface RegisterDeps {
   client: Client;

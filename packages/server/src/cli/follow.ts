@@ -11,7 +11,7 @@ import { sleep } from './sleep.js';
 export type FollowEnd = 'done' | 'lost';
 
 /** The first wait before following again, doubled after each failed try up to the maximum. */
-const RECONNECT = { attempts: Number.POSITIVE_INFINITY, baseDelayMs: 250, maxDelayMs: 5000 };
+const RECONNECT = { baseDelayMs: 250, maxDelayMs: 5000 };
 /** No jitter: one CLI process does not need spreading out, and the waits stay as documented. */
 const NO_JITTER = () => 1;
 
