@@ -172,6 +172,23 @@ describe('policies', () => {
     });
     expect(enroll.statusCode).toBe(403);
   });
+
+  it('POST /v1/policies/check refuses a deeply nested file and keeps serving (it once overflowed the stack)', async () => {
+    const deep = `policies: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`;
+    for (const request of [
+      { payload: deep, headers: { 'content-type': 'application/yaml' } },
+      { body: { source: deep } },
+      { payload: deep, headers: { 'content-type': 'application/yaml' } },
+    ]) {
+      const res = await h.request('POST', '/v1/policies/check', { token: TOKENS.readonly, ...request });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({
+        valid: false,
+        errors: [{ line: 1, column: 74, message: expect.stringMatching(/nest deeper than 64 levels/) }],
+      });
+    }
+    expect((await h.request('GET', '/v1/policies')).statusCode).toBe(200);
+  });
 });
 
 describe('GET /metrics', () => {

@@ -13,6 +13,7 @@ import { checkPolicyFile } from './policy-file-checks.js';
 import { collectIssues, type FileIssue } from './policy-issues.js';
 import { policyFileSchema } from './policy-schema.js';
 import { PolicySet } from './policy-set.js';
+import { POLICY_FILE_MAX_DEPTH, yamlTooDeepAt } from './yaml-depth.js';
 import { type LocatedDocument, locateKey, locateValue, positionOf } from './yaml-locations.js';
 
 export type ParsePoliciesResult = { ok: true; set: PolicySet } | { ok: false; errors: PolicyError[] };
@@ -22,7 +23,20 @@ const TOP_LEVEL = 'policies, task_types, channels, alerts';
 /** Parses and checks a policy file; `file` is the name errors are reported under. Never throws. */
 export function parsePolicies(text: string, file: string): ParsePoliciesResult {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const tooDeep = yamlTooDeepAt(text, POLICY_FILE_MAX_DEPTH);
+  if (tooDeep !== null) {
+    const lineStart = text.lastIndexOf('\n', tooDeep - 1) + 1;
+    const line = text.slice(0, lineStart).split('\n').length;
+    const message = `mappings and lists nest deeper than ${POLICY_FILE_MAX_DEPTH} levels here; a policy file needs a few`;
+    return { ok: false, errors: [{ file, line, column: tooDeep - lineStart + 1, path: '', message }] };
+  }
+  // logLevel 'error': yaml's warnings (a collection as a key) would go to the process's stderr.
+  const doc = parseDocument(text, {
+    lineCounter: lines,
+    prettyErrors: false,
+    uniqueKeys: true,
+    logLevel: 'error',
+  });
   if (doc.errors.length > 0) {
     return {
       ok: false,

@@ -406,6 +406,35 @@ describe('parsePolicies: broken files are refused with the file, line, column an
     expect(errors.every((e) => e.line >= 2 && e.path === '')).toBe(true);
   });
 
+  it('refuses collections nested deeper than 64 levels before composing them, at the first too deep', () => {
+    const deep = (open: string, close: string, n: number) => `${open.repeat(n)}${close.repeat(n)}`;
+    const cases: [string, number, number][] = [
+      // The top-level mapping is level 1: the 64th bracket opens level 65.
+      [`policies: ${deep('[', ']', 20_000)}\n`, 1, 11 + 63],
+      [`policies: ${deep('{a: ', '}', 20_000)}\n`, 1, 11 + 4 * 63],
+      [`policies:\n${'- '.repeat(20_000)}x\n`, 2, 1 + 2 * 63],
+      [
+        `a: 1\nb:\n${Array.from({ length: 70 }, (_, i) => `${' '.repeat(i + 1)}k:`).join('\n')} 1\n`,
+        3 + 63,
+        1 + 64,
+      ],
+    ];
+    for (const [text, line, column] of cases) {
+      expect(errorsOf(text)).toEqual([
+        {
+          file: FILE,
+          line,
+          column,
+          path: '',
+          message: 'mappings and lists nest deeper than 64 levels here; a policy file needs a few',
+        },
+      ]);
+    }
+    // 64 levels are read as YAML (and refused by the schema, as policies are not lists of lists).
+    const errors = errorsOf(`policies: ${deep('[', ']', 63)}\n`);
+    expect(errors.some((e) => /deeper than 64/.test(e.message))).toBe(false);
+  });
+
   it('never throws, whatever the text', () => {
     for (const text of ['\u0000', '*x', '!!binary xx', 'a: &a [*a]', '? [a]\n: 1', `${'['.repeat(1000)}`]) {
       expect(() => parsePolicies(text, FILE)).not.toThrow();
