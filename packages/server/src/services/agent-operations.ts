@@ -226,7 +226,7 @@ export function createAgentOperations(ctx: CoordinatorContext, hooks: AgentHooks
       if (req.metrics?.iterationMs !== undefined)
         watchdog.baselines.addIteration(agentType, req.metrics.iterationMs);
       await watchdog.agents.evaluate(result.watch, req.tasks === undefined ? null : beats.held);
-      if (req.fatal !== undefined && req.fatal.length > 0) supervision.fatal(agentId, req.fatal);
+      if (req.fatal !== undefined && req.fatal.length > 0) supervision.fatal(agentId, agentType, req.fatal);
       // A plain child's commands are its supervisor's to carry out: delivered here, naming the child.
       const commands = [...result.commands];
       const childWatches: AgentWatch[] = [];

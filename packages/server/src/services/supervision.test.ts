@@ -14,6 +14,7 @@ import {
   createFixtureWithPolicies,
   ENROLLMENT,
   type FixtureAgent,
+  settle,
 } from '../test-support/coordinator-fixture.js';
 import { storeCallCounter } from '../test-support/store-call-counter.js';
 import { BACKGROUND_STORE_CALLS } from './limited.js';
@@ -192,6 +193,48 @@ describe('supervision in the coordinator', () => {
     await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, { fatal: [report] });
     expect(f.events.filter((e) => e.type === 'agent.fatal')).toEqual([
       { type: 'agent.fatal', at: f.clock.now(), supervisorId: sup.agentId, report },
+    ]);
+  });
+
+  it('takes fatal reports only from a supervisor, and one naming an agent only for its own child', async () => {
+    f = await createFixture();
+    const sup = await supervisor();
+    const other = await supervisor('host-2');
+    const child = await register({ agentType: 'p', key: 'host-1/p-1', supervisorId: sup.agentId });
+    const worker = await register({ agentType: 'w', key: 'w-1' });
+    const report = (agentId: string | undefined, agentKey: string) => ({
+      agentKey,
+      ...(agentId === undefined ? {} : { agentId }),
+      program: 'p',
+      instance: 1,
+      restarts: 5,
+      at: f.clock.now(),
+      lastExit: null,
+    });
+    // A worker (not a supervisor) names the child, and reports a made-up key; another supervisor
+    // names a child that is not its own.
+    await f.coordinator.agentHeartbeat(worker.caller, worker.agentId, {
+      fatal: [report(child.agentId, 'host-1/p-1'), report(undefined, 'made-up')],
+    });
+    await f.coordinator.agentHeartbeat(other.caller, other.agentId, {
+      fatal: [report(child.agentId, 'host-1/p-1')],
+    });
+    for (let i = 0; i < 5; i++) await settle();
+    expect(f.events.filter((e) => e.type === 'agent.fatal')).toEqual([]);
+    expect((await f.coordinator.listAlerts(ADMIN, {})).alerts).toEqual([]);
+    // Its own supervisor's report counts: the event, and a critical alert under the child's type.
+    await f.coordinator.agentHeartbeat(sup.caller, sup.agentId, {
+      fatal: [report(child.agentId, 'host-1/p-1')],
+    });
+    for (let i = 0; i < 5 && f.events.every((e) => e.type !== 'agent.fatal'); i++) await settle();
+    expect(f.events.filter((e) => e.type === 'agent.fatal')).toMatchObject([{ supervisorId: sup.agentId }]);
+    let alerts = (await f.coordinator.listAlerts(ADMIN, {})).alerts;
+    for (let i = 0; i < 20 && alerts.length === 0; i++) {
+      await settle();
+      alerts = (await f.coordinator.listAlerts(ADMIN, {})).alerts;
+    }
+    expect(alerts).toMatchObject([
+      { group: { agentType: 'p', condition: 'fatal' }, agentIds: [child.agentId], severity: 'critical' },
     ]);
   });
 });

@@ -10,7 +10,8 @@
  * - An **SDK** child heartbeats itself: its entry renews nothing (a SIGSTOPped child is running to
  *   the supervisor, but must go `lost`).
  * - A `fatal` report is published once per report as an `agent.fatal` event on the event bus (the
- *   alerting hook: subscribe to it) and logged. The supervisor re-sends a report until a heartbeat
+ *   alerting hook: subscribe to it), logged and raised as a critical alert; only a supervisor's
+ *   reports count, each for one of its own children. The supervisor re-sends a report until a heartbeat
  *   carrying it got through, so a report may be seen twice only when an answer was lost.
  */
 import {
@@ -37,8 +38,12 @@ export interface Supervision {
    * children, of SDK children or of children not running are left out.
    */
   childBeats(supervisorId: string, children: readonly SupervisedChild[]): Promise<ChildBeat[]>;
-  /** Children the supervisor gave up on: an `agent.fatal` event and a log line for each. */
-  fatal(supervisorId: string, reports: readonly FatalReport[]): void;
+  /**
+   * Children the supervisor gave up on: an `agent.fatal` event, a log line and a critical alert for
+   * each. Reports count only from a supervisor (`rouse.supervisor`), and one naming an agent only when
+   * that agent is this supervisor's child; the others are logged and ignored.
+   */
+  fatal(supervisorId: string, supervisorType: string, reports: readonly FatalReport[]): void;
 }
 
 /** Child incarnations whose supervisor was checked, at most this many remembered. */
@@ -104,23 +109,25 @@ export function createSupervision(
       return beats;
     },
 
-    fatal(supervisorId, reports) {
+    fatal(supervisorId, supervisorType, reports) {
+      if (supervisorType !== SUPERVISOR_AGENT_TYPE) {
+        ctx.logger.warn(
+          { agentId: supervisorId, agentType: supervisorType, reports: reports.length },
+          `fatal reports from an agent that is not a supervisor (type ${SUPERVISOR_AGENT_TYPE}): ignored`,
+        );
+        return;
+      }
       /** A person is told (critical, every channel): nothing will start this program again by itself. */
-      const raiseFatal = async (supervisor: string, report: FatalReport): Promise<void> => {
+      const raiseFatal = async (report: FatalReport): Promise<void> => {
         const agent = report.agentId === undefined ? null : await ctx.store.getAgent(report.agentId);
-        const exit =
-          report.lastExit === null ? 'no exit seen' : `last exit ${JSON.stringify(report.lastExit)}`;
-        await ctx.alerts.raise({
-          agentId: report.agentId ?? report.agentKey,
-          agentType: agent?.agentType ?? SUPERVISOR_AGENT_TYPE,
-          condition: 'fatal',
-          severity: 'critical',
-          summary: `${report.agentKey} (program ${report.program}) is fatal after ${report.restarts} restarts (${exit}); supervisor ${supervisor} will not start it again`,
-          evidence: { supervisorId: supervisor, report: report as unknown as JsonObject },
-          source: 'supervisor',
-        });
-      };
-      for (const report of reports) {
+        // A report naming an agent stands only for a child of this supervisor (as childBeats checks).
+        if (report.agentId !== undefined && agent?.supervisorId !== supervisorId) {
+          ctx.logger.warn(
+            { supervisorId, agentId: report.agentId, agentKey: report.agentKey },
+            'a supervisor reported as fatal an agent that is not its child: ignored',
+          );
+          return;
+        }
         ctx.logger.error(
           {
             supervisorId,
@@ -133,7 +140,25 @@ export function createSupervision(
           'a supervised program spent its restart budget: fatal, it will not be restarted',
         );
         ctx.bus.publish({ type: 'agent.fatal', at: ctx.clock.now(), supervisorId, report });
-        void raiseFatal(supervisorId, report);
+        const exit =
+          report.lastExit === null ? 'no exit seen' : `last exit ${JSON.stringify(report.lastExit)}`;
+        await ctx.alerts.raise({
+          agentId: report.agentId ?? report.agentKey,
+          agentType: agent?.agentType ?? SUPERVISOR_AGENT_TYPE,
+          condition: 'fatal',
+          severity: 'critical',
+          summary: `${report.agentKey} (program ${report.program}) is fatal after ${report.restarts} restarts (${exit}); supervisor ${supervisorId} will not start it again`,
+          evidence: { supervisorId, report: report as unknown as JsonObject },
+          source: 'supervisor',
+        });
+      };
+      for (const report of reports) {
+        raiseFatal(report).catch((err: unknown) =>
+          ctx.logger.error(
+            { err, supervisorId, agentKey: report.agentKey },
+            'a fatal report could not be raised',
+          ),
+        );
       }
     },
   };
