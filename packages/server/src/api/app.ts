@@ -115,7 +115,11 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   const metricsPublic = options.metricsPublic ?? false;
   const metrics = new ApiMetrics();
   const sse = new SseHub(
-    { keepAliveMs: limits.sseKeepAliveMs, maxBufferedBytes: limits.sseMaxBufferedBytes },
+    {
+      keepAliveMs: limits.sseKeepAliveMs,
+      recheckMs: limits.sseRecheckMs,
+      maxBufferedBytes: limits.sseMaxBufferedBytes,
+    },
     metrics,
   );
 

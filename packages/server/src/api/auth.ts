@@ -6,9 +6,9 @@
  *
  * Agent tokens may also read (every `GET` but `/metrics`), as decided in `services/auth.ts`.
  */
-import type { onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { RouseError } from '../core/errors.js';
-import type { PresentedToken } from '../services/auth.js';
+import { type PresentedToken, presentToken } from '../services/auth.js';
 import type { Caller, Coordinator } from '../services/coordinator.js';
 
 /**
@@ -61,6 +61,27 @@ export async function authenticate(
     throw new RouseError('unauthorized', 'unknown or revoked token; check the token you were given', {});
   }
   return caller;
+}
+
+/**
+ * For a stream that outlives its request (SSE): whether the request's token still stands for the
+ * same caller (an agent's token stops when it leaves or registers again).
+ */
+export function stillAuthenticated(
+  coordinator: Coordinator,
+  request: FastifyRequest,
+  caller: Caller,
+): () => Promise<boolean> {
+  const token = presentToken(bearerToken(request.headers.authorization));
+  return async () => {
+    const now = await coordinator.authenticate(token);
+    if (now === null || now.kind !== caller.kind) return false;
+    return (
+      now.kind !== 'agent' ||
+      caller.kind !== 'agent' ||
+      (now.agentId === caller.agentId && now.incarnation === caller.incarnation)
+    );
+  };
 }
 
 /** The token of an `Authorization: Bearer <token>` header; `unauthorized` when missing or malformed. */

@@ -42,6 +42,11 @@ export interface ApiLimits {
   closeLingerMs?: number;
   /** SSE keep-alive comment interval (`/v1/events`, log follow). @default 15000 */
   sseKeepAliveMs?: number;
+  /**
+   * How often an open SSE stream's token (or dashboard session) is checked again; a revoked one
+   * ends its stream. @default 2000
+   */
+  sseRecheckMs?: number;
   /** An SSE client this far behind (bytes buffered) is disconnected rather than buffered forever. @default 8388608 (8 MiB) */
   sseMaxBufferedBytes?: number;
 }
@@ -66,6 +71,7 @@ export const DEFAULT_API_LIMITS: Readonly<ResolvedApiLimits> = {
   jsonMaxDepth: 64,
   closeLingerMs: 2000,
   sseKeepAliveMs: 15_000,
+  sseRecheckMs: 2000,
   sseMaxBufferedBytes: 8 * 1024 * 1024,
 };
 

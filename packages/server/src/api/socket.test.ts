@@ -153,12 +153,12 @@ describe('over a real socket', () => {
       headers: { authorization: `Bearer ${server.adminToken}`, accept: 'text/event-stream' },
     });
     const text = res.text();
-    await call('POST', `/v1/tasks/${task.id}/logs`, token, {
+    await call('POST', `/v1/tasks/${task.task.id}/logs`, token, {
       version: task.version,
       lines: [{ text: 'first' }],
     });
     await new Promise((r) => setTimeout(r, 50));
-    await call('POST', `/v1/tasks/${task.id}/logs`, token, {
+    await call('POST', `/v1/tasks/${task.task.id}/logs`, token, {
       version: task.version,
       lines: [{ text: 'second' }],
     });
@@ -223,6 +223,61 @@ describe('over a real socket', () => {
     await pending;
     await until('rouse_claim_waiters', 0);
     await until('rouse_sse_clients', 0);
+  });
+
+  it("ends an agent's event and log streams once its token is revoked; a read-only reader's stays", async () => {
+    const s = await startRouseServer({
+      port: 0,
+      dataDir: join(dir, 'revoked'),
+      db: ':memory:',
+      logger: pino({ level: 'silent' }),
+      limits: { sseRecheckMs: 30 },
+    });
+    const post = async (path: string, token: string, body: unknown) => {
+      const res = await fetch(s.url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return res.json();
+    };
+    const controller = new AbortController();
+    try {
+      const registered = await post('/v1/agents', s.agentToken, { agentType: 'w', key: 'w-1' });
+      const task = await post('/v1/tasks', s.adminToken, { type: 'other' });
+      const open = async (path: string, token: string) => {
+        const res = await fetch(s.url + path, {
+          headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+          signal: controller.signal,
+        });
+        expect(res.status).toBe(200);
+        return res.body!.getReader();
+      };
+      /** Everything the stream sends until it ends (bounded by the test's timeout). */
+      const readAll = async (reader: ReadableStreamDefaultReader<Uint8Array>) => {
+        let text = '';
+        for (let r = await reader.read(); !r.done; r = await reader.read())
+          text += new TextDecoder().decode(r.value);
+        return text;
+      };
+      const events = await open('/v1/events', registered.token);
+      const logs = await open(`/v1/tasks/${task.task.id}/logs`, registered.token);
+      const reader = await open('/v1/events', s.readonlyToken);
+      // Registered again under its key: the first incarnation's token is revoked.
+      await post('/v1/agents', s.agentToken, { agentType: 'w', key: 'w-1' });
+      for (const text of await Promise.all([readAll(events), readAll(logs)])) {
+        expect(text).toMatch(/^: connected\n\n/);
+        expect(text).toContain(': closed: the token or session that opened this stream is no longer valid');
+      }
+      // The read-only stream still hears what happens.
+      await post('/v1/tasks', s.adminToken, { type: 'later' });
+      let text = '';
+      while (!text.includes('"type":"later"')) text += new TextDecoder().decode((await reader.read()).value);
+      expect(text).not.toContain('closed:');
+    } finally {
+      controller.abort();
+      await s.close();
+    }
   });
 
   it('sends keep-alive comments on an idle event stream', async () => {

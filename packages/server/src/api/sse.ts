@@ -1,6 +1,11 @@
 /**
  * Server-sent events over a raw reply stream (no plugin): `event:`/`id:`/`data:` frames, comment
  * keep-alives, disconnect detection, and a hub that ends every open stream when the app closes.
+ *
+ * A stream outlives the request that authenticated it, so a stream opened with `stillAllowed` is asked
+ * again every `recheckMs`: once its token is revoked (an agent that left or registered again) or its
+ * dashboard session ended, it ends with a comment saying why. A client that reconnects is then
+ * refused as any request with that token would be.
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
@@ -20,13 +25,27 @@ export interface SseStream {
 
 export interface SseOptions {
   keepAliveMs: number;
+  /** How often streams opened with `stillAllowed` are checked again. */
+  recheckMs: number;
   /** Disconnect a client that has this many bytes waiting in its buffer. */
   maxBufferedBytes: number;
+}
+
+export interface OpenOptions {
+  /**
+   * Whether the caller may still read this stream (its token or session still valid); false ends
+   * the stream. A check that throws (the store briefly unavailable) keeps it.
+   */
+  stillAllowed?: () => Promise<boolean>;
 }
 
 /** Tracks open streams so that closing the app ends them instead of waiting on them. */
 export class SseHub {
   private readonly streams = new Set<SseStream>();
+  /** The streams to check again, with their checks. */
+  private readonly checked = new Map<SseStream, () => Promise<boolean>>();
+  private recheckTimer: NodeJS.Timeout | null = null;
+  private rechecking = false;
 
   constructor(
     private readonly options: SseOptions,
@@ -37,7 +56,7 @@ export class SseHub {
    * Take over the reply and start an event stream. A `HEAD` request gets the stream's status and
    * headers and the reply ends: the stream returned is already closed (check `closed`).
    */
-  open(reply: FastifyReply): SseStream {
+  open(reply: FastifyReply, openOptions: OpenOptions = {}): SseStream {
     reply.hijack();
     if (reply.request.method === 'HEAD') {
       reply.raw.writeHead(200, SSE_HEADERS);
@@ -47,14 +66,44 @@ export class SseHub {
     const stream = startStream(reply.raw, this.options, () => {
       this.streams.delete(stream);
       this.metrics.sseClients--;
+      if (this.checked.delete(stream) && this.checked.size === 0) this.stopRechecks();
     });
     this.streams.add(stream);
     this.metrics.sseClients++;
+    if (openOptions.stillAllowed !== undefined) {
+      this.checked.set(stream, openOptions.stillAllowed);
+      // A wire-level cadence, like the keep-alive: how soon a revoked reader stops reading.
+      this.recheckTimer ??= setInterval(() => void this.recheck(), this.options.recheckMs);
+      this.recheckTimer.unref();
+    }
     return stream;
   }
 
   closeAll(): void {
     for (const s of [...this.streams]) s.close();
+  }
+
+  /** Ask every checked stream's check once (one round at a time); end the refused streams. */
+  private async recheck(): Promise<void> {
+    if (this.rechecking) return;
+    this.rechecking = true;
+    try {
+      await Promise.all(
+        [...this.checked].map(async ([stream, stillAllowed]) => {
+          const allowed = await stillAllowed().catch(() => true);
+          if (allowed || stream.closed) return;
+          stream.comment('closed: the token or session that opened this stream is no longer valid');
+          stream.close();
+        }),
+      );
+    } finally {
+      this.rechecking = false;
+    }
+  }
+
+  private stopRechecks(): void {
+    if (this.recheckTimer !== null) clearInterval(this.recheckTimer);
+    this.recheckTimer = null;
   }
 }
 

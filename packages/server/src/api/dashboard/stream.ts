@@ -257,12 +257,15 @@ export class BrowserStreams {
     return missed.frame();
   }
 
-  /** Take over the reply; replay from `lastEventId` (header or `?lastEventId=`), or tell the page to resync. */
-  serve(request: FastifyRequest, reply: FastifyReply): void {
+  /**
+   * Take over the reply; replay from `lastEventId` (header or `?lastEventId=`), or tell the page to
+   * resync. With `stillAllowed`, the stream ends once it says no (the session ended: sse.ts).
+   */
+  serve(request: FastifyRequest, reply: FastifyReply, stillAllowed?: () => Promise<boolean>): void {
     const header = request.headers['last-event-id'];
     const query = (request.query as Record<string, unknown> | undefined)?.lastEventId;
     const last = typeof header === 'string' ? header : typeof query === 'string' ? query : '';
-    const stream = this.sse.open(reply);
+    const stream = this.sse.open(reply, stillAllowed === undefined ? {} : { stillAllowed });
     if (stream.closed) return;
     this.clients.add(stream);
     this.listen();

@@ -1,9 +1,11 @@
 /**
  * `GET /v1/events`: the live event stream as SSE. Each frame is `event: <type>` and `data: <json>`
- * (the event with `type`, `at` and its entity); comment lines keep idle streams open.
+ * (the event with `type`, `at` and its entity); comment lines keep idle streams open. The stream ends
+ * when its token is revoked (sse.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { addRoute, type RouteContext } from '../route-spec.js';
+import { stillAuthenticated } from '../auth.js';
+import { addRoute, callerOf, type RouteContext } from '../route-spec.js';
 
 export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): void {
   addRoute(
@@ -17,8 +19,9 @@ export function registerEventRoutes(app: FastifyInstance, ctx: RouteContext): vo
         'Live events (SSE): task.created, task.transition, task.progress, agent.registered, agent.status, agent.condition, intervention, alert',
       produces: ['text/event-stream'],
     },
-    async (_request, reply) => {
-      const stream = ctx.sse.open(reply);
+    async (request, reply) => {
+      const stillAllowed = stillAuthenticated(ctx.coordinator, request, callerOf(request));
+      const stream = ctx.sse.open(reply, { stillAllowed });
       if (stream.closed) return; // HEAD: headers only
       const unsubscribe = ctx.coordinator.subscribe(
         (event) => {

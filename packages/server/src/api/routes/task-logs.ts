@@ -8,6 +8,7 @@ import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RouseError } from '../../core/errors.js';
 import type { Caller } from '../../services/coordinator.js';
+import { stillAuthenticated } from '../auth.js';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import type { SseStream } from '../sse.js';
 import { parseInput } from '../validate.js';
@@ -33,14 +34,21 @@ export function registerTaskLogRoutes(app: FastifyInstance, ctx: RouteContext): 
       const from = after ?? lastEventId(request) ?? 0;
       // Fail before taking over the reply, so an unknown task is a plain 404.
       await ctx.coordinator.getTask(caller, id);
-      return follow(ctx, reply, caller, id, from);
+      return follow(ctx, reply, caller, id, from, stillAuthenticated(ctx.coordinator, request, caller));
     },
   );
 }
 
-async function follow(ctx: RouteContext, reply: FastifyReply, caller: Caller, id: string, from: number) {
+async function follow(
+  ctx: RouteContext,
+  reply: FastifyReply,
+  caller: Caller,
+  id: string,
+  from: number,
+  stillAllowed: () => Promise<boolean>,
+) {
   const { coordinator } = ctx;
-  const stream = ctx.sse.open(reply);
+  const stream = ctx.sse.open(reply, { stillAllowed });
   let after = from;
   try {
     while (!stream.closed) {

@@ -61,7 +61,13 @@ export function registerSignInRoutes(site: Site): void {
   });
 
   scope.get('/events', async (request, reply) => {
-    await requireSession(request);
-    streams.serve(request, reply);
+    const session = await requireSession(request);
+    // Signed out (here or in another tab) or expired: the stream ends, and the page's reconnection
+    // is refused, which sends it to the sign-in page.
+    streams.serve(
+      request,
+      reply,
+      async () => (await coordinator.dashboard.resumeSession(session.id)) !== null,
+    );
   });
 }
