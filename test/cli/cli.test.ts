@@ -311,6 +311,40 @@ describe('client commands', () => {
     expect(followed.stdout).toContain('hello from the agent');
   });
 
+  it('logs prints every line of a long log, a page at a time, with and without -f', async () => {
+    const created = json<{ task: { id: string } }>(await rouse('submit', 'long-log', '--json'));
+    const { agent, task } = await claimAs('long-1', 'long-log');
+    expect(task.id).toBe(created.task.id);
+    for (let i = 0; i < 2500; i += 1000) {
+      const lines = Array.from({ length: Math.min(1000, 2500 - i) }, (_, j) => ({
+        text: `line ${i + j + 1}`,
+      }));
+      await agent.appendLogs(task.id, { version: task.version, lines });
+    }
+    await agent.completeTask(task.id, { version: task.version });
+    const expected = Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`);
+    const lj = json<{ lines: { text: string }[] }>(await rouse('logs', task.id, '--json'));
+    expect(lj.lines.map((l) => l.text)).toEqual(expected);
+    const plain = await rouse('logs', task.id);
+    expect(
+      plain.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.replace(/^.*stdout {2}/, '')),
+    ).toEqual(expected);
+    const followed = await rouse('logs', task.id, '-f', '--json');
+    expect(
+      followed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).text),
+    ).toEqual(expected);
+    const after = json<{ lines: { text: string }[] }>(
+      await rouse('logs', task.id, '--after', '2400', '--json'),
+    );
+    expect(after.lines.map((l) => l.text)).toEqual(expected.slice(2400));
+  });
+
   it('submit --wait exits 1 when the task ends without completing', async () => {
     const waiting = rouse('submit', 'fails', '--max-attempts', '1', '--wait', '--json');
     const { agent, task } = await claimAs('failer-1', 'fails');

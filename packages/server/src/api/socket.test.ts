@@ -153,12 +153,12 @@ describe('over a real socket', () => {
       headers: { authorization: `Bearer ${server.adminToken}`, accept: 'text/event-stream' },
     });
     const text = res.text();
-    await call('POST', `/v1/tasks/${task.task.id}/logs`, token, {
+    await call('POST', `/v1/tasks/${task.id}/logs`, token, {
       version: task.version,
       lines: [{ text: 'first' }],
     });
     await new Promise((r) => setTimeout(r, 50));
-    await call('POST', `/v1/tasks/${task.task.id}/logs`, token, {
+    await call('POST', `/v1/tasks/${task.id}/logs`, token, {
       version: task.version,
       lines: [{ text: 'second' }],
     });
@@ -233,18 +233,21 @@ describe('over a real socket', () => {
       logger: pino({ level: 'silent' }),
       limits: { sseRecheckMs: 30 },
     });
-    const post = async (path: string, token: string, body: unknown) => {
+    const post = async <T>(path: string, token: string, body: unknown): Promise<T> => {
       const res = await fetch(s.url + path, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      return res.json();
+      return (await res.json()) as T;
     };
     const controller = new AbortController();
     try {
-      const registered = await post('/v1/agents', s.agentToken, { agentType: 'w', key: 'w-1' });
-      const task = await post('/v1/tasks', s.adminToken, { type: 'other' });
+      const registered = await post<{ token: string }>('/v1/agents', s.agentToken, {
+        agentType: 'w',
+        key: 'w-1',
+      });
+      const task = await post<{ task: { id: string } }>('/v1/tasks', s.adminToken, { type: 'other' });
       const open = async (path: string, token: string) => {
         const res = await fetch(s.url + path, {
           headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
@@ -274,6 +277,56 @@ describe('over a real socket', () => {
       let text = '';
       while (!text.includes('"type":"later"')) text += new TextDecoder().decode((await reader.read()).value);
       expect(text).not.toContain('closed:');
+    } finally {
+      controller.abort();
+      await s.close();
+    }
+  });
+
+  it('follows a long log to its end at the pace of a slow reader, past the buffer bound', async () => {
+    const s = await startRouseServer({
+      port: 0,
+      dataDir: join(dir, 'long-log'),
+      db: ':memory:',
+      logger: pino({ level: 'silent' }),
+      limits: { sseMaxBufferedBytes: 256 * 1024 },
+    });
+    const post = async <T>(path: string, token: string, body: unknown): Promise<T> => {
+      const res = await fetch(s.url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await res.json()) as T;
+    };
+    const controller = new AbortController();
+    try {
+      const reg = await post<Body>('/v1/agents', s.agentToken, { agentType: 'w', taskTypes: ['echo'] });
+      await post('/v1/tasks', s.adminToken, { type: 'echo' });
+      const claimed = await post<Body>(`/v1/agents/${reg.agent.id}/claim`, reg.token, {
+        types: ['echo'],
+        start: true,
+      });
+      const task = claimed.tasks[0]!;
+      // 40,000 one-byte lines: about 4 MB of events, more than loopback's buffers and the 256 KiB bound.
+      const LINES = 40_000;
+      for (let i = 0; i < LINES; i += 1000) {
+        const lines = Array.from({ length: 1000 }, (_, j) => ({ text: String((i + j) % 10) }));
+        await post(`/v1/tasks/${task.id}/logs`, reg.token, { version: task.version, lines });
+      }
+      await post(`/v1/tasks/${task.id}/complete`, reg.token, { version: task.version });
+      const res = await fetch(`${s.url}/v1/tasks/${task.id}/logs`, {
+        headers: { authorization: `Bearer ${s.adminToken}`, accept: 'text/event-stream' },
+        signal: controller.signal,
+      });
+      const reader = res.body!.getReader();
+      await new Promise((r) => setTimeout(r, 300)); // the server writes while nobody reads
+      let text = '';
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        text += new TextDecoder().decode(r.value);
+      expect(text.match(/^event: log$/gm)?.length).toBe(LINES);
+      expect(text).toContain(`id: ${LINES}\n`);
+      expect(text).toMatch(/: end: task \S+ is completed\n\n$/);
     } finally {
       controller.abort();
       await s.close();

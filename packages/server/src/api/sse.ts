@@ -21,6 +21,12 @@ export interface SseStream {
   comment(text: string): boolean;
   /** End the stream (idempotent). */
   close(): void;
+  /**
+   * Resolves once the socket has taken what was written (at once when it keeps up), or the stream
+   * closed: a producer that paces itself (a log follow reading pages) waits here rather than
+   * buffering past `maxBufferedBytes`, which ends the stream.
+   */
+  writable(): Promise<void>;
 }
 
 export interface SseOptions {
@@ -121,6 +127,7 @@ function closedStream(): SseStream {
     send: () => false,
     comment: () => false,
     close: () => {},
+    writable: () => Promise.resolve(),
   };
 }
 
@@ -173,5 +180,17 @@ function startStream(res: ServerResponse, options: SseOptions, onClosed: () => v
       return write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
     },
     close,
+    writable() {
+      if (closed || !res.writableNeedDrain) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          controller.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        res.on('drain', done);
+        controller.signal.addEventListener('abort', done, { once: true });
+      });
+    },
   };
 }

@@ -46,6 +46,7 @@ function setup() {
           },
           comment: () => true,
           close: () => abort.abort(),
+          writable: () => Promise.resolve(),
         };
         opened.push({ frames, close: () => abort.abort() });
         return stream;

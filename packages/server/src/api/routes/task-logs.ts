@@ -55,6 +55,8 @@ async function follow(
       const page = await coordinator.readLogs(caller, id, after);
       if (sendLines(stream, page.lines)) {
         after = page.lines[page.lines.length - 1]?.seq ?? after;
+        // Paced by the reader: a long log is sent as fast as the client takes it, never dropped.
+        await stream.writable();
         continue;
       }
       const task = await coordinator.getTask(caller, id);
