@@ -169,6 +169,38 @@ describe('the recovery ladder', () => {
     expect(ended?.reason).toContain('incarnation 2');
   });
 
+  it('a stall that comes back right after a restart cured it goes on down the ladder, not round again', async () => {
+    f = await withPolicies(`
+policies:
+  - name: llm
+    agent_type: llm
+    heartbeat: { expected_interval: 1s, timeout_factor: 3 }
+    stall_detection: { enabled: true, stall_threshold: 3s }
+    recovery_actions:
+      - action: snapshot_and_restart
+        on_condition: stall_detected
+        timeout: 20s
+      - action: alert
+        on_condition: recovery_failed
+        severity: high
+`);
+    const a = await registerAs('llm', { key: 'host-1/llm-1' });
+    await beatsWithoutProgress(a, 10_000); // stalled; nobody answers the checkpoint: the restart is sent
+    const next = await registerAs('llm', { key: 'host-1/llm-1' });
+    for (let p = 2; p <= 4; p++) {
+      await beat(next, { status: 'running', progress: p });
+      await tick(1000);
+    }
+    expect(steps(await interventionsOf(a.agentId))).toEqual([
+      'progress_stalled/snapshot_and_restart#1:succeeded',
+    ]);
+    // The restarted program stalls again at once: its restart was spent within the hour.
+    await beatsWithoutProgress(next, 8000, 4);
+    const after = steps(await interventionsOf(a.agentId));
+    expect(after[0]).toBe('progress_stalled/snapshot_and_restart#1:succeeded');
+    expect(after.slice(1).map((s) => s.replace(/:.*/, ''))).toEqual(['recovery_failed/alert#1']);
+  });
+
   it('a restart nobody carries out fails at its timeout, and recovery_failed follows', async () => {
     f = await withPolicies(STALL_LADDER);
     const a = await registerAs('llm');

@@ -1,7 +1,7 @@
 import type { Intervention } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
 import type { RecoveryAction } from '../policies/resolved-policy.js';
-import { type AttemptFacts, judgeAttempt, nextStep } from './ladder.js';
+import { type AttemptFacts, judgeAttempt, nextStep, RECURRENCE_WINDOW_MS } from './ladder.js';
 
 const common = { maxAttempts: 1, windowMs: null, timeoutMs: 10_000 } as const;
 const wake: RecoveryAction = { action: 'wake', onCondition: 'stall_detected', ...common, maxAttempts: 2 };
@@ -62,11 +62,29 @@ describe('nextStep', () => {
     expect(nextStep({ ...base, rungs, history: all })).toEqual({ kind: 'exhausted' });
   });
 
-  it('counts attempts since the condition opened, or within the window', () => {
+  it('counts attempts since the condition opened and through the hour before, or within the window', () => {
     const old = [past({ startedAt: 500 }), past({ startedAt: 600, attempt: 2 })];
-    // An earlier episode's attempts do not count without a window...
-    expect(nextStep({ ...base, rungs: [wake], history: old })).toMatchObject({ kind: 'start', attempt: 1 });
-    // ...but do within one.
+    // An earlier episode's attempts count without a window when it was within the hour: a condition
+    // that comes back goes on down the ladder rather than starting over...
+    expect(nextStep({ ...base, rungs: [wake], history: old })).toEqual({ kind: 'exhausted' });
+    expect(nextStep({ ...base, rungs: [wake, restart], history: old })).toMatchObject({
+      rung: 1,
+      attempt: 1,
+    });
+    // ...and not once that hour has passed.
+    const later = { ...base, now: 500 + RECURRENCE_WINDOW_MS + 1, episode: { ...episode, since: 3_600_000 } };
+    expect(nextStep({ ...later, rungs: [wake], history: old })).toMatchObject({ rung: 0, attempt: 2 });
+    expect(nextStep({ ...later, now: later.now + 1000, rungs: [wake], history: old })).toMatchObject({
+      attempt: 1,
+    });
+    // recovery_failed counts per episode: a person is told each time the ladder runs out.
+    const rf = [past({ condition: 'recovery_failed', rung: 1, action: 'alert', startedAt: 600 })];
+    const rfEpisode = { ...base, episode: { ...episode, trigger: 'recovery_failed' as const } };
+    expect(nextStep({ ...rfEpisode, rungs: [wake, alert], history: rf })).toMatchObject({
+      rung: 1,
+      attempt: 1,
+    });
+    // Within a window, the window decides.
     const windowed: RecoveryAction = { ...wake, windowMs: 60_000 };
     expect(nextStep({ ...base, rungs: [windowed], history: old })).toEqual({ kind: 'exhausted' });
     // Another condition's or task's attempts never count.

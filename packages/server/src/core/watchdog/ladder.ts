@@ -4,7 +4,8 @@
  * (`services/watchdog/ladder.ts`) gathers the facts, writes the interventions and sends the commands.
  *
  * An open condition (once it has held for the policy's `for`) starts the first rung that listens for
- * it and whose budget — `max_attempts` within `window`, or since the condition opened — is not spent.
+ * it and whose budget — `max_attempts` within `window`, or since the condition opened and through the
+ * hour before (`attemptsFrom`) — is not spent.
  * An attempt that fails or is skipped leaves the way open to the next choice by the same rule: the same
  * rung while it has attempts left, then the next one; one that succeeds settles the condition (an
  * alert delivered while an outage lasts: nothing more to do until it closes and opens again). When none is left the condition's ladder is
@@ -24,6 +25,22 @@ const HELD_DURING_OUTAGE = new Set<RecoveryAction['action']>([
 
 /** How long `snapshot_and_restart` waits for the snapshot before restarting anyway (at most). */
 export const CHECKPOINT_WAIT_MS = 10_000;
+
+/**
+ * Without a `window`, a rung's attempts count since its condition opened and, for a condition that
+ * comes back, through the hour before: a program that stalls again right after each "successful"
+ * restart climbs on down the ladder (to `terminate`, then `recovery_failed`) instead of starting over
+ * at the first rung forever. `recovery_failed` itself is counted per episode: a person is told each
+ * time the ladder runs out.
+ */
+export const RECURRENCE_WINDOW_MS = 3_600_000;
+
+/** Where the attempts that count against an episode's rungs (without a `window`) begin. */
+export function attemptsFrom(episode: Episode, now: number): number {
+  return episode.trigger === 'recovery_failed'
+    ? episode.since
+    : Math.min(episode.since, now - RECURRENCE_WINDOW_MS);
+}
 
 /** One condition's run of the ladder: its kind (or `recovery_failed`), its task, when it opened. */
 export interface Episode {
@@ -76,7 +93,7 @@ export function nextStep(input: NextStepInput): NextStep {
   for (const [index, rung] of input.rungs.entries()) {
     if (!rungMatches(rung, episode.trigger)) continue;
     if (rung.action === 'reassign' && !input.holdsTask) continue;
-    const from = rung.windowMs === null ? episode.since : now - rung.windowMs;
+    const from = rung.windowMs === null ? attemptsFrom(episode, now) : now - rung.windowMs;
     const spent = input.history.filter(
       (i) =>
         i.rung === index &&

@@ -15,6 +15,7 @@ import type { Clock } from '../../core/clock.js';
 import type { RecoveryAction, ResolvedPolicy } from '../../core/policies/resolved-policy.js';
 import {
   type AttemptFacts,
+  attemptsFrom,
   type Episode,
   episodeKey,
   judgeAttempt,
@@ -223,8 +224,9 @@ export function createLadder(deps: LadderDeps): Ladder {
       }
       if (next.kind === 'wait' || next.kind === 'settled') continue;
       // No rung answers it at all: nothing failed, there is just no recovery for it (the diagnosis says so).
+      const from = attemptsFrom(episode, now);
       const tried = latest
-        .filter((i) => i.condition === c.condition && i.taskId === c.taskId && i.startedAt >= c.since)
+        .filter((i) => i.condition === c.condition && i.taskId === c.taskId && i.startedAt >= from)
         .reverse();
       if (tried.length === 0) continue;
       // Exhausted: recovery_failed, once per episode; then the agent waits for a person.
