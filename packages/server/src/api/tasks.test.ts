@@ -128,6 +128,37 @@ describe('POST /v1/tasks/batch', () => {
     expect((await h.request('GET', '/v1/tasks')).json().tasks).toHaveLength(0);
   });
 
+  it('one key twice in a batch: the same task is created once; two different tasks are a conflict naming both entries', async () => {
+    const same = await h.request('POST', '/v1/tasks/batch', {
+      body: {
+        tasks: [
+          { type: 'i', idempotencyKey: 'K', payload: { a: 1, b: 2 } },
+          { type: 'i', idempotencyKey: 'K', payload: { b: 2, a: 1 } },
+        ],
+      },
+    });
+    expect(same.statusCode).toBe(201);
+    const [one, two] = same.json().tasks as { id: string }[];
+    expect(two!.id).toBe(one!.id);
+    const res = await h.request('POST', '/v1/tasks/batch', {
+      body: {
+        tasks: [
+          { type: 'j' },
+          { type: 'i', idempotencyKey: 'L', payload: 1 },
+          { type: 'i', idempotencyKey: 'L', payload: 2 },
+        ],
+      },
+    });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error).toMatchObject({
+      code: 'idempotency_conflict',
+      details: { idempotencyKey: 'L', index: 2, firstIndex: 1 },
+    });
+    expect(res.json().error.details.taskId).toBeUndefined();
+    expect(res.json().error.message).toContain('tasks[2].idempotencyKey "L" repeats tasks[1]\'s');
+    expect((await h.request('GET', '/v1/tasks')).json().tasks).toHaveLength(1);
+  });
+
   it('accepts more than 1 MiB (batch limit 16 MiB) and refuses beyond its limit', async () => {
     const big = Array.from({ length: 20 }, () => ({ type: 'a', payload: 'x'.repeat(64 * 1024) }));
     const ok = await h.request('POST', '/v1/tasks/batch', { body: { tasks: big } });

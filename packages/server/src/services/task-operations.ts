@@ -14,6 +14,7 @@ import {
 import { NotFoundError, RouseError, ValidationError } from '../core/errors.js';
 import type { TaskTypeDefaults } from '../core/policies/task-type-defaults.js';
 import { resolveTiming } from '../core/timing.js';
+import { canonicalJson } from '../store/canonical-json.js';
 import type { NewTask, TaskQuery } from '../store/store.js';
 import { requireAdmin, requireRead } from './auth.js';
 import type { Caller, StoredResult } from './coordinator.js';
@@ -32,6 +33,7 @@ export async function createTasks(
   const now = ctx.clock.now();
   const batch = reqs.length > 1;
   const tasks = reqs.map((req, i) => toNewTask(ctx, req, now, batch ? `tasks[${i}].` : ''));
+  if (batch) refuseConflictingKeys(tasks);
   // A single create shares its store write with the other creates of this event-loop turn.
   const created =
     tasks.length === 1 ? [await ctx.writes.createTask(tasks[0]!)] : await ctx.store.createTasks(tasks);
@@ -45,6 +47,30 @@ export async function createTasks(
   }
   for (const [type, count] of claimableNow) ctx.waiters.notify(type, count);
   return created.map(({ task, deduplicated }) => ({ task, deduplicated }));
+}
+
+/**
+ * A batch that repeats an idempotency key must repeat the same task (type and payload): it is then
+ * created once. Two different tasks under one key are refused before the store is asked, naming
+ * both entries (a batch is all or nothing, so no task exists to point at).
+ */
+function refuseConflictingKeys(tasks: readonly NewTask[]): void {
+  const first = new Map<string, { index: number; type: string; payload: string }>();
+  for (const [index, t] of tasks.entries()) {
+    if (t.idempotencyKey === null) continue;
+    const payload = canonicalJson(t.payload);
+    const seen = first.get(t.idempotencyKey);
+    if (seen === undefined) {
+      first.set(t.idempotencyKey, { index, type: t.type, payload });
+      continue;
+    }
+    if (seen.type === t.type && seen.payload === payload) continue;
+    throw new RouseError(
+      'idempotency_conflict',
+      `tasks[${index}].idempotencyKey ${JSON.stringify(t.idempotencyKey)} repeats tasks[${seen.index}]'s with a different type or payload; nothing was created (a batch is all or nothing): give each task its own key`,
+      { idempotencyKey: t.idempotencyKey, index, firstIndex: seen.index },
+    );
+  }
 }
 
 /** A task's creation is its first history entry. */
