@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Coordinator } from '../services/coordinator.js';
 import { CallStreams, type JsonParser } from './call-stream.js';
 import { registerDashboard } from './dashboard/index.js';
-import { frameworkErrorHandler, installErrorHandlers } from './error-handler.js';
+import { frameworkErrorHandler, installErrorHandlers, refusedJsonError } from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
 import { jsonReplyBody } from './json-reply.js';
 import { type ApiLimits, MAX_PATH_PARAM_BYTES, resolveApiLimits } from './limits.js';
@@ -34,6 +34,7 @@ import { registerTaskResultRoutes } from './routes/task-result.js';
 import { registerTaskWriteRoutes } from './routes/task-writes.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import { SseHub } from './sse.js';
+import { illFormedTextError } from './well-formed-text.js';
 import { answerUnroutableRequests, clientErrorHandler } from './wire-refusals.js';
 
 export interface BuildAppOptions {
@@ -167,7 +168,10 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     const text = body as string;
     if (text.length === 0) done(null, undefined);
     else if (jsonDeeperThan(text, limits.jsonMaxDepth)) done(tooDeepError(limits.jsonMaxDepth), undefined);
-    else parseJson(request, text, done);
+    else
+      parseJson(request, text, (err, body) =>
+        done(err ? refusedJsonError(text, err) : illFormedTextError(text, body), body),
+      );
   });
 
   let closing = false;

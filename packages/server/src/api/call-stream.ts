@@ -37,12 +37,14 @@ import {
   errorAnswer,
   errorBody,
   pathParamTooLongError,
+  refusedJsonError,
 } from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
 import { jsonReplyBody } from './json-reply.js';
 import { MAX_PATH_PARAM_BYTES, type ResolvedApiLimits } from './limits.js';
 import { shuttingDownError } from './request-guard.js';
 import type { StreamedRoute } from './route-spec.js';
+import { illFormedTextError } from './well-formed-text.js';
 
 /** Fastify's JSON parser (`app.getDefaultJsonParser`), called synchronously. */
 export type JsonParser = (
@@ -245,7 +247,9 @@ export class CallStreams {
         failed = err;
         body = value;
       });
-      if (failed !== null) throw badJsonError();
+      if (failed !== null) throw refusedJsonError(text, badJsonError());
+      const illFormed = illFormedTextError(text, body);
+      if (illFormed !== null) throw illFormed;
     }
     let status = route.spec.successStatus ?? 200;
     const payload = await route.handler({

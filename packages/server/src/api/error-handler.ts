@@ -57,6 +57,24 @@ export function badJsonError(): RouseError {
   return new RouseError('bad_json', 'the body is not valid JSON', {});
 }
 
+/**
+ * The error for a body the JSON parser refused. The parser also refuses valid JSON with a `__proto__`
+ * key or a `constructor.prototype` (keys that would reach objects' prototypes in code that reads
+ * them); that is said as such rather than as "not valid JSON". Called on the error path only.
+ */
+export function refusedJsonError(text: string, err: Error): Error {
+  try {
+    JSON.parse(text);
+  } catch {
+    return err;
+  }
+  return new RouseError(
+    'bad_json',
+    'the body has a "__proto__" key or a "constructor" with a "prototype" key, which are refused anywhere in a body (payloads included): rename the key',
+    {},
+  );
+}
+
 /** A path parameter too long to be an id: `payload_too_large`, with HTTP's status for a long URI. */
 class PathParamTooLongError extends RouseError {
   override get status(): number {

@@ -41,6 +41,37 @@ describe('error shape', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('bad_json');
+    expect(res.json().error.message).toMatch(/has a "__proto__" key .* rename the key/);
+    const nested = await h.request('POST', '/v1/tasks', {
+      payload: '{"type":"x","payload":{"constructor":{"prototype":{}}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(nested.json().error.message).toMatch(/"constructor" with a "prototype" key/);
+    const broken = await h.request('POST', '/v1/tasks', {
+      payload: '{"type":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(broken.json().error).toMatchObject({ code: 'bad_json', message: 'the body is not valid JSON' });
+  });
+
+  it('text with a lone surrogate is refused where it is (no store keeps it as sent); pairs and escaped backslashes pass', async () => {
+    const post = (payload: string) =>
+      h.request('POST', '/v1/tasks', { payload, headers: { 'content-type': 'application/json' } });
+    for (const [body, path] of [
+      ['{"type":"s","idempotencyKey":"k-\\ud800"}', 'idempotencyKey'],
+      ['{"type":"s","payload":{"a":[1,"x\\udc00y"]}}', 'payload.a.1'],
+      ['{"type":"s","labels":{"\\udbff":"v"}}', 'labels.\udbff'],
+    ] as const) {
+      const res = await post(body);
+      expect(res.statusCode, body).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'validation_failed',
+        details: { issues: [{ path, code: 'lone_surrogate' }] },
+      });
+    }
+    const pair = await post('{"type":"s","idempotencyKey":"k-\\ud83d\\ude00","payload":"\\\\ud800"}');
+    expect(pair.statusCode).toBe(201);
+    expect(pair.json().task).toMatchObject({ idempotencyKey: 'k-😀', payload: '\\ud800' });
   });
 
   it('an unexpected failure is 500 internal without leaking the cause', async () => {

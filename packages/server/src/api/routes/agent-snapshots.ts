@@ -6,9 +6,11 @@
  */
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance } from 'fastify';
+import { refusedJsonError } from '../error-handler.js';
 import { jsonDeeperThan, tooDeepError } from '../json-depth.js';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import { parseInput } from '../validate.js';
+import { illFormedTextError } from '../well-formed-text.js';
 
 /** The media type of a merge patch; plain JSON is taken as one too. */
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
@@ -43,7 +45,10 @@ export function registerAgentSnapshotRoutes(app: FastifyInstance, ctx: RouteCont
       if (text.length === 0) done(null, undefined);
       else if (jsonDeeperThan(text, ctx.limits.jsonMaxDepth))
         done(tooDeepError(ctx.limits.jsonMaxDepth), undefined);
-      else parseJson(request, text, done);
+      else
+        parseJson(request, text, (err, body) =>
+          done(err ? refusedJsonError(text, err) : illFormedTextError(text, body), body),
+        );
     });
 
     addRoute(
