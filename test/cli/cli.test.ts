@@ -391,6 +391,14 @@ describe.concurrent('usage errors (exit 2)', () => {
       /--url: "localhost:7070" has no scheme; write http:\/\/localhost:7070 \(a coordinator URL looks like http:\/\/127\.0\.0\.1:7070\)/,
     ],
     [['agents', '--url', 'http://', '--token', 't'], /--url: "http:\/\/" is not a valid http\(s\) URL/],
+    [
+      ['tasks', '--url', 'http://127.0.0.1:7070/v1', '--token', 't'],
+      /--url: "http:\/\/127\.0\.0\.1:7070\/v1" names a path of the API \(\/v1\); give the coordinator's address without it/,
+    ],
+    [
+      ['tasks', '--url', 'http://127.0.0.1:7070', '--token', 'adm_token\r'],
+      /the token holds a space or a control character \(a carriage return from a file with CRLF line endings\?\)/,
+    ],
   ])('rouse %j', async (args, message) => {
     const r = await rouse(...args);
     expect(r.code).toBe(2);

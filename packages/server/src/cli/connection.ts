@@ -40,9 +40,15 @@ function checkUrl(url: string, exitCode: ExitCode, source: string): void {
   } catch {
     // reported below
   }
-  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '')
-    return;
   const example = 'a coordinator URL looks like http://127.0.0.1:7070';
+  if (parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '') {
+    // A proxy's prefix (https://host/rouse) is fine; the API's own path is what the commands add.
+    if (!/(^|\/)v1(\/|$)/.test(parsed.pathname)) return;
+    throw new CliError(
+      `${source}: "${url}" names a path of the API (${parsed.pathname}); give the coordinator's address without it (${example})`,
+      exitCode,
+    );
+  }
   const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
   throw new CliError(
     hasScheme
@@ -85,6 +91,14 @@ export function resolveConnection(ctx: CliContext, opts: ConnectionOptions): Con
   if (!token) {
     throw new CliError(
       `no token: pass --token or set ROUSE_TOKEN (no admin token in ${join(dataDir, 'admin.token')})`,
+      EXIT.usage,
+    );
+  }
+  // A token is printable characters; a stray carriage return (a token file with CRLF line endings,
+  // pasted into --token) would otherwise be refused by the HTTP client and said as "cannot reach".
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    throw new CliError(
+      'the token holds a space or a control character (a carriage return from a file with CRLF line endings?): a token is printable characters only',
       EXIT.usage,
     );
   }
