@@ -16,6 +16,7 @@ import { systemNow } from '../clock.js';
 import { TaskCancelledError } from '../errors.js';
 import { classifyError, classifyValue, type DependencyObservation } from '../runtime/classify-dependency.js';
 import { effectResult } from '../worker/effects.js';
+import { isTooLargeInline } from '../worker/report.js';
 import type { TaskContext, TaskHandler } from '../worker/task-context.js';
 import { TaskRun, type TaskRunHost } from '../worker/task-run.js';
 
@@ -246,9 +247,12 @@ export function createMockContext(task: Partial<Task> = {}, options: MockContext
 
 /** What {@link runHandler} returns: the mock environment plus how the handler ended. */
 export interface HandlerRun<R> extends MockContext {
-  /** The handler's return value (undefined when it threw). */
+  /** The handler's return value (undefined when it threw, or returned a value JSON cannot carry). */
   result: R | undefined;
-  /** What the handler threw (undefined when it returned). */
+  /**
+   * What the handler threw (undefined when it returned), or the `NonRetryableError` (`result_invalid`)
+   * the worker fails the task with when the handler returned a value JSON cannot carry.
+   */
   error: unknown;
 }
 
@@ -267,7 +271,12 @@ export async function runHandler<R extends Json | void>(
   const mock = createMockContext(task, options);
   let result: R | undefined;
   let error: unknown;
-  const done = (async () => handler(mock.task, mock.ctx))().then(
+  const done = (async () => {
+    const r = await handler(mock.task, mock.ctx);
+    // as the worker does: a result JSON cannot carry fails the task (`result_invalid`)
+    if (r !== undefined) isTooLargeInline(r as Json);
+    return r;
+  })().then(
     (r) => {
       result = r;
     },

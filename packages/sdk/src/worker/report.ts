@@ -49,25 +49,64 @@ export async function deliverReport(client: Client, report: Report): Promise<Rep
   }
 }
 
-/** True when the result must be uploaded as a blob rather than sent inline. Cheap for small values. */
+/**
+ * True when the result must be uploaded as a blob rather than sent inline. Cheap for small values.
+ * Throws a {@link NonRetryableError} (`result_invalid`) for a value JSON cannot carry — a cycle, a
+ * BigInt, a bare function or symbol, a `toJSON` that throws: the task then fails for good, since
+ * every retry would return the same kind of value.
+ */
 export function isTooLargeInline(result: Json): boolean {
-  if (result === null || typeof result !== 'object') {
-    // a string's UTF-8 size is at most 3 bytes per UTF-16 unit (+2 quotes, +escapes)
-    if (typeof result !== 'string' || result.length * 3 < MAX_INLINE_RESULT_BYTES - 64) return false;
+  const type = typeof result;
+  if (result === null || type === 'number' || type === 'boolean') return false;
+  // a string's UTF-8 size is at most 3 bytes per UTF-16 unit (+2 quotes, +escapes)
+  if (type === 'string' && (result as string).length * 3 < MAX_INLINE_RESULT_BYTES - 64) return false;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(result);
+  } catch (err) {
+    throw invalidResult(err instanceof Error ? err.message : describeThrown(err));
   }
-  return Buffer.byteLength(JSON.stringify(result)) > MAX_INLINE_RESULT_BYTES;
+  if (text === undefined) throw invalidResult(`a ${type} is not JSON`);
+  return Buffer.byteLength(text) > MAX_INLINE_RESULT_BYTES;
+}
+
+function invalidResult(why: string): NonRetryableError {
+  return new NonRetryableError(
+    `the handler's result cannot be sent as JSON (${why}); return plain JSON: objects, arrays, ` +
+      'strings, numbers, booleans or null',
+    { code: 'result_invalid' },
+  );
 }
 
 /** The task error a thrown value becomes: `code` from the error or `handler_error`; retryable unless {@link NonRetryableError}. */
 export function toTaskError(err: unknown): TaskError {
   const e = err as { code?: unknown; message?: unknown } | null | undefined;
   const code = typeof e?.code === 'string' && e.code.length > 0 ? e.code.slice(0, 128) : 'handler_error';
-  const message = String(typeof e?.message === 'string' ? e.message : err).slice(0, 4096);
-  const out: TaskError = { code, message, retryable: !(err instanceof NonRetryableError) };
+  let message = typeof e?.message === 'string' ? e.message : describeThrown(err);
+  let details: TaskError['details'];
   if (err instanceof NonRetryableError && err.details !== undefined) {
-    out.details = JSON.parse(JSON.stringify(err.details)) as TaskError['details'] & object;
+    try {
+      details = JSON.parse(JSON.stringify(err.details)) as TaskError['details'];
+    } catch (cause) {
+      message += ` (its details were dropped: ${cause instanceof Error ? cause.message : String(cause)})`;
+    }
   }
+  const out: TaskError = {
+    code,
+    message: message.slice(0, 4096),
+    retryable: !(err instanceof NonRetryableError),
+  };
+  if (details !== undefined) out.details = details;
   return out;
+}
+
+/** `String(thrown)`, which itself throws for an object without a prototype or a throwing `toString`. */
+function describeThrown(thrown: unknown): string {
+  try {
+    return String(thrown);
+  } catch {
+    return Object.prototype.toString.call(thrown);
+  }
 }
 
 /** The report of an attempt the worker gives up because it stops: retryable `shutdown` (requeued at once). */

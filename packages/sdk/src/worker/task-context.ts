@@ -12,7 +12,8 @@ import type { DependencyReportOptions } from '../runtime/dependencies.js';
 /**
  * A task handler: do the work, return the result (JSON, or nothing). Throw to fail the attempt
  * (retried while attempts are left); throw {@link NonRetryableError} to fail it for good.
- * Results larger than 64 KiB are uploaded as blobs by the runtime.
+ * Results larger than 64 KiB are uploaded as blobs by the runtime. A result JSON cannot carry (a
+ * cycle, a BigInt, a bare function) fails the task for good with code `result_invalid`.
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: a handler may return nothing
 export type TaskHandler<R extends Json | void = Json | void> = (task: Task, ctx: TaskContext) => Promise<R>;
@@ -69,7 +70,11 @@ export interface TaskContext {
    * next heartbeat, no request is made per call.
    */
   progress(value: number, phase?: string): void;
-  /** Save resume state (and the session) now; resolves when the coordinator stored it. */
+  /**
+   * Save resume state (and the session) now; resolves when the coordinator stored it. A state or
+   * session JSON cannot carry (a cycle, a BigInt) rejects with a {@link NonRetryableError}
+   * (`checkpoint_invalid`) before anything is sent.
+   */
   checkpoint(state: Json, session?: Json): Promise<void>;
   /** Append a log line. Buffered and sent in batches; never part of a heartbeat. @default stream 'stdout' */
   log(text: string, stream?: string): void;

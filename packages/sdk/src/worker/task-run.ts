@@ -12,7 +12,7 @@ import {
   type ResultRef,
   type Task,
 } from '@rouse/protocol';
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, NonRetryableError } from '../errors.js';
 import { sleepMs } from '../retry.js';
 import type { DependencyReportOptions } from '../runtime/dependencies.js';
 import { checkOnceArgs } from './effects.js';
@@ -63,6 +63,25 @@ export type TaskRunState = 'running' | 'reporting' | 'spooled' | 'gone';
 
 export const MAX_PHASE_LENGTH = 256;
 
+/**
+ * The error for an argument of `ctx.checkpoint` that JSON cannot carry (a cycle, a BigInt, a bare
+ * function), or undefined when it can. Non-retryable: a retry would reach the same checkpoint.
+ */
+function notJson(argument: 'state' | 'session', value: unknown): NonRetryableError | undefined {
+  let why: string;
+  try {
+    if (JSON.stringify(value) !== undefined) return undefined;
+    why = value === undefined ? 'undefined is not JSON' : `a ${typeof value} is not JSON`;
+  } catch (err) {
+    why = err instanceof Error ? err.message : String(err);
+  }
+  return new NonRetryableError(
+    `ctx.checkpoint(${argument}): cannot be sent as JSON (${why}); pass plain JSON: objects, arrays, ` +
+      'strings, numbers, booleans or null',
+    { code: 'checkpoint_invalid', details: { argument } },
+  );
+}
+
 export class TaskRun implements TaskContext {
   readonly task: Task;
   readonly attempt: number;
@@ -79,6 +98,8 @@ export class TaskRun implements TaskContext {
   /** @internal The last budget report (`ctx.reportBudget`). */ budget: BudgetReport | undefined = undefined;
   /** @internal A budget report not yet taken by a heartbeat. */ budgetDirty = false;
   /** @internal */ done = false;
+  /** @internal The handler's result is over the inline limit: it goes as a blob, not on a claim. */
+  resultAsBlob = false;
   /** @internal Log lines not yet sent. */ logLines: { stream: string; text: string }[] | null = null;
   /** @internal */ timeoutTimer: NodeJS.Timeout | undefined = undefined;
   /** @internal A cancel arrived while the report was on its way. */
@@ -130,11 +151,13 @@ export class TaskRun implements TaskContext {
   }
 
   checkpoint(state: Json, session?: Json): Promise<void> {
+    const bad = notJson('state', state) ?? (session === undefined ? undefined : notJson('session', session));
+    if (bad !== undefined) return Promise.reject(bad);
     return this.host.checkpoint(this, state, session);
   }
 
   log(text: string, stream = 'stdout'): void {
-    this.host.log(this, String(text), stream);
+    this.host.log(this, String(text), String(stream));
   }
 
   sleep(ms: number): Promise<void> {

@@ -256,12 +256,21 @@ export class TaskRunner {
     this.busy--;
     clearTimeout(run.timeoutTimer);
     if (run.state === 'running') {
-      if (threw)
+      let failure = threw ? { error } : undefined;
+      if (failure === undefined && value !== undefined) {
+        try {
+          run.resultAsBlob = isTooLargeInline(value);
+        } catch (err) {
+          // not JSON: this task fails (for good), the worker and its other tasks go on
+          failure = { error: err };
+        }
+      }
+      if (failure !== undefined)
         this.report(run, {
           kind: 'fail',
           taskId: run.task.id,
           version: run.version,
-          error: toTaskError(error),
+          error: toTaskError(failure.error),
         });
       else
         this.report(run, {
@@ -311,11 +320,7 @@ export class TaskRunner {
 
   private route(run: TaskRun, report: Report): void {
     if (run.state !== 'reporting') return;
-    if (
-      report.kind === 'complete' &&
-      !this.stopping &&
-      (report.result === undefined || !isTooLargeInline(report.result))
-    ) {
+    if (report.kind === 'complete' && !this.stopping && !run.resultAsBlob) {
       const wire =
         report.result === undefined
           ? { taskId: report.taskId, version: report.version }
