@@ -22,22 +22,26 @@ export function mergeMetadata(current: JsonObject, patch: Record<string, Json | 
   return next;
 }
 
-/** Throws when `m` breaks the protocol's rules (keys of 1-128 characters, ≤ 2048 characters of JSON). */
-export function checkMetadata(m: JsonObject, option: string): void {
+/**
+ * `m` as JSON (a copy: later changes to the caller's objects cannot make a heartbeat fail); throws when
+ * it breaks the protocol's rules (JSON, keys of 1-128 characters, ≤ 2048 characters of JSON).
+ */
+export function checkMetadata(m: JsonObject, option: string): JsonObject {
   for (const k of Object.keys(m)) {
     if (k.length < 1 || k.length > 128)
       throw new InvalidOptionError(option, 'keys must be 1-128 characters', k);
   }
-  let size: number;
+  let text: string;
   try {
-    size = JSON.stringify(m).length;
+    text = JSON.stringify(m);
   } catch (err) {
     throw new InvalidOptionError(option, `must be JSON (${(err as Error).message})`);
   }
-  if (size > MAX_METADATA_BYTES) {
+  if (text.length > MAX_METADATA_BYTES) {
     throw new InvalidOptionError(
       option,
-      `must stay within ${MAX_METADATA_BYTES} characters as JSON (it would be ${size})`,
+      `must stay within ${MAX_METADATA_BYTES} characters as JSON (it would be ${text.length})`,
     );
   }
+  return JSON.parse(text) as JsonObject;
 }

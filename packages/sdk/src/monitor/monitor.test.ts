@@ -101,6 +101,23 @@ describe('monitor()', () => {
     expect(last.metadata).toEqual({ step_progress: 3, after: true });
   });
 
+  it('refuses metadata JSON cannot carry, and keeps a copy: objects changed later cannot break a beat', async () => {
+    const { fake, m } = await startMonitor();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => m.metadata({ c: cyclic as never })).toThrow(
+      /^metadata\(patch\) must be JSON \(Converting circular/,
+    );
+    expect(() => m.metadata({ n: 10n as never })).toThrow(/must be JSON .*BigInt/);
+    const model: Record<string, unknown> = { name: 'small' };
+    m.metadata({ model: model as never, turn: 1 });
+    model.self = model; // a cycle made after the call: the monitor sent a copy
+    await beatWhere(fake, (b) => b.metadata?.turn === 1);
+    m.metadata({ turn: 2 });
+    const later = await beatWhere(fake, (b) => b.metadata?.turn === 2);
+    expect(later.metadata).toEqual({ model: { name: 'small' }, turn: 2 });
+  });
+
   it('times iterations for metrics.iterationMs, counts them in metadata, and shows a hung one before it ends', async () => {
     const { fake, m } = await startMonitor();
     const seen: number[] = [];

@@ -96,8 +96,7 @@ export function resolveMonitorOptions(options: MonitorOptions): ResolvedMonitorO
   if (field !== false && (typeof field !== 'string' || field.length < 1 || field.length > 128)) {
     throw new InvalidOptionError('iterationsField', 'must be false or a key of 1-128 characters', field);
   }
-  const metadata = { ...(o.metadata ?? {}) };
-  checkMetadata(metadata, 'metadata');
+  const metadata = checkMetadata({ ...(o.metadata ?? {}) }, 'metadata');
   return {
     ...common,
     ...resolveSnapshotOptions(o),

@@ -53,9 +53,7 @@ export class ReportedState {
 
   /** Merge `patch` (`undefined` removes a key); throws, leaving the metadata unchanged, past the limit. */
   mergeMetadata(patch: Record<string, Json | undefined>): void {
-    const next = mergeMetadata(this.meta, patch);
-    checkMetadata(next, 'metadata(patch)');
-    this.meta = next;
+    this.meta = checkMetadata(mergeMetadata(this.meta, patch), 'metadata(patch)');
     this.unsent = true;
   }
 

@@ -167,6 +167,21 @@ describe('monitor snapshots', () => {
     ).toEqual(['PATCH', 'PUT']);
     expect(fake.snapshot).toMatchObject({ state: { a: 3 } });
     await expect(m.snapshot([] as never)).rejects.toMatchObject({ code: 'invalid_option' });
+    // a state JSON cannot carry is refused naming the call, before anything is sent
+    const writes = snapshotWrites(fake).length;
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    await expect(m.snapshot({ cyclic } as never)).rejects.toThrow(
+      /^snapshot\(state\) must be JSON \(Converting circular/,
+    );
+    await expect(m.snapshot({ n: 10n } as never, { incremental: true })).rejects.toMatchObject({
+      code: 'invalid_option',
+      message: expect.stringMatching(/^snapshot\(state\) must be JSON .*BigInt/),
+    });
+    await expect(m.snapshotPatch({ n: 10n } as never)).rejects.toThrow(
+      /^snapshotPatch\(patch\) must be JSON/,
+    );
+    expect(snapshotWrites(fake)).toHaveLength(writes);
   });
 });
 

@@ -76,9 +76,18 @@ function checkState(state: unknown, what: string): asserts state is JsonObject {
   }
 }
 
-/** Copy a state as JSON (what the coordinator stores): later changes to the caller's object do not leak in. */
-function asJson(state: JsonObject): JsonObject {
-  return JSON.parse(JSON.stringify(state)) as JsonObject;
+/**
+ * Copy a state as JSON (what the coordinator stores): later changes to the caller's object do not leak
+ * in. A state JSON cannot carry (a cycle, a BigInt) is an {@link InvalidOptionError} naming `what`.
+ */
+function asJson(state: JsonObject, what: string): JsonObject {
+  let text: string;
+  try {
+    text = JSON.stringify(state);
+  } catch (err) {
+    throw new InvalidOptionError(what, `must be JSON (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return JSON.parse(text) as JsonObject;
 }
 
 export class AgentSnapshots {
@@ -105,18 +114,18 @@ export class AgentSnapshots {
   /** Registration answered: remember what it handed over (and patch on it from now on). */
   registered(snapshot: AgentSnapshot | null | undefined): void {
     this.restored = snapshot ?? null;
-    this.stored = snapshot ? asJson(snapshot.state) : null;
+    this.stored = snapshot ? asJson(snapshot.state, 'the restored snapshot') : null;
   }
 
   /** The restored state (a copy), or null. */
   restore(): JsonObject | null {
-    return this.restored === null ? null : asJson(this.restored.state);
+    return this.restored === null ? null : asJson(this.restored.state, 'the restored snapshot');
   }
 
   /** Store `state` as the full snapshot (`PUT`). */
   async snapshot(state: JsonObject, options: SnapshotSaveOptions = {}): Promise<SnapshotWritten> {
     checkState(state, 'snapshot(state)');
-    const copy = asJson(state);
+    const copy = asJson(state, 'snapshot(state)');
     const { client, agentId } = this.deps.agent();
     const written = await client.putSnapshot(agentId, copy, this.ttl(options));
     this.stored = copy;
@@ -126,9 +135,10 @@ export class AgentSnapshots {
   /** Apply a JSON merge patch to the stored snapshot (`PATCH`); `404 not_found` when there is none. */
   async snapshotPatch(patch: JsonObject, options: SnapshotSaveOptions = {}): Promise<SnapshotWritten> {
     checkState(patch, 'snapshotPatch(patch)');
+    const copy = asJson(patch, 'snapshotPatch(patch)');
     const { client, agentId } = this.deps.agent();
-    const written = await client.patchSnapshot(agentId, patch, this.ttl(options));
-    this.stored = this.stored === null ? null : (applyMergePatch(this.stored, patch) as JsonObject);
+    const written = await client.patchSnapshot(agentId, copy, this.ttl(options));
+    this.stored = this.stored === null ? null : (applyMergePatch(this.stored, copy) as JsonObject);
     return written;
   }
 
@@ -140,7 +150,7 @@ export class AgentSnapshots {
     checkState(state, 'state');
     const patch =
       this.o.incrementalSnapshots && this.stored !== null
-        ? mergePatchBetween(this.stored, asJson(state))
+        ? mergePatchBetween(this.stored, asJson(state, 'snapshot(state)'))
         : null;
     if (patch === null) return this.snapshot(state, options);
     try {
