@@ -322,9 +322,12 @@ export class Monitor extends EventEmitter<MonitorEvents> {
     return this.snapshots.restored;
   }
 
-  /** The state of {@link restoredSnapshot} (a copy to use freely), or null. */
-  restore(): JsonObject | null {
-    return this.snapshots.restore();
+  /**
+   * The state of {@link restoredSnapshot} (a copy to use freely), or null. `T` names its shape
+   * (`m.restore<{ cursor: number }>()`); it is not checked: the state is what the last incarnation saved.
+   */
+  restore<T extends JsonObject = JsonObject>(): T | null {
+    return this.snapshots.restore<T>();
   }
 
   /**

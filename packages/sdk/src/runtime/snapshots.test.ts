@@ -81,6 +81,10 @@ describe('monitor snapshots', () => {
     const restored = m.restore()!;
     restored.turn = 99; // a copy
     expect(m.restore()).toEqual({ turn: 4, topic: 'billing' });
+    // its shape named by the caller (the README's example): destructured without a cast
+    let { turn, topic } = { turn: 0, topic: '' };
+    ({ turn, topic } = m.restore<{ turn: number; topic: string }>() ?? { turn, topic });
+    expect([turn, topic]).toEqual([4, 'billing']);
 
     const unkeyed = await startMonitor({}, (fake) => {
       fake.snapshot = { state: { a: 1 }, version: 1, ttlMs: 60_000 };

@@ -118,8 +118,8 @@ export class AgentSnapshots {
   }
 
   /** The restored state (a copy), or null. */
-  restore(): JsonObject | null {
-    return this.restored === null ? null : asJson(this.restored.state, 'the restored snapshot');
+  restore<T extends JsonObject = JsonObject>(): T | null {
+    return this.restored === null ? null : (asJson(this.restored.state, 'the restored snapshot') as T);
   }
 
   /** Store `state` as the full snapshot (`PUT`). */

@@ -252,9 +252,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.snapshots.restored;
   }
 
-  /** The state of {@link restoredSnapshot} (a copy), or null. */
-  restore(): JsonObject | null {
-    return this.snapshots.restore();
+  /**
+   * The state of {@link restoredSnapshot} (a copy), or null. `T` names its shape
+   * (`worker.restore<{ cursor: number }>()`); it is not checked: the state is what the last incarnation saved.
+   */
+  restore<T extends JsonObject = JsonObject>(): T | null {
+    return this.snapshots.restore<T>();
   }
 
   /**
