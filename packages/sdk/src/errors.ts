@@ -78,8 +78,9 @@ export class NonRetryableError extends RouseSdkError {
 
 /**
  * The reason `ctx.signal` aborts when the worker learns that its lease on the task is gone (a heartbeat
- * or a write answered `stale_version`, `not_found` or `forbidden`). Another attempt may already be
- * running elsewhere: stop work, the runtime will not report anything for this attempt.
+ * or a write answered `stale_version`, `not_found` or `forbidden`; or `unauthorized`: the coordinator
+ * refused the agent's token, and the worker stops). Another attempt may already be running elsewhere:
+ * stop work, the runtime will not report anything for this attempt.
  */
 export class LeaseLostError extends RouseSdkError {
   readonly taskId: string;

@@ -14,7 +14,7 @@ import type {
 } from '@rouse/protocol';
 import type { Client } from '../client.js';
 import { systemNow } from '../clock.js';
-import { isTokenRefused } from '../errors.js';
+import { isTokenRefused, type RouseApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { acksFor, CommandAnswers, sendAnswersAs } from './command-answers.js';
 import { DependencyTracker } from './dependencies.js';
@@ -38,8 +38,8 @@ export interface HeartbeatExchangeOptions {
   failed(error: unknown): void;
   /** The beat failed (an `error` event, op `heartbeat`). */
   error(error: unknown): void;
-  /** The coordinator refused the agent's token: stop. */
-  refused(): void;
+  /** The coordinator refused the agent's token (`error`, a 401): stop. */
+  refused(error: RouseApiError): void;
   /** The coordinator answered `part` (the whole request unless it was split), before its commands. */
   answered(part: AgentHeartbeatRequest, res: AgentHeartbeatResponse): void;
   /** A command the answer delivered. */
@@ -92,7 +92,7 @@ export class HeartbeatExchange {
             { agentId, message: (error as Error).message },
             'the coordinator refused this agent token (replaced by a new incarnation?): stopping',
           );
-          o.refused();
+          o.refused(error as RouseApiError);
         } else {
           o.failed(error);
         }

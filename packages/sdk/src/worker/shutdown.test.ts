@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WorkerShutdownError } from '../errors.js';
+import { LeaseLostError, WorkerShutdownError } from '../errors.js';
 import type { Recorded } from '../test-support/fake-coordinator.js';
 import { deferred, nextEvent, startHarness } from '../test-support/harness.js';
 
@@ -85,5 +85,42 @@ describe('graceful shutdown', () => {
     second.fake.commands.push({ type: 'terminate', reason: 'policy' });
     await nextEvent(second.worker, 'stopped');
     expect(second.fake.requests.some((r) => r.method === 'DELETE')).toBe(true);
+  });
+});
+
+describe('a refused agent token', () => {
+  it('aborts running handlers with LeaseLostError (unauthorized), reports nothing for them and stops for good', async () => {
+    const started = deferred();
+    const reason = deferred<unknown>();
+    const { fake, worker } = await startHarness({
+      heartbeatIntervalMs: 20,
+      concurrency: 2,
+      handler: async (_task, ctx) => {
+        started.resolve();
+        ctx.signal.addEventListener('abort', () => reason.resolve(ctx.signal.reason));
+        await new Promise(() => {}); // ignores the signal: nothing may be reported for it anyway
+      },
+    });
+    const task = fake.addTask();
+    await started.promise;
+    const lost = nextEvent(worker, 'leaseLost');
+    const stopped = nextEvent(worker, 'stopped');
+    // the agent was ended (`client.leave(agentId)`) or its slot registered again: its token is refused
+    const refusedFrom = fake.requests.length;
+    fake.override = (r, res) => {
+      if (r.headers.authorization !== `Bearer ${fake.agentToken}`) return false;
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'unauthorized', message: 'unknown or revoked token' } }));
+      return true;
+    };
+    const why = await reason.promise;
+    expect(why).toBeInstanceOf(LeaseLostError);
+    expect(why).toMatchObject({ code: 'unauthorized', taskId: task.id, version: task.version });
+    expect((why as Error).message).not.toMatch(/requeued/);
+    expect((await lost)[0]).toMatchObject({ task: { id: task.id }, code: 'unauthorized' });
+    await stopped;
+    const sent = fake.requests.slice(refusedFrom);
+    expect(sent.some((r) => r.path.endsWith('/fail') || r.path.endsWith('/complete'))).toBe(false);
+    expect(fake.failed.has(task.id)).toBe(false);
   });
 });

@@ -208,10 +208,18 @@ export class TaskRunner {
     }
   }
 
-  /** Shutdown: abort every running handler and fail its task as retryable `shutdown` (it is requeued). */
-  abortRunning(): void {
+  /**
+   * Shutdown: abort every running handler and fail its task as retryable `shutdown` (it is requeued).
+   * With `leaseLostCode` (the coordinator refused the agent's token: its tasks are no longer its) each
+   * handler is aborted with a {@link LeaseLostError} of that code instead, and nothing is reported.
+   */
+  abortRunning(leaseLostCode?: string): void {
     for (const run of this.held.values()) {
       if (run.state !== 'running') continue;
+      if (leaseLostCode !== undefined) {
+        this.loseLease(run, leaseLostCode);
+        continue;
+      }
       run.abort(new WorkerShutdownError());
       this.report(run, shutdownReport(run.task.id, run.version));
     }

@@ -80,6 +80,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private forced = false;
   private endGrace: (() => void) | undefined;
   private signalCount = 0;
+  /** The code of the answer that refused the agent's token (`unauthorized`): its leases are gone. */
+  private tokenRefused: string | undefined;
 
   constructor(options: WorkerOptions) {
     super();
@@ -108,7 +110,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       failed: (error) => this.heartbeatFailed(error),
       error: (error) => this.safeEmit('error', { error, op: 'heartbeat' }),
       // its tasks went back to the queue already: this process must not keep working on them
-      refused: () => void this.stop({ graceful: false }),
+      refused: (error) => {
+        this.tokenRefused ??= error.code;
+        void this.stop({ graceful: false });
+      },
       answered: (part, res) => {
         this.connection.ok();
         if (o.heartbeatIntervalMs === undefined && res.heartbeatIntervalMs > 0) {
@@ -372,7 +377,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       clearTimeout(timer);
       this.endGrace = undefined;
     }
-    this.runner.abortRunning();
+    this.runner.abortRunning(this.tokenRefused);
     await this.runner.drainReports();
     await this.logs.flushAll();
     this.logs.stop();
