@@ -1,6 +1,9 @@
 /**
- * The worker's typed events. Listen with `worker.on('completed', ({ task }) => ...)` or wait with
- * `await once(worker, 'stopped')`. Listeners that throw are logged, never thrown into the runtime.
+ * The worker's typed events. Listen with `worker.on('completed', ({ task }) => ...)`; wait for one
+ * with `worker.once`: `await new Promise<void>((resolve) => worker.once('stopped', () => resolve()))`.
+ * Not with `once(worker, 'stopped')` from `node:events`: it rejects on the first `error` event, and
+ * `error` events are informational (the worker emits them for problems it handled itself). Listeners
+ * that throw are logged, never thrown into the runtime.
  */
 import type {
   Agent,
