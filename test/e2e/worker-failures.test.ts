@@ -62,6 +62,30 @@ describe('worker failures', () => {
     await b.exited;
   });
 
+  it('a worker stopped by SIGTERM hands a task it could not finish back at once (timeout, no backoff), not as a failure', async () => {
+    const a = startWorkerProcess(coord, { name: 'a', types: ['term2'], shutdownGraceMs: 100 });
+    await a.waitFor('started');
+    const { task } = await admin.createTask({
+      type: 'term2',
+      payload: { mode: 'hang-first' },
+      timing: fastTiming,
+    });
+    await a.waitFor('hanging', task.id);
+    a.kill('SIGTERM');
+    expect(await a.exited).toMatchObject({ code: 0 });
+    expect(a.events().some((e) => e.event === 'failed')).toBe(false);
+    const handedBack = await admin.getTask(task.id);
+    expect(handedBack).toMatchObject({ status: 'timeout', attempt: 1, final: false });
+    const event = (await admin.getTaskEvents(task.id)).find((e) => e.to === 'timeout')!;
+    // Claimable at once: a failure would wait out the backoff (1 s by default).
+    expect(handedBack.nextAttemptAt! - event.at).toBeLessThan(100);
+    const b = startWorkerProcess(coord, { name: 'b', types: ['term2'] });
+    await b.waitFor('completed', task.id);
+    expect(await admin.getTask(task.id)).toMatchObject({ status: 'completed', attempt: 2 });
+    b.kill('SIGTERM');
+    await b.exited;
+  });
+
   it('a frozen worker loses its lease: late result rejected, signal aborted, the new holder wins', async () => {
     const a = startWorkerProcess(coord, { name: 'frozen', types: ['fence'] });
     await a.waitFor('started');

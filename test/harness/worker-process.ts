@@ -39,6 +39,8 @@ export interface WorkerProcessOptions {
    * (the ids of the commands it answered).
    */
   printHeartbeats?: boolean;
+  /** The SDK's `shutdownGraceMs` (its default when unset). */
+  shutdownGraceMs?: number;
 }
 
 export function startWorkerProcess(
@@ -58,6 +60,7 @@ export function startWorkerProcess(
     ...(options.workers ? { WORKERS: String(options.workers) } : {}),
     ...(options.key ? { ROUSE_AGENT_KEY: options.key } : {}),
     ...(options.printHeartbeats ? { PRINT_HEARTBEATS: '1' } : {}),
+    ...(options.shutdownGraceMs !== undefined ? { SHUTDOWN_GRACE_MS: String(options.shutdownGraceMs) } : {}),
   });
   const isLine = (m: unknown): m is WorkerLine => typeof m === 'object' && m !== null && 'event' in m;
   return {

@@ -125,7 +125,9 @@ export class ExecutionTimeoutError extends RouseSdkError {
 
 /** The reason `ctx.signal` aborts when the worker stops before the handler finished. The task is requeued. */
 export class WorkerShutdownError extends RouseSdkError {
-  constructor(message = 'the worker is shutting down; the task is failed as retryable and will be requeued') {
+  constructor(
+    message = 'the worker is shutting down; the task is handed back to the queue when the agent leaves',
+  ) {
     super(message, { code: 'shutdown' });
   }
 }

@@ -58,7 +58,10 @@ export interface WorkerOptions extends AgentIdentityOptions, SnapshotOptions {
   logger?: Logger;
   /** Signals that trigger a graceful stop while the worker runs; `false` installs none. @default ['SIGTERM', 'SIGINT'] */
   shutdownSignals?: NodeJS.Signals[] | false;
-  /** How long a graceful stop lets running handlers finish before aborting them. @default 10000 */
+  /**
+   * How long a graceful stop lets running handlers finish before aborting them; their tasks are then
+   * handed back by the agent's leave (`timeout`, claimable again at once). @default 10000
+   */
   shutdownGraceMs?: number;
   /** Retry policy of transient network errors (requests and the claim loop's backoff). */
   retry?: RetryOptions;

@@ -7,7 +7,7 @@
 import type { Json, TaskError } from '@rouse/protocol';
 import { MAX_INLINE_RESULT_BYTES } from '@rouse/protocol';
 import type { Client } from '../client.js';
-import { isRetryable, NonRetryableError, RouseApiError, WorkerShutdownError } from '../errors.js';
+import { isRetryable, NonRetryableError, RouseApiError } from '../errors.js';
 
 export type Report =
   | { kind: 'complete'; taskId: string; version: number; result?: Json }
@@ -107,12 +107,6 @@ function describeThrown(thrown: unknown): string {
   } catch {
     return Object.prototype.toString.call(thrown);
   }
-}
-
-/** The report of an attempt the worker gives up because it stops: retryable `shutdown` (requeued at once). */
-export function shutdownReport(taskId: string, version: number): Report {
-  const error = { code: 'shutdown', message: new WorkerShutdownError().message, retryable: true };
-  return { kind: 'fail', taskId, version, error };
 }
 
 /** True when a refused write says the task was cancelled (a beat's `cancelled`, or a report's 409 from it). */

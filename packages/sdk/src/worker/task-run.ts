@@ -100,6 +100,11 @@ export class TaskRun implements TaskContext {
   /** @internal */ done = false;
   /** @internal The handler's result is over the inline limit: it goes as a blob, not on a claim. */
   resultAsBlob = false;
+  /**
+   * @internal Aborted because the worker stops: its task is handed back by the agent's leave, so a
+   * handler that then throws reports nothing (one that still returns a result reports it).
+   */
+  handedBack = false;
   /** @internal Log lines not yet sent. */ logLines: { stream: string; text: string }[] | null = null;
   /** @internal */ timeoutTimer: NodeJS.Timeout | undefined = undefined;
   /** @internal A cancel arrived while the report was on its way. */

@@ -32,7 +32,6 @@ import {
   type Report,
   type ReportOutcome,
   refusedAsCancelled,
-  shutdownReport,
   spoolOutcome,
   toTaskError,
 } from './report.js';
@@ -110,8 +109,8 @@ export class TaskRunner {
       const run = new TaskRun(task, this.host);
       this.held.set(task.id, run);
       if (this.stopping) {
+        // Claimed as the worker stops: never started here, handed back when the agent leaves.
         run.settled = true;
-        this.report(run, shutdownReport(run.task.id, run.version));
         continue;
       }
       const handler = this.deps.handlers.get(task.type);
@@ -209,9 +208,12 @@ export class TaskRunner {
   }
 
   /**
-   * Shutdown: abort every running handler and fail its task as retryable `shutdown` (it is requeued).
-   * With `leaseLostCode` (the coordinator refused the agent's token: its tasks are no longer its) each
-   * handler is aborted with a {@link LeaseLostError} of that code instead, and nothing is reported.
+   * Shutdown: abort every running handler with a {@link WorkerShutdownError}. Nothing is reported for
+   * them: the agent's leave that follows hands its tasks back at once (`timeout`, claimable again
+   * without backoff), where a failure would have waited out the task's backoff. A handler that still
+   * finishes before the leave reports as usual. With `leaseLostCode` (the coordinator refused the
+   * agent's token: its tasks are no longer its) each handler is aborted with a {@link LeaseLostError}
+   * of that code instead.
    */
   abortRunning(leaseLostCode?: string): void {
     for (const run of this.held.values()) {
@@ -220,8 +222,8 @@ export class TaskRunner {
         this.loseLease(run, leaseLostCode);
         continue;
       }
+      run.handedBack = true;
       run.abort(new WorkerShutdownError());
-      this.report(run, shutdownReport(run.task.id, run.version));
     }
   }
 
@@ -273,7 +275,11 @@ export class TaskRunner {
           failure = { error: err };
         }
       }
-      if (failure !== undefined)
+      if (failure !== undefined && run.handedBack) {
+        // Its last log lines still go out, then the leave hands the task back.
+        if (run.logLines === null) this.forget(run);
+        else this.track(this.deps.logs.flush(run).then(() => this.forget(run)));
+      } else if (failure !== undefined)
         this.report(run, {
           kind: 'fail',
           taskId: run.task.id,

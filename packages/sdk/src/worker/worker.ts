@@ -310,8 +310,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * Stop: no more claims; running handlers get `shutdownGraceMs` to finish (none when `graceful` is
-   * false), the rest are aborted and failed as retryable `shutdown` (requeued at once); reports are
-   * delivered or spooled, logs flushed, and the agent leaves (`DELETE /v1/agents/{id}`). Resolves when
+   * false), the rest are aborted (`WorkerShutdownError`); reports are delivered or spooled, logs
+   * flushed, and the agent leaves (`DELETE /v1/agents/{id}`), which hands the aborted tasks back at
+   * once (`timeout`, claimable without backoff; the attempt counts). Resolves when
    * all of that is done; calling it again returns the same promise (with `graceful: false` it cuts the
    * grace short).
    */
