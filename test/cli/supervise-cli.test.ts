@@ -32,9 +32,10 @@ describe('rouse supervise (CLI)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${file}: programs.0.instances: must be an integer from 1 to 10000`);
     expect(r.stderr).toContain(`${file}: programs.0.stop.grace: expected a duration`);
+    // a config file that is not there is a bad config too (exit 2), named in the message
     const missing = await runCli(['supervise', '-c', join(dir, 'nope.yaml')], { cwd: dir });
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('cannot read');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`${join(dir, 'nope.yaml')}: cannot read it: ENOENT`);
   });
 
   it('exits 3 when the coordinator cannot be reached, starting no child', async () => {

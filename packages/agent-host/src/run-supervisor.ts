@@ -3,7 +3,7 @@
  * everything on SIGTERM or SIGINT, and resolve with the exit code.
  */
 import { readFileSync } from 'node:fs';
-import { parseHostConfig } from './host-config.js';
+import { HostConfigError, parseHostConfig } from './host-config.js';
 import { Supervisor, type SupervisorEvent } from './supervisor.js';
 
 export interface RunSupervisorOptions {
@@ -19,13 +19,19 @@ export interface RunSupervisorOptions {
   untilStopped?: Promise<string>;
 }
 
-/** Start, run until a stop signal, stop all children and leave; resolves 0. Bad config or a refused name throw. */
+/**
+ * Start, run until a stop signal, stop all children and leave; resolves 0. A config that cannot be read
+ * or is bad throws {@link HostConfigError}; a refused name throws too.
+ */
 export async function runSupervisor(options: RunSupervisorOptions): Promise<number> {
   let text: string;
   try {
     text = readFileSync(options.configFile, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read ${options.configFile}: ${(err as Error).message}`);
+    // a config that is not there is a bad config like any other (the CLI: exit 2)
+    throw new HostConfigError(options.configFile, [
+      { path: '', message: `cannot read it: ${(err as Error).message}` },
+    ]);
   }
   const config = parseHostConfig(text, options.configFile, options.env);
   const supervisor = new Supervisor({
