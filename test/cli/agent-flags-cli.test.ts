@@ -2,7 +2,8 @@
  * `rouse agent`'s shell `--wake` flag refused where it does not apply or with a bad value; and its budget flags (--max-turns, --max-budget-usd, --max-tokens, --max-cost-usd,
  * --max-wall-clock): documented in --help, bad values refused as usage errors (exit 2) before anything
  * connects, refused for the shell adapter, and taking effect as the defaults of every task the agent
- * runs (a payload's own field wins), through a real `rouse agent` process with the tests' fake flavor.
+ * runs (a payload's own field wins), through a real `rouse agent` process with the tests' fake flavor;
+ * a refused token is pointed at the enrollment token (--token / ROUSE_AGENT_TOKEN).
  */
 import { fileURLToPath } from 'node:url';
 import type { Task } from '@rouse/protocol';
@@ -115,5 +116,19 @@ describe('rouse agent budget flags', () => {
       message: 'budget exceeded: 2 turns spent, maxTurns is 1',
     });
     expect((await waitForTaskEnd(admin, wider.id, { timeoutMs: 20_000 })).status).toBe('completed');
+  });
+});
+
+describe('rouse agent token', () => {
+  it('a refused token points at --token / ROUSE_AGENT_TOKEN (the enrollment token), exit 1', async () => {
+    coord ??= await startCoordinatorProcess();
+    const r = await runCli(['agent', '--adapter', 'shell', '--types', 'sh', '--url', coord.url], {
+      cwd: tempDir(),
+      env: { ROUSE_AGENT_TOKEN: 'rsk_enroll_not-this-one' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('(unauthorized)');
+    expect(r.stderr).toContain('check --token / ROUSE_AGENT_TOKEN (the enrollment token');
+    expect(r.stderr).not.toContain('ROUSE_TOKEN (the admin token');
   });
 });

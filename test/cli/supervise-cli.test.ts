@@ -1,10 +1,12 @@
 /**
  * `rouse supervise` as a user meets it before anything runs: its help, a bad config refused with the
- * file and field of every error (exit 2), a missing config file, and an unreachable coordinator (exit 3).
+ * file and field of every error (exit 2), a missing config file, an unreachable coordinator (exit 3),
+ * and a refused token (exit 1, pointing at ROUSE_AGENT_TOKEN, the only token it reads).
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { freePort } from '../harness/ports.mjs';
 import { tempDir } from '../harness/temp-dir.js';
 import { runCli } from './run-cli.js';
@@ -50,5 +52,25 @@ describe('rouse supervise (CLI)', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('cannot reach the coordinator');
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a refused token points at ROUSE_AGENT_TOKEN (the enrollment token), not at --token (exit 1)', async () => {
+    const coord = await startCoordinatorProcess();
+    try {
+      const dir = tempDir();
+      const file = join(dir, 'host.yaml');
+      writeFileSync(file, `name: h\nprograms:\n  - name: p\n    command: "sleep 60"\n    sdk: false\n`);
+      const r = await runCli(['supervise', '-c', file], {
+        cwd: dir,
+        env: { ROUSE_URL: coord.url, ROUSE_AGENT_TOKEN: 'rsk_enroll_not-this-one' },
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('(unauthorized)');
+      expect(r.stderr).toContain('check ROUSE_AGENT_TOKEN');
+      expect(r.stderr).toContain('the enrollment token');
+      expect(r.stderr).not.toContain('--token');
+    } finally {
+      await coord.kill('SIGTERM');
+    }
   });
 });

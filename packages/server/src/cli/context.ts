@@ -64,6 +64,11 @@ export class CliContext {
   exitCode: ExitCode | number = EXIT.ok;
   /** Set by client commands once they know which coordinator they talk to. */
   reachHint: ReachHint | undefined;
+  /**
+   * What to check when the coordinator refuses the token, set by commands whose token is not the admin
+   * token (`rouse agent`, `rouse supervise`: the enrollment token). @default the admin token's hint
+   */
+  tokenHint: string | undefined;
   readonly version: string;
   constructor(
     readonly deps: CliDeps,

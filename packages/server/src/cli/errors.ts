@@ -32,7 +32,9 @@ export async function reportError(ctx: CliContext, err: unknown): Promise<ExitCo
       ctx.warn(`  details: ${JSON.stringify(details)}`);
     }
     if (err.code === 'unauthorized') {
-      ctx.warn('  check --token / ROUSE_TOKEN (the admin token is in <data-dir>/admin.token)');
+      ctx.warn(
+        `  ${ctx.tokenHint ?? 'check --token / ROUSE_TOKEN (the admin token is in <data-dir>/admin.token)'}`,
+      );
     }
     return EXIT.error;
   }

@@ -95,6 +95,8 @@ export async function runAgentCommand(ctx: CliContext, opts: RunAgentCliOptions)
   const agentToken = opts.token ?? ctx.env.ROUSE_AGENT_TOKEN ?? readToken(join(dataDir, 'agent.token'));
   const conn = resolveConnection(ctx, { ...opts, ...(agentToken ? { token: agentToken } : {}) });
   ctx.reachHint = { url: conn.url, urlSource: conn.urlSource, serverPid: conn.serverPid };
+  ctx.tokenHint =
+    'check --token / ROUSE_AGENT_TOKEN (the enrollment token is in <data-dir>/agent.token of `rouse serve`)';
   const abs = (p: string | undefined) => (p === undefined || isAbsolute(p) ? p : resolve(ctx.deps.cwd, p));
   const interrupted = ctx.untilInterrupted();
   let stopWatching = (): void => {};

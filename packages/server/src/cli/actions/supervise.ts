@@ -12,6 +12,8 @@ export interface SuperviseOptions {
 export async function supervise(ctx: CliContext, opts: SuperviseOptions): Promise<number> {
   const { HostConfigError, runSupervisor, SupervisorNameInUseError } = await import('@rouse/agent-host');
   const configFile = isAbsolute(opts.config) ? opts.config : resolve(ctx.deps.cwd, opts.config);
+  ctx.tokenHint =
+    'check ROUSE_AGENT_TOKEN: rouse supervise enrolls with the enrollment token (<data-dir>/agent.token of `rouse serve`), not the admin token';
   const interrupted = ctx.untilInterrupted();
   // Under npm (a signal to npm is not passed on), or when the starter asks (`rouse demo`): stop when
   // the process that started this one is gone, instead of leaving its children running unwatched.
