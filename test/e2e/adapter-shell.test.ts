@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentProcess, startAgentProcess } from '../harness/agent-process.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { alive } from '../harness/processes.js';
+import { tempDir } from '../harness/temp-dir.js';
 import { waitFor, waitForTaskEnd } from '../harness/wait.js';
 
 let coord: CoordinatorProcess;
@@ -128,6 +129,32 @@ describe('rouse agent --adapter shell', () => {
     expect(final2.error).toMatchObject({ code: 'exit_code', retryable: false });
     const bad = await final(await submit({ command: [] }));
     expect(bad.error).toMatchObject({ code: 'bad_payload', retryable: false });
+  });
+
+  it('a command whose program does not exist or cannot be executed fails for good (command_not_found)', async () => {
+    const missing = await final(await submit({ command: ['/nonexistent/bin', '-x'] }, { maxAttempts: 3 }));
+    expect(missing.status).toBe('failed');
+    expect(missing.attempt).toBe(1);
+    expect(missing.error).toMatchObject({
+      code: 'command_not_found',
+      retryable: false,
+      message: 'the command cannot be run: /nonexistent/bin does not exist',
+    });
+    const onPath = await final(await submit({ command: ['rouse-no-such-program'] }, { maxAttempts: 3 }));
+    expect(onPath.attempt).toBe(1);
+    expect(onPath.error).toMatchObject({ code: 'command_not_found', retryable: false });
+    expect(onPath.error?.message).toMatch(
+      /^the command cannot be run: no "rouse-no-such-program" on PATH \(/,
+    );
+    const dir = tempDir('rouse-shell-noexec-');
+    writeFileSync(join(dir, 'script.sh'), 'echo hi\n', { mode: 0o644 });
+    const noExec = await final(await submit({ command: ['./script.sh'], cwd: dir }, { maxAttempts: 3 }));
+    expect(noExec.attempt).toBe(1);
+    expect(noExec.error).toMatchObject({
+      code: 'command_not_found',
+      retryable: false,
+      message: `the command cannot be run: ${join(dir, 'script.sh')} is not executable`,
+    });
   });
 
   it('execution timeout: the group is killed, grandchild sleep included, and the adapter fails before the attempt deadline', async () => {

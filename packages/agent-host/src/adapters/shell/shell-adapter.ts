@@ -5,9 +5,10 @@
  * `::progress 0.4 running tests` lines (or `progressRegex` matches) become progress. Exit 0 completes
  * with `{exitCode: 0, output: <the last stdout line>}` — or, with the payload's `resultFile`, that
  * file's JSON; another exit fails (retryable unless its code is in `nonRetryableExitCodes`); a signal
- * is never success. `timing.executionTimeoutMs` stops the group (grandchildren included) a margin
- * before the SDK's own timer and fails the attempt; a cancel, a lost lease or a shutdown stops it at
- * once (SIGTERM, `cancelGraceMs`, SIGKILL).
+ * is never success; a `command` array whose program cannot run (not there, not executable) fails for
+ * good (`command_not_found`). `timing.executionTimeoutMs` stops the group (grandchildren included) a
+ * margin before the SDK's own timer and fails the attempt; a cancel, a lost lease or a shutdown stops
+ * it at once (SIGTERM, `cancelGraceMs`, SIGKILL).
  *
  * A `wake` for the task (or the agent) does what `wake` says ({@link ShellWake}): by default
  * `restart` — SIGINT to the command's group (a Ctrl-C), `stopGraceMs`, SIGKILL, then the same command
@@ -20,11 +21,13 @@ import { isAbsolute, join } from 'node:path';
 import type { Json, Task } from '@rouse/protocol';
 import { NonRetryableError, type TaskContext, type TaskHandler } from '@rouse/sdk';
 import { timeoutMargin } from '../cli-task.js';
+import { findExecutable } from '../executable.js';
 import { type GroupRegistry, sharedGroupGuard } from '../group-guard.js';
 import { outsideNote, ProcessGroup } from '../process-group.js';
 import {
   classifyShellExit,
   isProgressLine,
+  type MissingProgram,
   parseShellPayload,
   progressFromLine,
   ShellPayloadError,
@@ -91,12 +94,13 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
     const note = (text: string) => ctx.log(text, 'adapter');
     let lastLine: string | null = null;
     const [file, ...args] = payload.argv as [string, ...string[]];
+    const env = { ...baseEnv, ...options.extraEnv, ...payload.env };
     const start = () =>
       ProcessGroup.spawn({
         file,
         args,
         cwd,
-        env: { ...baseEnv, ...options.extraEnv, ...payload.env },
+        env,
         guard,
         onOutside: (procs, signal) => note(outsideNote(procs, signal, 'command')),
         ...(payload.stdin !== undefined ? { stdin: payload.stdin } : {}),
@@ -172,7 +176,14 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
           group = start();
           continue;
         }
-        const verdict = classifyShellExit(exit, options.nonRetryableExitCodes ?? []);
+        // a command that could not be started: is its program not there (or not executable)?
+        let missing: MissingProgram | null = null;
+        if (exit.spawnError !== undefined) {
+          const lookup = findExecutable(file, env, cwd);
+          if (!lookup.found)
+            missing = { why: lookup.why, whose: payload.programFromPayload ? 'task' : 'agent' };
+        }
+        const verdict = classifyShellExit(exit, options.nonRetryableExitCodes ?? [], missing);
         if (verdict.kind === 'fail') {
           if (!verdict.retryable) throw new NonRetryableError(verdict.message, { code: verdict.code });
           throw Object.assign(new Error(verdict.message), { code: verdict.code });

@@ -13,6 +13,7 @@ describe('shell payloads', () => {
       parseShellPayload({ command: ['make', 'test'], args: ['-j2'], env: { A: '1' }, stdin: 'in' }),
     ).toEqual({
       argv: ['make', 'test', '-j2'],
+      programFromPayload: true,
       env: { A: '1' },
       stdin: 'in',
       cwd: null,
@@ -92,5 +93,21 @@ describe('shell exits', () => {
     expect(classifyShellExit({ code: null, signal: null, spawnError: 'ENOENT' }, [])).toMatchObject({
       code: 'not_started',
     });
+  });
+
+  it("a program the payload named that cannot run fails for good; the agent's own is retried", () => {
+    const gone = { code: null, signal: null, spawnError: 'spawn /nonexistent/bin ENOENT' };
+    const why = '/nonexistent/bin does not exist';
+    expect(classifyShellExit(gone, [], { why, whose: 'task' })).toEqual({
+      kind: 'fail',
+      retryable: false,
+      code: 'command_not_found',
+      message: 'the command cannot be run: /nonexistent/bin does not exist',
+    });
+    expect(classifyShellExit(gone, [], { why, whose: 'agent' })).toMatchObject({ retryable: true });
+    // whose choice the program was
+    expect(parseShellPayload({ command: ['/nonexistent/bin'] }).programFromPayload).toBe(true);
+    expect(parseShellPayload({ command: 'make' }).programFromPayload).toBe(false);
+    expect(parseShellPayload({}, { bin: '/usr/bin/tool' }).programFromPayload).toBe(false);
   });
 });

@@ -9,6 +9,12 @@
 
 export interface ShellPayload {
   argv: string[];
+  /**
+   * The program (`argv[0]`) is the payload's own choice (a `command` array); false when it is the
+   * agent's (`--bin`, or `/bin/sh` for a script string). A program that cannot be found is then the
+   * task's mistake, not the agent's.
+   */
+  programFromPayload: boolean;
   env: Record<string, string>;
   stdin: string | undefined;
   cwd: string | null;
@@ -31,12 +37,14 @@ export function parseShellPayload(
     throw new ShellPayloadError('payload.args must be an array of strings');
   const extra = (p.args as string[] | undefined) ?? [];
   let argv: string[];
+  let programFromPayload = false;
   if (fixed.bin !== undefined) {
     argv = [fixed.bin, ...(fixed.args ?? []), ...extra];
   } else if (typeof p.command === 'string' && p.command.trim() !== '') {
     argv = ['/bin/sh', '-c', p.command, 'sh', ...extra];
   } else if (strings(p.command) && p.command.length > 0 && p.command[0] !== '') {
     argv = [...p.command, ...extra];
+    programFromPayload = true;
   } else {
     throw new ShellPayloadError('payload.command must be a non-empty array of strings or a non-empty string');
   }
@@ -61,6 +69,7 @@ export function parseShellPayload(
   }
   return {
     argv,
+    programFromPayload,
     env: (p.env as Record<string, string> | undefined) ?? {},
     stdin: p.stdin as string | undefined,
     cwd: (p.cwd as string | undefined) ?? null,
@@ -112,12 +121,34 @@ export type ShellVerdict =
   | { kind: 'complete' }
   | { kind: 'fail'; retryable: boolean; code: string; message: string };
 
-/** Exit 0 completes; a signal or another code fails — retryable unless the code is listed as final. */
+/**
+ * Why the program of a command that could not be started cannot run (executable.ts), and whose choice
+ * it was: the payload's (`task`) or the agent's (`agent`: `--bin`, `/bin/sh`).
+ */
+export interface MissingProgram {
+  why: string;
+  whose: 'task' | 'agent';
+}
+
+/**
+ * Exit 0 completes; a signal or another code fails — retryable unless the code is listed as final. A
+ * command that could not be started fails for good when the payload named a program that cannot run
+ * (`command_not_found`: no retry would find it); other failures to start are retried.
+ */
 export function classifyShellExit(
   exit: { code: number | null; signal: string | null; spawnError?: string },
   nonRetryableExitCodes: readonly number[],
+  missing: MissingProgram | null = null,
 ): ShellVerdict {
   if (exit.spawnError !== undefined) {
+    if (missing?.whose === 'task') {
+      return {
+        kind: 'fail',
+        retryable: false,
+        code: 'command_not_found',
+        message: `the command cannot be run: ${missing.why}`,
+      };
+    }
     return {
       kind: 'fail',
       retryable: true,
