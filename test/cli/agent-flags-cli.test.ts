@@ -5,6 +5,8 @@
  * runs (a payload's own field wins), through a real `rouse agent` process with the tests' fake flavor;
  * a refused token is pointed at the enrollment token (--token / ROUSE_AGENT_TOKEN).
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Task } from '@rouse/protocol';
 import { Client } from '@rouse/sdk';
@@ -116,6 +118,44 @@ describe('rouse agent budget flags', () => {
       message: 'budget exceeded: 2 turns spent, maxTurns is 1',
     });
     expect((await waitForTaskEnd(admin, wider.id, { timeoutMs: 20_000 })).status).toBe('completed');
+  });
+});
+
+describe('rouse agent: the program it runs', () => {
+  it('refuses to start (exit 2, before connecting) when the CLI or --bin cannot be run, saying how to point at it', async () => {
+    const noCodex = await runCli(['agent', '--adapter', 'codex', '--types', 'codex'], {
+      cwd: tempDir(),
+      env: { ...NO_COORDINATOR, PATH: '/nonexistent-rouse-path' },
+    });
+    expect(noCodex.code, noCodex.stderr).toBe(2);
+    expect(noCodex.stderr).toContain(
+      'error: the codex CLI cannot be run: no "codex" on PATH (/nonexistent-rouse-path); install it, or give its path with --bin /path/to/codex',
+    );
+    const noClaude = await runCli(
+      ['agent', '--adapter', 'claude', '--types', 'claude', '--bin', '/nonexistent/claude'],
+      { cwd: tempDir(), env: NO_COORDINATOR },
+    );
+    expect(noClaude.code, noClaude.stderr).toBe(2);
+    expect(noClaude.stderr).toContain(
+      'error: the claude CLI cannot be run: /nonexistent/claude does not exist; check --bin',
+    );
+    // a relative --bin is the CLI's working directory's, and must be executable
+    const dir = tempDir();
+    writeFileSync(join(dir, 'claude'), '#!/bin/sh\n', { mode: 0o644 });
+    const notExec = await runCli(['agent', '--adapter', 'claude', '--types', 'claude', '--bin', './claude'], {
+      cwd: dir,
+      env: NO_COORDINATOR,
+    });
+    expect(notExec.code, notExec.stderr).toBe(2);
+    expect(notExec.stderr).toContain(`${join(dir, 'claude')} is not executable`);
+    const shellBin = await runCli(
+      ['agent', '--adapter', 'shell', '--types', 'sh', '--bin', '/nonexistent/tool'],
+      { cwd: tempDir(), env: NO_COORDINATOR },
+    );
+    expect(shellBin.code, shellBin.stderr).toBe(2);
+    expect(shellBin.stderr).toContain(
+      'error: --bin /nonexistent/tool cannot be run: /nonexistent/tool does not exist',
+    );
   });
 });
 

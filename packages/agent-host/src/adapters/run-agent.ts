@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { type Task, type TaskHandler, Worker } from '@rouse/sdk';
 import type { CliTypeDefaults } from './cli-payload.js';
 import { cliTaskHandler } from './cli-task.js';
+import { findExecutable } from './executable.js';
 import { flavorNamed, flavorNames } from './flavors.js';
 import { type ShellWake, shellTaskHandler } from './shell/shell-adapter.js';
 
@@ -107,12 +108,44 @@ export function adapterHandler(
   return cliTaskHandler({ ...common, flavor, typeDefaults });
 }
 
-/** Register, run tasks until stopped, stop gracefully; resolves 0. Bad options throw {@link AgentOptionsError}. */
+/**
+ * The program every task of this agent runs — the CLI (`bin`, else the flavor's on the PATH), or the
+ * shell adapter's fixed `bin` — must be there and executable before the agent registers: otherwise it
+ * would claim task after task only to fail each at its start. Throws {@link AgentOptionsError} saying
+ * what was looked for and how to point at it.
+ */
+export function checkAgentProgram(
+  options: Pick<RunAgentOptions, 'adapter' | 'bin' | 'cliEnv' | 'env'>,
+  cwd: string = process.cwd(),
+): void {
+  const env = { ...(options.env ?? process.env), ...options.cliEnv };
+  if (options.adapter === 'shell') {
+    if (options.bin === undefined) return; // each task names its own command
+    const lookup = findExecutable(options.bin, env, cwd);
+    if (!lookup.found) throw new AgentOptionsError(`--bin ${options.bin} cannot be run: ${lookup.why}`);
+    return;
+  }
+  const flavor = flavorNamed(options.adapter, options.env);
+  if (flavor === undefined) return; // adapterHandler says so
+  const lookup = findExecutable(options.bin ?? flavor.defaultBin, env, cwd);
+  if (lookup.found) return;
+  throw new AgentOptionsError(
+    options.bin === undefined
+      ? `the ${flavor.name} CLI cannot be run: ${lookup.why}; install it, or give its path with --bin /path/to/${flavor.defaultBin}`
+      : `the ${flavor.name} CLI cannot be run: ${lookup.why}; check --bin (the path to the ${flavor.name} executable)`,
+  );
+}
+
+/**
+ * Check the agent's program ({@link checkAgentProgram}), register, run tasks until stopped, stop
+ * gracefully; resolves 0. Bad options and a program that cannot run throw {@link AgentOptionsError}.
+ */
 export async function runAgent(options: RunAgentOptions): Promise<number> {
   const { onEvent } = options;
   if (options.types.length === 0) throw new AgentOptionsError('--types needs at least one task type');
   const workDir = options.workDir ?? join(tmpdir(), 'rouse-agent', `${options.adapter}-${process.pid}`);
   const handler = adapterHandler({ ...options, workDir });
+  checkAgentProgram(options);
   let worker: Worker;
   try {
     worker = new Worker({
