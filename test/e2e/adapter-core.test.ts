@@ -9,6 +9,8 @@
  * same adapter run by a real `rouse agent` process; a budget breach opening `resource_runaway` on the
  * agent for the task; and a SIGKILLed `rouse agent` taking its CLI's group with it.
  */
+import { chmodSync, copyFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Task } from '@rouse/protocol';
 import { Client, Worker } from '@rouse/sdk';
@@ -360,6 +362,44 @@ describe('cliTaskHandler with the fake flavor', () => {
     });
     await agent.child.waitForLine<{ event?: string }>((m) => m?.event === 'completed');
     expect(await agent.stop()).toEqual({ code: 0, signal: null }); // SIGTERM: a clean stop
+  });
+
+  it('a CLI gone after the start fails the attempt as bin_not_found (retryable) and the agent takes no more tasks (exit 1)', async () => {
+    const c = await coordinator();
+    const admin = new Client({ url: c.url, token: c.adminToken });
+    const bin = join(tempDir('rouse-gone-bin-'), 'fake-agent-cli');
+    copyFileSync(FAKE_CLI, bin);
+    chmodSync(bin, 0o755);
+    const agent = await startAgentProcess(c, ['--adapter', 'fake', '--types', 'fake-gone', '--bin', bin], {
+      ROUSE_ADAPTER_TEST_FLAVORS: '1',
+    });
+    cleanups.push(async () => void (await agent.stop()));
+    const first = (await admin.createTask({ type: 'fake-gone', payload: { prompt: 'before' } })).task;
+    expect((await final(admin, first.id)).status).toBe('completed');
+    rmSync(bin); // uninstalled under the running agent
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(
+        (await admin.createTask({ type: 'fake-gone', maxAttempts: 5, payload: { prompt: 'after' } })).task.id,
+      );
+    }
+    expect(await agent.child.exited).toEqual({ code: 1, signal: null });
+    const stopping = await agent.child.waitForLine<{ event?: string; reason?: string }>(
+      (m) => m?.event === 'stopping',
+    );
+    expect(stopping.reason).toBe(
+      `the CLI cannot be run: ${bin} does not exist; this agent takes no more tasks`,
+    );
+    // one attempt (two at most, a claim carried with the failure) was spent, not the queue's
+    const tasks = await Promise.all(ids.map((id) => admin.getTask(id)));
+    const failed = tasks.filter((t) => t.error !== null);
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    expect(failed.length).toBeLessThanOrEqual(2);
+    expect(failed[0]!.error).toMatchObject({ code: 'bin_not_found', retryable: true });
+    for (const t of tasks) {
+      expect(t.attempt).toBeLessThanOrEqual(1);
+      expect(t.finishedAt).toBeNull(); // waiting for another agent (failed ones: their retry)
+    }
   });
 });
 

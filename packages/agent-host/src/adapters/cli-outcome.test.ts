@@ -57,6 +57,19 @@ describe('classifying how a CLI run ended', () => {
         stoppedBy: null,
       }),
     ).toMatchObject({ code: 'cli_not_started', retryable: true });
+    expect(
+      classifyRunEnd({
+        result: null,
+        exit: { code: null, signal: null, spawnError: 'spawn codex ENOENT' },
+        stoppedBy: null,
+        binMissing: 'no "codex" on PATH (/usr/bin:/bin)',
+      }),
+    ).toEqual({
+      kind: 'fail',
+      retryable: true,
+      code: 'bin_not_found',
+      message: 'the CLI cannot be run: no "codex" on PATH (/usr/bin:/bin)',
+    });
   });
 
   it('a run the adapter interrupted for a wake is resumed, unless its turn had completed', () => {

@@ -1,7 +1,8 @@
 /**
  * How one run of a CLI ended, as an outcome for the task (pure): its result verdict (if it printed
  * one), how the process exited, and whether the adapter itself stopped it. A signal death the
- * adapter did not cause is never a success; a refused key or a spent budget is never retried.
+ * adapter did not cause is never a success; a refused key or a spent budget is never retried; a CLI
+ * that is gone fails the attempt as `bin_not_found` (retryable: it is this host's fault, not the task's).
  */
 import type { CliErrorKind } from './cli-flavor.js';
 import type { GroupExit } from './process-group.js';
@@ -17,6 +18,11 @@ export interface RunEnd {
   result: { ok: boolean; error?: { kind: CliErrorKind; detail: string } } | null;
   exit: GroupExit;
   stoppedBy: StopCause | null;
+  /**
+   * When the CLI could not be started: why its executable cannot run (gone, not executable), or
+   * undefined when it is there (the start failed for another reason).
+   */
+  binMissing?: string;
 }
 
 export type RunVerdict =
@@ -70,7 +76,12 @@ export function classifyRunEnd(end: RunEnd): RunVerdict {
     }
   }
   if (result) return fail(true, 'turn_failed', `the turn failed (the CLI ${describeExit(exit)})`);
-  if (exit.spawnError !== undefined) return fail(true, 'cli_not_started', `the CLI ${describeExit(exit)}`);
+  if (exit.spawnError !== undefined) {
+    // the agent's CLI is gone: retried (elsewhere), and `rouse agent` stops taking tasks (run-agent.ts)
+    if (end.binMissing !== undefined)
+      return fail(true, 'bin_not_found', `the CLI cannot be run: ${end.binMissing}`);
+    return fail(true, 'cli_not_started', `the CLI ${describeExit(exit)}`);
+  }
   if (signalDeath(exit))
     return fail(true, 'killed_by_signal', `the CLI ${describeExit(exit)} before its result`);
   return fail(true, 'no_result', `the CLI ${describeExit(exit)} without a result`);

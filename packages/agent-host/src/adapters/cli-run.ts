@@ -6,6 +6,7 @@
  */
 import type { CliEvent, CliFlavor, CliRunPlan } from './cli-flavor.js';
 import type { RunEnd, StopCause } from './cli-outcome.js';
+import { findExecutable } from './executable.js';
 import type { GroupRegistry } from './group-guard.js';
 import { type GroupExit, outsideNote, ProcessGroup } from './process-group.js';
 
@@ -50,11 +51,12 @@ export class CliRun {
     const { flavor, plan } = deps;
     const parse = flavor.parser();
     const command = flavor.command(plan);
+    const env = { ...deps.baseEnv, ...command.env, ...plan.extraEnv };
     this.group = ProcessGroup.spawn({
       file: deps.bin,
       args: command.args,
       cwd: plan.cwd,
-      env: { ...deps.baseEnv, ...command.env, ...plan.extraEnv },
+      env,
       guard: deps.guard ?? null,
       onOutside: (procs, signal) => deps.onNote?.(outsideNote(procs, signal, 'CLI')),
       onStdout: (line) => {
@@ -77,7 +79,13 @@ export class CliRun {
       clearTimeout(this.graceTimer);
       // whatever it left in its group (a tool's child) goes with it
       await this.group.stop({ graceMs: 0 });
-      return { result: this.result, exit, stoppedBy: this.stoppedBy };
+      const end: RunEnd = { result: this.result, exit, stoppedBy: this.stoppedBy };
+      if (exit.spawnError !== undefined) {
+        // a failed start: is the executable gone (or no longer executable)?
+        const lookup = findExecutable(deps.bin, env, plan.cwd);
+        if (!lookup.found) end.binMissing = lookup.why;
+      }
+      return end;
     });
   }
 

@@ -139,6 +139,10 @@ export function checkAgentProgram(
 /**
  * Check the agent's program ({@link checkAgentProgram}), register, run tasks until stopped, stop
  * gracefully; resolves 0. Bad options and a program that cannot run throw {@link AgentOptionsError}.
+ *
+ * A program that is gone later (a task failed `bin_not_found`: its start found the CLI or `--bin`
+ * missing or not executable) stops the agent as `untilStopped` would, so that it claims no more tasks
+ * only to fail them: running tasks get the shutdown grace, and it resolves 1.
  */
 export async function runAgent(options: RunAgentOptions): Promise<number> {
   const { onEvent } = options;
@@ -164,19 +168,24 @@ export async function runAgent(options: RunAgentOptions): Promise<number> {
     throw new AgentOptionsError((err as Error).message);
   }
   const id = (t: Task) => t.id;
+  let programGone = (_why: string): void => {};
+  const gone = new Promise<string>((resolve) => {
+    programGone = resolve;
+  });
   worker.on('claimed', ({ task }) =>
     onEvent({ event: 'claimed', taskId: id(task), type: task.type, attempt: task.attempt }),
   );
   worker.on('completed', ({ task }) => onEvent({ event: 'completed', taskId: id(task) }));
-  worker.on('failed', ({ task, error }) =>
+  worker.on('failed', ({ task, error }) => {
     onEvent({
       event: 'failed',
       taskId: id(task),
       code: error.code,
       message: error.message,
       retryable: error.retryable,
-    }),
-  );
+    });
+    if (error.code === 'bin_not_found') programGone(`${error.message}; this agent takes no more tasks`);
+  });
   worker.on('cancelled', ({ task }) => onEvent({ event: 'cancelled', taskId: id(task) }));
   worker.on('leaseLost', ({ task, code }) => onEvent({ event: 'lease_lost', taskId: id(task), code }));
   worker.on('error', (e) =>
@@ -195,9 +204,16 @@ export async function runAgent(options: RunAgentOptions): Promise<number> {
     types: options.types,
     workDir,
   });
-  const why = await options.untilStopped;
+  let broken = false;
+  const why = await Promise.race([
+    options.untilStopped,
+    gone.then((reason) => {
+      broken = true;
+      return reason;
+    }),
+  ]);
   onEvent({ event: 'stopping', reason: why });
   await worker.stop();
   onEvent({ event: 'stopped' });
-  return 0;
+  return broken ? 1 : 0;
 }

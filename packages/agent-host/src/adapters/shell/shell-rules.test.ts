@@ -104,7 +104,12 @@ describe('shell exits', () => {
       code: 'command_not_found',
       message: 'the command cannot be run: /nonexistent/bin does not exist',
     });
-    expect(classifyShellExit(gone, [], { why, whose: 'agent' })).toMatchObject({ retryable: true });
+    expect(classifyShellExit(gone, [], { why, whose: 'agent' })).toEqual({
+      kind: 'fail',
+      retryable: true,
+      code: 'bin_not_found',
+      message: 'the command cannot be run: /nonexistent/bin does not exist',
+    });
     // whose choice the program was
     expect(parseShellPayload({ command: ['/nonexistent/bin'] }).programFromPayload).toBe(true);
     expect(parseShellPayload({ command: 'make' }).programFromPayload).toBe(false);

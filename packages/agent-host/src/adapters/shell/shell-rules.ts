@@ -133,7 +133,8 @@ export interface MissingProgram {
 /**
  * Exit 0 completes; a signal or another code fails — retryable unless the code is listed as final. A
  * command that could not be started fails for good when the payload named a program that cannot run
- * (`command_not_found`: no retry would find it); other failures to start are retried.
+ * (`command_not_found`: no retry would find it), and as `bin_not_found` (retryable) when the agent's
+ * program (`--bin`, `/bin/sh`) cannot; other failures to start are retried (`not_started`).
  */
 export function classifyShellExit(
   exit: { code: number | null; signal: string | null; spawnError?: string },
@@ -141,11 +142,13 @@ export function classifyShellExit(
   missing: MissingProgram | null = null,
 ): ShellVerdict {
   if (exit.spawnError !== undefined) {
-    if (missing?.whose === 'task') {
+    if (missing !== null) {
+      // the payload's program: no retry would find it; the agent's (--bin): this host's fault, retried
+      // elsewhere, and `rouse agent` stops taking tasks (run-agent.ts)
       return {
         kind: 'fail',
-        retryable: false,
-        code: 'command_not_found',
+        retryable: missing.whose === 'agent',
+        code: missing.whose === 'task' ? 'command_not_found' : 'bin_not_found',
         message: `the command cannot be run: ${missing.why}`,
       };
     }
