@@ -8,11 +8,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Task } from '@rouse/protocol';
+import type { Intervention, Task } from '@rouse/protocol';
 import { Client } from '@rouse/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentProcess, startAgentProcess } from '../harness/agent-process.js';
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
+import { writePolicyFile } from '../harness/policy-file.js';
 import { alive } from '../harness/processes.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { waitFor, waitForTaskEnd } from '../harness/wait.js';
@@ -291,6 +292,68 @@ describe('rouse agent --adapter shell: wake', () => {
       expect((await admin.getResult(task.id)).json).toEqual({ exitCode: 0, output: 'woken by USR1' });
     } finally {
       await sig.stop();
+    }
+  });
+});
+
+describe('rouse agent --adapter shell: the recovery ladder', () => {
+  it('a ladder wake on a stalled command restarts it; the phase says so and the stall closes: the wake succeeded', async () => {
+    const policed = await startCoordinatorProcess({
+      extraArgs: [
+        '--policies',
+        writePolicyFile(`
+policies:
+  - name: shell
+    agent_type: shell
+    heartbeat: { expected_interval: 200ms, timeout_factor: 5 }
+    recovery_actions:
+      - action: wake
+        on_condition: stall_detected
+        timeout: 4s
+`),
+      ],
+    });
+    const ladderAdmin = new Client({ url: policed.url, token: policed.adminToken });
+    const shell = await startAgentProcess(policed, ['--adapter', 'shell', '--types', 'sh-ladder']);
+    try {
+      const { task } = await ladderAdmin.createTask({
+        type: 'sh-ladder',
+        timing: { ...FAST, stallTimeoutMs: 1500 },
+        payload: {
+          // the first run hangs after its progress line; a restarted run waits, silent, for a file
+          command:
+            'if [ ! -e started ]; then touch started; echo "::progress 0.2 compiling"; sleep 300; fi; ' +
+            'while [ ! -e go ]; do sleep 0.1; done; echo "done after the wake"',
+        },
+      });
+      const wake = await waitFor(
+        async () => {
+          const list = (await ladderAdmin.listInterventions({ agentId: shell.agentId }))
+            .interventions as Intervention[];
+          const first = list.find((i) => i.action === 'wake');
+          return first !== undefined && first.state !== 'pending' && first.state !== 'held' ? first : null;
+        },
+        { what: "the ladder's wake to be judged", timeoutMs: 20_000, intervalMs: 100 },
+      );
+      expect(wake).toMatchObject({
+        condition: 'progress_stalled',
+        state: 'succeeded',
+        reason: 'the condition closed after the wake',
+      });
+      const restarted = await ladderAdmin.getTask(task.id);
+      expect(restarted.progress).toBe(0.2);
+      expect(restarted.phase).toMatch(/^compiling · restarted \d+×$/);
+      writeFileSync(join(shell.workDir, 'work', task.id, 'go'), '');
+      const done = await waitForTaskEnd(ladderAdmin, task.id, { timeoutMs: 20_000 });
+      expect(done.status).toBe('completed');
+      expect(done.attempt).toBe(1);
+      expect((await ladderAdmin.getResult(task.id)).json).toEqual({
+        exitCode: 0,
+        output: 'done after the wake',
+      });
+    } finally {
+      await shell.stop();
+      await policed.kill('SIGTERM');
     }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressTally } from './cli-progress.js';
+import { ProgressTally, phaseAfterWakes } from './cli-progress.js';
 
 describe('progress from CLI events', () => {
   it('moves with every turn and completed item, below 1, and counts them in the phase', () => {
@@ -51,5 +51,22 @@ describe('progress from CLI events', () => {
     t.endRun();
     expect(t.progress(0).phase).toBe('starting');
     expect(t.apply({ type: 'message', text: 'hi' }, 0)).toBe(true);
+  });
+});
+
+describe('the phase after wakes', () => {
+  it('counts the resumes or restarts a wake caused, within 256 characters, the count kept', () => {
+    expect(phaseAfterWakes('turn 2 · 5 items · 1 tools', 'resumed', 0)).toBe('turn 2 · 5 items · 1 tools');
+    expect(phaseAfterWakes('turn 2 · 5 items · 1 tools', 'resumed', 1)).toBe(
+      'turn 2 · 5 items · 1 tools · resumed 1×',
+    );
+    expect(phaseAfterWakes('compiling', 'restarted', 2)).toBe('compiling · restarted 2×');
+    expect(phaseAfterWakes('', 'restarted', 1)).toBe('restarted 1×');
+    const long = phaseAfterWakes('x'.repeat(256), 'restarted', 3);
+    expect(long).toHaveLength(256);
+    expect(long.endsWith('x · restarted 3×')).toBe(true);
+    const t = new ProgressTally(1000, 10_000);
+    t.resumes = 1;
+    expect(t.progress(0).phase).toBe('starting · resumed 1×');
   });
 });

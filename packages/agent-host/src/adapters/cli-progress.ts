@@ -8,6 +8,23 @@
  */
 import type { CliEvent } from './cli-flavor.js';
 
+/** The longest phase a heartbeat carries. */
+const MAX_PHASE = 256;
+
+/**
+ * `phase` with how often the work was taken up again after a wake — a CLI's session resumed, a shell
+ * command restarted — (`turn 2 · 5 items · resumed 1×`, `restarted 2×` for an empty phase), cut to
+ * fit 256 characters with the count kept. The count moves the phase with each wake that acted, so the
+ * stall the wake answered closes (the watchdog judges the wake by that) even before the program says
+ * anything new.
+ */
+export function phaseAfterWakes(phase: string, verb: 'resumed' | 'restarted', wakes: number): string {
+  if (wakes <= 0) return phase.slice(0, MAX_PHASE);
+  const count = `${verb} ${wakes}×`;
+  if (phase === '') return count;
+  return `${phase.slice(0, MAX_PHASE - count.length - 3)} · ${count}`;
+}
+
 export interface ToolInFlight {
   name: string;
   since: number;
@@ -70,15 +87,18 @@ export class ProgressTally {
   progress(now: number): { value: number; phase: string } {
     const steps = this.turns + this.items;
     const value = Math.min(0.95, Number((1 - 1 / (1 + steps / 8)).toFixed(4)));
-    let phase = this.talking ? `turn ${this.turns} · ${this.items} items · ${this.tools} tools` : 'starting';
-    if (this.resumes > 0) phase += ` · resumed ${this.resumes}×`;
+    let phase = phaseAfterWakes(
+      this.talking ? `turn ${this.turns} · ${this.items} items · ${this.tools} tools` : 'starting',
+      'resumed',
+      this.resumes,
+    );
     const oldest = this.oldestTool();
     if (oldest !== null) {
       const ran = Math.min(now - oldest.since, this.capMs);
       const shown = Math.floor(ran / this.tickMs) * this.tickMs;
       phase += ` · ${oldest.name} running ${Math.round(shown / 1000)}s`;
     }
-    return { value, phase: phase.slice(0, 256) };
+    return { value, phase: phase.slice(0, MAX_PHASE) };
   }
 
   /** True while a tool is in flight and has not run past the cap: time alone moves the phase. */

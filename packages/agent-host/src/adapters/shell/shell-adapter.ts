@@ -13,13 +13,15 @@
  * A `wake` for the task (or the agent) does what `wake` says ({@link ShellWake}): by default
  * `restart` — SIGINT to the command's group (a Ctrl-C), `stopGraceMs`, SIGKILL, then the same command
  * again in the same attempt and directory, at most `maxWakeRestarts` times (a later wake stops it and
- * fails the attempt, retryable); a signal name — that signal to the group, and the command handles it
+ * fails the attempt, retryable), the phase then saying `restarted N×` (the stall the wake answered
+ * closes, as a CLI's `resumed N×` closes its); a signal name — that signal to the group, and the command handles it
  * (an exit it causes is judged like any other exit); `none` — nothing but a note in the log.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Json, Task } from '@rouse/protocol';
 import { NonRetryableError, type TaskContext, type TaskHandler } from '@rouse/sdk';
+import { phaseAfterWakes } from '../cli-progress.js';
 import { timeoutMargin } from '../cli-task.js';
 import { findExecutable } from '../executable.js';
 import { type GroupRegistry, sharedGroupGuard } from '../group-guard.js';
@@ -93,6 +95,15 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
     const maxWakeRestarts = options.maxWakeRestarts ?? 3;
     const note = (text: string) => ctx.log(text, 'adapter');
     let lastLine: string | null = null;
+    // the command's last progress; after a wake's restart its phase says `restarted N×`, as a CLI's
+    // says `resumed N×` (cli-progress.ts), so the restart moves the progress and the stall closes
+    let progress: { value: number; phase: string } = { value: 0, phase: '' };
+    let restarts = 0;
+    const report = () => {
+      const phase = phaseAfterWakes(progress.phase, 'restarted', restarts);
+      if (phase === '') ctx.progress(progress.value);
+      else ctx.progress(progress.value, phase);
+    };
     const [file, ...args] = payload.argv as [string, ...string[]];
     const env = { ...baseEnv, ...options.extraEnv, ...payload.env };
     const start = () =>
@@ -107,7 +118,10 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
         onStdout: (line) => {
           ctx.log(line.slice(0, MAX_LOG_LINE), 'stdout');
           const p = progressFromLine(line, options.progressRegex ?? null);
-          if (p !== null) ctx.progress(p.value, p.phase);
+          if (p !== null) {
+            progress = { value: p.value, phase: p.phase ?? progress.phase }; // no phase: it stays
+            report();
+          }
           if (!isProgressLine(line) && line.trim() !== '') lastLine = line.slice(0, MAX_RESULT_LINE);
         },
         onStderr: (line) => ctx.log(line.slice(0, MAX_LOG_LINE), 'stderr'),
@@ -173,6 +187,8 @@ export function shellTaskHandler(options: ShellAdapterOptions): TaskHandler {
           }
           lastLine = null;
           note(`restarting the command after a wake (${wakes} of ${maxWakeRestarts})`);
+          restarts++;
+          report();
           group = start();
           continue;
         }
