@@ -15,7 +15,7 @@ import { type AgentProcess, startAgentProcess } from '../harness/agent-process.j
 import { type CoordinatorProcess, startCoordinatorProcess } from '../harness/coordinator-process.js';
 import { tempDir } from '../harness/temp-dir.js';
 import { waitForTaskEnd } from '../harness/wait.js';
-import { runCli } from './run-cli.js';
+import { runCli, spawnCliRunning, waitForExit } from './run-cli.js';
 
 const FAKE_CLI = fileURLToPath(new URL('../fixtures/fake-agent-cli.mjs', import.meta.url));
 const NO_COORDINATOR = { ROUSE_URL: 'http://127.0.0.1:1', ROUSE_AGENT_TOKEN: 'enroll-token' };
@@ -65,6 +65,22 @@ describe('rouse agent budget flags', () => {
     });
     expect(shell.code).toBe(2);
     expect(shell.stderr).toContain('are for --adapter codex|claude');
+  });
+
+  it('Ctrl-C or SIGTERM stops an agent still waiting for its coordinator, at once', async () => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const running = spawnCliRunning(['agent', '--adapter', 'shell', '--types', 'sh'], {
+        cwd: tempDir(),
+        env: NO_COORDINATOR,
+      });
+      await new Promise((r) => setTimeout(r, 1500)); // registering: nothing listens on port 1
+      const sent = Date.now();
+      running.child.kill(signal);
+      const code = await waitForExit(running.child, 8000);
+      // It waited up to a minute for the coordinator, deaf to the signal.
+      expect(Date.now() - sent).toBeLessThan(5000);
+      expect(code).toBe(0);
+    }
   });
 
   it('--wake is for the shell adapter and takes restart, none or a signal name (exit 2 otherwise)', async () => {

@@ -195,7 +195,17 @@ export async function runAgent(options: RunAgentOptions): Promise<number> {
       message: e.error instanceof Error ? e.error.message : String(e.error),
     }),
   );
-  await worker.start();
+  // Registering waits for a coordinator that is not up yet (up to the SDK's start timeout); a stop
+  // meanwhile (Ctrl-C, SIGTERM) ends the wait at once.
+  const started = worker.start().then(() => null);
+  const stoppedEarly = await Promise.race([started, options.untilStopped]);
+  if (stoppedEarly !== null) {
+    onEvent({ event: 'stopping', reason: stoppedEarly });
+    await worker.stop();
+    await started.catch(() => {});
+    onEvent({ event: 'stopped' });
+    return 0;
+  }
   onEvent({
     event: 'registered',
     agentId: worker.agentId ?? '',
