@@ -59,6 +59,8 @@ describe('task blobs', () => {
       expect(got.statusCode).toBe(200);
       expect(got.headers['content-type']).toBe('application/x-rouse-session');
       expect(got.headers['x-rouse-blob-sha256']).toBe(blobRef.sha256);
+      expect(got.headers['x-content-type-options']).toBe('nosniff');
+      expect(got.headers['content-security-policy']).toBe('sandbox');
       expect(got.rawPayload.equals(bytes)).toBe(true);
     }
   });

@@ -195,6 +195,9 @@ describe('result upload and download', () => {
     const got = await h.request('GET', `/v1/tasks/${task.id}/result`);
     expect(got.statusCode).toBe(200);
     expect(got.headers['content-type']).toContain('text/csv');
+    // Served as stored, never as something a browser guesses or runs.
+    expect(got.headers['x-content-type-options']).toBe('nosniff');
+    expect(got.headers['content-security-policy']).toBe('sandbox');
     expect(got.rawPayload.equals(bytes)).toBe(true);
   });
 

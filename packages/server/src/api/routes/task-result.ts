@@ -11,6 +11,16 @@ import { NotFoundError, RouseError } from '../../core/errors.js';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import { parseInput } from '../validate.js';
 
+/**
+ * Stored bodies are served with the content type their agent gave: a browser must not guess another
+ * (`nosniff`), nor run what it renders (`sandbox`: a stored `text/html` page has no scripts and no
+ * origin of its own).
+ */
+const STORED_CONTENT_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': 'sandbox',
+} as const;
+
 export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { coordinator } = ctx;
 
@@ -31,6 +41,7 @@ export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext
         const { ref, stream } = stored.blob;
         return reply
           .type(ref.contentType)
+          .headers(STORED_CONTENT_HEADERS)
           .header('content-length', ref.sizeBytes)
           .header('x-rouse-result-sha256', ref.sha256)
           .send(stream);
@@ -59,6 +70,7 @@ export function registerTaskResultRoutes(app: FastifyInstance, ctx: RouteContext
       );
       return reply
         .type(ref.contentType)
+        .headers(STORED_CONTENT_HEADERS)
         .header('content-length', ref.bytes)
         .header('x-rouse-blob-sha256', ref.sha256)
         .send(stream);
