@@ -112,3 +112,9 @@ export type AlertState = (typeof ALERT_STATES)[number];
  */
 export const INTERVENTION_STATES = ['pending', 'held', 'succeeded', 'failed', 'skipped'] as const;
 export type InterventionState = (typeof INTERVENTION_STATES)[number];
+
+/**
+ * The log stream of the lines the coordinator writes into a task's log itself: once, where the log
+ * reached its size cap and later lines were dropped. Agents may not write to it.
+ */
+export const COORDINATOR_LOG_STREAM = 'rouse';

@@ -3,7 +3,7 @@
  * types of these requests are inferred from them (`task.ts`), so the two cannot drift.
  */
 import { z } from 'zod';
-import { TASK_STATUSES } from '../vocabulary.js';
+import { COORDINATOR_LOG_STREAM, TASK_STATUSES } from '../vocabulary.js';
 import { durationMs, epochMs, json, jsonObject, labels, ms, name, taskId, version } from './common.js';
 
 export const timingInput = z
@@ -152,7 +152,19 @@ export const appendLogs = z
     version,
     lines: z
       .array(
-        z.object({ stream: z.string().min(1).max(32).optional(), text: z.string().max(64 * 1024) }).strict(),
+        z
+          .object({
+            stream: z
+              .string()
+              .min(1)
+              .max(32)
+              .refine((s) => s !== COORDINATOR_LOG_STREAM, {
+                message: `"${COORDINATOR_LOG_STREAM}" is the coordinator's own log stream; use another name`,
+              })
+              .optional(),
+            text: z.string().max(64 * 1024),
+          })
+          .strict(),
       )
       .min(1)
       .max(1000),

@@ -139,6 +139,33 @@ describe('logs', () => {
     expect(badQuery.statusCode).toBe(400);
   });
 
+  it('past the 1 MiB cap: lines dropped, one notice line in their place, the page holding it says truncated', async () => {
+    const task = await h.runningTask(agent);
+    const post = (lines: { stream?: string; text: string }[]) =>
+      h.request('POST', `/v1/tasks/${task.id}/logs`, {
+        token: agent.token,
+        body: { version: task.version, lines },
+      });
+    const chunk = Array.from({ length: 15 }, (_, i) => ({ text: `${i}`.padEnd(64 * 1024, '.') }));
+    expect((await post(chunk)).json()).toEqual({ accepted: 15, truncated: false });
+    expect((await post(chunk)).json()).toEqual({ accepted: 1, truncated: true });
+    expect((await post([{ text: 'later' }])).json()).toEqual({ accepted: 0, truncated: true });
+    const page = (await h.request('GET', `/v1/tasks/${task.id}/logs`)).json();
+    expect(page.truncated).toBe(true);
+    expect(page.lines).toHaveLength(17);
+    expect(page.lines[16]).toMatchObject({
+      seq: 17,
+      stream: 'rouse',
+      text: "[rouse] this task's log reached its cap of 1048576 bytes: later lines were dropped",
+    });
+    const before = (await h.request('GET', `/v1/tasks/${task.id}/logs?after=17`)).json();
+    expect(before).toEqual({ lines: [] });
+    // The coordinator's stream is its own.
+    const spoof = await post([{ stream: 'rouse', text: 'fake notice' }]);
+    expect(spoof.statusCode).toBe(400);
+    expect(spoof.json().error.message).toContain('"rouse" is the coordinator\'s own log stream');
+  });
+
   it('refuses empty lines arrays (400) and bodies over 1 MiB (413)', async () => {
     const task = await h.runningTask(agent);
     const empty = await h.request('POST', `/v1/tasks/${task.id}/logs`, {

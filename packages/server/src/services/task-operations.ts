@@ -3,6 +3,7 @@
  * results, cancel and manual retry.
  */
 import {
+  COORDINATOR_LOG_STREAM,
   type CreateTaskRequest,
   type CreateTaskResponse,
   type LogsResponse,
@@ -154,7 +155,9 @@ export async function readLogs(
   afterSeq: number,
 ): Promise<LogsResponse> {
   await getTask(ctx, caller, id);
-  return { lines: await ctx.store.readLogs(id, afterSeq, LOG_PAGE_LINES) };
+  const lines = await ctx.store.readLogs(id, afterSeq, LOG_PAGE_LINES);
+  // The page that holds the coordinator's notice (the log reached its cap there) says so.
+  return lines.some((l) => l.stream === COORDINATOR_LOG_STREAM) ? { lines, truncated: true } : { lines };
 }
 
 export async function waitForLogs(

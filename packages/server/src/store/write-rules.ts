@@ -176,3 +176,12 @@ export function heartbeatLeaseExpiresAt(input: {
   if (input.wasExecutionDone) return Math.max(lease, input.leaseExpiresAt);
   return Math.max(lease, input.now + input.writeBackGraceMs);
 }
+
+/**
+ * The line a store appends to a task's log, once, when the log reaches `maxBytes` and lines are
+ * dropped (stream `COORDINATOR_LOG_STREAM`). The task's byte count then passes the cap, which is how
+ * the stores know it is written.
+ */
+export function logCapNotice(maxBytes: number): string {
+  return `[rouse] this task's log reached its cap of ${maxBytes} bytes: later lines were dropped`;
+}

@@ -3,7 +3,7 @@
  * complete, fail. Each is one conditional statement; when it changes nothing the task's head is read
  * and `write-errors.ts` says why, exactly as on SQLite.
  */
-import type { Task, TaskEvent, TaskStatus } from '@rouse/protocol';
+import { COORDINATOR_LOG_STREAM, type Task, type TaskEvent, type TaskStatus } from '@rouse/protocol';
 import type {
   AgentWrite,
   ClaimInput,
@@ -17,7 +17,7 @@ import type {
   Transitioned,
 } from '../store.js';
 import { type AttemptedWrite, failedOutcome, writeError } from '../write-errors.js';
-import { agentActor } from '../write-rules.js';
+import { agentActor, logCapNotice } from '../write-rules.js';
 import { byTask, type PgContext, rounds, transitioned } from './postgres-context.js';
 import {
   EVENT_COUNT_COLUMN,
@@ -197,7 +197,21 @@ export async function appendLogs(ctx: PgContext, input: AppendLogsInput): Promis
     ],
   );
   if (r === undefined || r.held === 0) throw await ctx.refused(held(input));
-  return { accepted: r.accepted, truncated: r.accepted < r.total };
+  const truncated = r.accepted < r.total;
+  if (truncated) {
+    const text = logCapNotice(input.maxBytesPerTask);
+    await ctx.changes('appendLogCapNotice', TASK_SQL.appendLogCapNotice, [
+      ctx.now(),
+      input.taskId,
+      input.version,
+      input.agentId,
+      input.maxBytesPerTask,
+      Buffer.byteLength(text, 'utf8'),
+      COORDINATOR_LOG_STREAM,
+      text,
+    ]);
+  }
+  return { accepted: r.accepted, truncated };
 }
 
 export async function setResultRef(ctx: PgContext, input: SetResultRefInput): Promise<void> {

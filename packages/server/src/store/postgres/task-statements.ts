@@ -332,6 +332,21 @@ export const TASK_SQL = {
     SELECT (SELECT count(*) FROM head) AS held, (SELECT count(*) FROM ok) AS accepted,
            (SELECT count(*) FROM line) AS total`,
 
+  /**
+   * The line that says a task's log reached its cap, appended once: only while the byte count is
+   * within the cap, which it then passes. Params: $1 now, $2 id, $3 version, $4 agentId, $5 the cap,
+   * $6 the line's bytes, $7 stream, $8 text.
+   */
+  appendLogCapNotice: `
+    WITH ${CLOCK_CTE},
+    upd AS (
+      UPDATE tasks t SET log_bytes = GREATEST(t.log_bytes + $6::bigint, $5::bigint + 1), log_count = t.log_count + 1
+      WHERE t.id = $2 AND t.version = $3 AND t.agent_id = $4 AND t.log_bytes <= $5::bigint
+      RETURNING t.log_count, t.attempt
+    )
+    INSERT INTO task_logs (task_id, seq, attempt, at, stream, text)
+    SELECT $2, upd.log_count, upd.attempt, clock.now, $7, $8 FROM upd, clock`,
+
   /** Log lines after a seq, oldest first. Params: $1 taskId, $2 afterSeq, $3 limit. */
   selectLogs: `
     SELECT seq, at, attempt, stream, text FROM task_logs

@@ -2,7 +2,14 @@
  * Task writes made by the holding agent: claim, start, heartbeats, checkpoint, logs, result ref,
  * complete, fail. Each runs inside the caller's write transaction (see sqlite-store.ts).
  */
-import type { Json, JsonObject, Task, TaskEvent, TaskStatus } from '@rouse/protocol';
+import {
+  COORDINATOR_LOG_STREAM,
+  type Json,
+  type JsonObject,
+  type Task,
+  type TaskEvent,
+  type TaskStatus,
+} from '@rouse/protocol';
 import { leaseDeadline } from '../../core/timing.js';
 import { assertTransition } from '../../core/transitions.js';
 import type {
@@ -25,6 +32,7 @@ import {
   claimLeaseExpiresAt,
   claimStartedRow,
   heartbeatLeaseExpiresAt,
+  logCapNotice,
   nextAttemptAt,
 } from '../write-rules.js';
 import { EventRows } from './event-rows.js';
@@ -231,6 +239,20 @@ export function appendLogs(ctx: SqliteContext, input: AppendLogsInput): LogAppen
     });
     used += size;
     accepted += 1;
+  }
+  if (truncated && used <= input.maxBytesPerTask) {
+    // Once: the line that says so, where it happened; the byte count then passes the cap.
+    const text = logCapNotice(input.maxBytesPerTask);
+    seq += 1;
+    ctx.tasks.insertLog.run({
+      taskId: input.taskId,
+      seq,
+      attempt: head.attempt,
+      at: now,
+      stream: COORDINATOR_LOG_STREAM,
+      text,
+    });
+    used = Math.max(used + Buffer.byteLength(text, 'utf8'), input.maxBytesPerTask + 1);
   }
   if (used > head.log_bytes) {
     ctx.tasks.addLogBytes.run({ id: input.taskId, version: input.version, bytes: used - head.log_bytes });

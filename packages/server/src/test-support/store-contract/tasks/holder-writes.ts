@@ -1,6 +1,8 @@
 /** Contract: writes by the holding agent — start, heartbeats, checkpoints, logs, result refs. */
+import { COORDINATOR_LOG_STREAM } from '@rouse/protocol';
 import { describe, expect, it } from 'vitest';
 import type { HeartbeatInput } from '../../../store/store.js';
+import { logCapNotice } from '../../../store/write-rules.js';
 import { BACKOFF, expectCode, GRACE_MS, type Harness, T0, TIMING, writer } from '../harness.js';
 
 export function holderWritesContract(h: () => Harness): void {
@@ -272,7 +274,15 @@ export function holderWritesContract(h: () => Harness): void {
       expect(await write(['1234', 'é5'])).toEqual({ accepted: 2, truncated: false }); // 4 + 3 bytes
       expect(await write(['abc', 'd'])).toEqual({ accepted: 1, truncated: true }); // 10 bytes: full
       expect(await write(['x'])).toEqual({ accepted: 0, truncated: true });
-      expect((await store.readLogs(running.id, 0, 100)).map((l) => l.text)).toEqual(['1234', 'é5', 'abc']);
+      // Where lines were first dropped, one line says so (only once), on the coordinator's stream.
+      const lines = await store.readLogs(running.id, 0, 100);
+      expect(lines.map((l) => [l.seq, l.stream, l.text])).toEqual([
+        [1, 'stdout', '1234'],
+        [2, 'stdout', 'é5'],
+        [3, 'stdout', 'abc'],
+        [4, COORDINATOR_LOG_STREAM, logCapNotice(10)],
+      ]);
+      expect(lines[3]!.attempt).toBe(lines[0]!.attempt);
     });
 
     it('tags log lines with the attempt that wrote them', async () => {
