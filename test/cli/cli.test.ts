@@ -355,6 +355,12 @@ describe('client commands', () => {
     const r = await waiting;
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).task).toMatchObject({ id: task.id, status: 'failed', final: true });
+    // Several statuses at once, as for agents.
+    const listed = json<{ tasks: { id: string; status: string }[] }>(
+      await rouse('tasks', '--status', 'failed,timeout', '--type', 'fails', '--json'),
+    );
+    expect(listed.tasks.map((t) => t.id)).toContain(task.id);
+    expect(listed.tasks.every((t) => t.status === 'failed' || t.status === 'timeout')).toBe(true);
   });
 
   it('a wrong token is an API error (exit 1, unauthorized)', async () => {
@@ -379,7 +385,7 @@ describe.concurrent('usage errors (exit 2)', () => {
   it.each([
     [['tasks', '--bogus'], /unknown option '--bogus'/],
     [['frobnicate'], /unknown command 'frobnicate'/],
-    [['tasks', '--status', 'sleeping'], /Allowed choices are created, claimed/],
+    [['tasks', '--status', 'failed,sleeping'], /--status: "sleeping" is not a status; use created, claimed/],
     [['submit', 'hello', '{not json'], /not valid JSON/],
     [['submit', 'hello', '--run-at', 'someday'], /--run-at/],
     [['submit', 'hello', '--expected-duration', '5m..5s'], /max must not be below min/],

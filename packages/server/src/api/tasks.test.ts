@@ -258,6 +258,9 @@ describe('cancel and retry', () => {
     const fresh = await h.createTask();
     const refused = await h.request('POST', `/v1/tasks/${fresh.id}/retry`, { body: {} });
     expect(refused.statusCode).toBe(409);
+    expect(refused.json().error.message).toBe(
+      `task ${fresh.id} cannot be retried: it is created; only a final failed or timeout task can be retried by hand`,
+    );
     expect((await h.getTask(fresh.id)).status).toBe('created');
     const unknownField = await h.request('POST', `/v1/tasks/${fresh.id}/retry`, { body: { now: true } });
     expect(unknownField.statusCode).toBe(400);

@@ -49,12 +49,16 @@ export class InvalidTransitionError extends RouseError {
   readonly from: TaskStatus;
   readonly to: TaskStatus;
 
-  constructor(taskId: string, from: TaskStatus, to: TaskStatus, hint = '') {
-    super('invalid_transition', `task ${taskId} cannot go from ${from} to ${to}${hint ? `: ${hint}` : ''}`, {
-      taskId,
-      from,
-      to,
-    });
+  constructor(taskId: string, from: TaskStatus, to: TaskStatus, hint = '', message?: string) {
+    super(
+      'invalid_transition',
+      message ?? `task ${taskId} cannot go from ${from} to ${to}${hint ? `: ${hint}` : ''}`,
+      {
+        taskId,
+        from,
+        to,
+      },
+    );
     this.from = from;
     this.to = to;
   }

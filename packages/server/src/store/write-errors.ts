@@ -88,7 +88,8 @@ export function checkWrite(head: TaskHead | null, write: AttemptedWrite): RouseE
             head.id,
             head.status,
             'claimed',
-            'only a final failed or timeout task can be retried by hand',
+            '',
+            `task ${head.id} cannot be retried: it is ${head.status}${(head.status === 'failed' || head.status === 'timeout') && head.nextAttemptAt !== null ? ' and will be retried by itself' : ''}; only a final failed or timeout task can be retried by hand`,
           );
     case 'transition':
       if (isFinal(head.status, head.nextAttemptAt)) {

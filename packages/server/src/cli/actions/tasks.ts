@@ -1,5 +1,5 @@
 /** `rouse tasks`: list tasks, newest first, filtered. */
-import type { Task } from '@rouse/protocol';
+import { TASK_STATUSES, type Task } from '@rouse/protocol';
 import { createClient } from '../connection.js';
 import { type CliContext, EXIT } from '../context.js';
 import { createProgressLine } from '../format/progress.js';
@@ -7,6 +7,7 @@ import { createStyle } from '../format/style.js';
 import { renderTable } from '../format/table.js';
 import { agentLabel, formatAttempts, formatProgress, taskNote } from '../format/task.js';
 import { formatRelative } from '../format/time.js';
+import { parseChoiceList } from '../parse.js';
 
 export interface TasksOptions {
   status?: string;
@@ -23,6 +24,10 @@ export interface TasksOptions {
 }
 
 export async function listTasks(ctx: CliContext, opts: TasksOptions): Promise<number> {
+  const statuses =
+    opts.status === undefined
+      ? undefined
+      : parseChoiceList('--status', 'a status', opts.status, TASK_STATUSES);
   const { client } = createClient(ctx, opts);
   const label = opts.label ? Object.entries(opts.label).map(([k, v]) => `${k}:${v}`) : undefined;
   const tasks: Task[] = [];
@@ -30,7 +35,7 @@ export async function listTasks(ctx: CliContext, opts: TasksOptions): Promise<nu
   const progress = createProgressLine((s) => ctx.io.err(s), Boolean(opts.all && ctx.io.errTTY));
   for (;;) {
     const page = await client.listTasks({
-      ...(opts.status ? { status: opts.status as Task['status'] } : {}),
+      ...(statuses ? { status: statuses } : {}),
       ...(opts.type ? { type: opts.type } : {}),
       ...(opts.agent ? { agentId: opts.agent } : {}),
       ...(label ? { label } : {}),

@@ -12,7 +12,7 @@ export function registerCancel(program: Command, ctx: CliContext): void {
     .argument('<id>', 'task id')
     .option('--reason <text>', 'why (kept in the event history)')
     .option('--json', 'print {"task": ...} as JSON');
-  withConnectionOptions(cmd)
+  withConnectionOptions(cmd, 'admin')
     .addHelpText(
       'after',
       `

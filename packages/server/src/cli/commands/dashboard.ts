@@ -12,7 +12,7 @@ export function registerDashboard(program: Command, ctx: CliContext): void {
     .option('--readonly', 'the session it opens may only read')
     .option('--open', 'open the URL in the default browser too')
     .option('--json', 'print {url, role, expiresAt}');
-  withConnectionOptions(cmd)
+  withConnectionOptions(cmd, 'admin')
     .addHelpText(
       'after',
       `

@@ -54,7 +54,7 @@ export function registerManualCommands(program: Command, ctx: CliContext): void 
       .argument('<agent>', 'agent id')
       .option('--reason <text>', 'why (kept with the intervention)')
       .option('--json', 'print {"commandId", "intervention"} as JSON');
-    withConnectionOptions(cmd)
+    withConnectionOptions(cmd, 'admin')
       .addHelpText(
         'after',
         `

@@ -11,7 +11,7 @@ export function registerRetry(program: Command, ctx: CliContext): void {
     .description('give a final failed or timed-out task one more attempt')
     .argument('<id>', 'task id')
     .option('--json', 'print {"task": ...} as JSON');
-  withConnectionOptions(cmd)
+  withConnectionOptions(cmd, 'admin')
     .addHelpText(
       'after',
       `

@@ -41,7 +41,7 @@ export function registerSubmit(program: Command, ctx: CliContext): void {
     )
     .option('-w, --wait', 'wait until the task is final, printing its transitions (exit 0 only if completed)')
     .option('--json', 'print the task as JSON');
-  withConnectionOptions(cmd)
+  withConnectionOptions(cmd, 'admin')
     .addHelpText(
       'after',
       `

@@ -1,6 +1,6 @@
 /** `rouse tasks`: list tasks, newest first, filtered. */
 import { TASK_STATUSES } from '@rouse/protocol';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { action } from '../action.js';
 import type { TasksOptions } from '../actions/tasks.js';
 import { withConnectionOptions } from '../connection-options.js';
@@ -11,7 +11,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('tasks')
     .description('list tasks (filter by status, type, agent, labels)')
-    .addOption(new Option('--status <status>', 'only tasks in this state').choices(TASK_STATUSES))
+    .option('--status <list>', `only tasks in these states, comma-separated: ${TASK_STATUSES.join(', ')}`)
     .option('--type <type>', 'only tasks of this type')
     .option('--agent <agentId>', 'only tasks held by / last run on this agent')
     .option('--label <key=value>', 'only tasks with this label (repeatable: all must match)', parseLabel)
@@ -26,6 +26,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
 Examples:
   $ rouse tasks
   $ rouse tasks --status timeout --type codex
+  $ rouse tasks --status failed,timeout
   $ rouse tasks --label repo=acme/api --all --json | jq '.tasks | length'`,
     )
     .action(

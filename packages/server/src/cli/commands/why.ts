@@ -12,7 +12,10 @@ export function registerWhy(program: Command, ctx: CliContext): void {
       "explain why a task is where it is (why isn't it running?), or why an agent is lost, stalled or at risk",
     )
     .argument('<id>', 'task id (tsk_…) or agent id (agt_…)')
-    .option('--json', 'print the diagnosis as JSON: {taskId, status, summary, reasons, suggestions, at}');
+    .option(
+      '--json',
+      'print the diagnosis as JSON: {taskId, status, summary, reasons, suggestions, at} for a task; {agentId, status, summary, reasons, suggestions, recovery, at} for an agent',
+    );
   withConnectionOptions(cmd)
     .addHelpText(
       'after',

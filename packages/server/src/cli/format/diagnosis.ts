@@ -7,9 +7,13 @@ import type { Style } from './style.js';
 import { compactJson } from './task.js';
 import { formatClock, formatDuration, formatRelative } from './time.js';
 
-/** "lastPollAt" → "last poll at". */
+/**
+ * "lastPollAt" → "last poll at"; "sinceLastMs" → "since last" (its value is written as a duration, so
+ * the unit in the name would say it twice).
+ */
 export function humanizeKey(key: string): string {
   return key
+    .replace(/(.)Ms$/, '$1')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/_/g, ' ')
     .toLowerCase();

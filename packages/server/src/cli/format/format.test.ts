@@ -71,6 +71,10 @@ describe('diagnosis evidence', () => {
   it('renders values by the unit in their key', () => {
     const now = 100_000;
     expect(humanizeKey('lastPollAt')).toBe('last poll at');
+    // The duration formatting says the unit: "since last 2.2s", not "since last ms 2.2s".
+    expect(humanizeKey('sinceLastMs')).toBe('since last');
+    expect(humanizeKey('heartbeatIntervalMs')).toBe('heartbeat interval');
+    expect(humanizeKey('inMs')).toBe('in');
     expect(formatEvidence('lateByMs', 2500, now)).toBe('2.5s');
     expect(formatEvidence('lastPollAt', 88_000, now)).toMatch(/^12s ago \(\d\d:\d\d:\d\d\.\d{3}\)$/);
     expect(formatEvidence('types', ['a', 'b'], now)).toBe('a, b');
