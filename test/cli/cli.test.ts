@@ -390,6 +390,9 @@ describe.concurrent('usage errors (exit 2)', () => {
     [['submit', 'hello', '--run-at', 'someday'], /--run-at/],
     [['submit', 'hello', '--expected-duration', '5m..5s'], /max must not be below min/],
     [['show'], /missing required argument 'id'/],
+    // Refused by the coordinator as validation_failed: still a bad option value.
+    [['tasks', '--limit', '100000'], /\(validation_failed\)/],
+    [['logs', 'tsk_x', '--after', '-1'], /after|validation_failed/],
     [['show', 'a', 'b'], /too many arguments/],
     [[], /Usage: rouse/],
     [

@@ -36,7 +36,9 @@ export async function reportError(ctx: CliContext, err: unknown): Promise<ExitCo
         `  ${ctx.tokenHint ?? 'check --token / ROUSE_TOKEN (the admin token is in <data-dir>/admin.token)'}`,
       );
     }
-    return EXIT.error;
+    // What a command sends comes from its arguments and flags: a value the coordinator finds invalid
+    // (a limit past its maximum, a negative sequence number) is a bad option value.
+    return err.code === 'validation_failed' ? EXIT.usage : EXIT.error;
   }
   if (err instanceof RouseNetworkError) {
     const where = hint ? ` at ${hint.url}` : '';
