@@ -3,7 +3,7 @@
  * (also when it appears later), hot-reloaded — a valid edit applies within a second, a broken one is
  * refused with file:line:field in the log and the old policies stay — and a bad file at start fails it.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PoliciesResponse } from '@rouse/protocol';
@@ -85,6 +85,25 @@ describe('the policy file of rouse serve', () => {
       await writeFile(file, policy('40s'));
       const fixed = await until(server.url, server.adminToken, (p) => intervalOf(p) === 40_000);
       expect(fixed.lastError).toBeNull();
+
+      // Gone, then a directory in its place: said as the last error; the policies in force stay.
+      await rm(file);
+      const gone = await until(server.url, server.adminToken, (p) => p.lastError !== null);
+      expect(intervalOf(gone)).toBe(40_000);
+      expect(gone.lastError?.errors[0]).toMatchObject({
+        file,
+        line: 0,
+        message: expect.stringMatching(/the file is gone/),
+      });
+      await mkdir(file);
+      const unreadable = await until(server.url, server.adminToken, (p) =>
+        /cannot read the file \(EISDIR\)/.test(p.lastError?.errors[0]?.message ?? ''),
+      );
+      expect(intervalOf(unreadable)).toBe(40_000);
+      await rm(file, { recursive: true });
+      await writeFile(file, policy('50s'));
+      const back = await until(server.url, server.adminToken, (p) => intervalOf(p) === 50_000);
+      expect(back.lastError).toBeNull();
     } finally {
       await server.close();
     }

@@ -88,10 +88,23 @@ export function createPolicyRegistry(options: PolicyRegistryOptions): PolicyRegi
       if (!options.optional && initial) {
         throw new RouseError('validation_failed', `the policy file ${file} does not exist`, { file });
       }
-      if (source !== null) logger.warn({ file }, 'the policy file is gone; the policies in force stay');
+      if (source !== null || lastError !== null) {
+        logger.warn({ file }, 'the policy file is gone; the policies in force stay');
+        lastError = fileError(file, 'the file is gone; the policies in force stay until it is back');
+      }
       return false;
     }
-    const text = await readFile(file, 'utf8');
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if (initial) throw err;
+      // A directory now, or no longer readable: said where the policies are read, as a bad file is.
+      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      lastError = fileError(file, `cannot read the file (${code}); the policies in force stay`);
+      logger.error({ err, file }, 'could not read the policy file; the policies in force stay');
+      return false;
+    }
     const parsed = parsePolicies(text, file);
     if (!parsed.ok) {
       lastError = { at: clock.now(), errors: parsed.errors };
@@ -115,6 +128,11 @@ export function createPolicyRegistry(options: PolicyRegistryOptions): PolicyRegi
       initial ? 'policies loaded' : 'policies reloaded',
     );
     return true;
+  }
+
+  /** `lastError` for a problem with the file as a whole (not a line in it). */
+  function fileError(path: string, message: string): NonNullable<PoliciesResponse['lastError']> {
+    return { at: clock.now(), errors: [{ file: path, line: 0, column: 0, path: '', message }] };
   }
 
   function schedule(): void {
