@@ -118,3 +118,9 @@ export type InterventionState = (typeof INTERVENTION_STATES)[number];
  * reached its size cap and later lines were dropped. Agents may not write to it.
  */
 export const COORDINATOR_LOG_STREAM = 'rouse';
+
+/**
+ * How the reason of a command the recovery ladder sends begins (a person's `rouse wake --reason` does
+ * not): the rest names the condition, rung and attempt, for logs and supervisors, not for a model.
+ */
+export const LADDER_REASON_PREFIX = 'recovery ladder: ';

@@ -31,7 +31,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Json, Task } from '@rouse/protocol';
+import { type Json, LADDER_REASON_PREFIX, type Task } from '@rouse/protocol';
 import { type Logger, NonRetryableError, noopLogger, type TaskContext, type TaskHandler } from '@rouse/sdk';
 import type { BudgetLimits } from './budget.js';
 import { type CliAttemptOutcome, type CliTaskResult, runCliAttempt } from './cli-attempt.js';
@@ -108,8 +108,13 @@ export const CLI_TASK_DEFAULTS = Object.freeze({
   sessionSyncMs: 2000,
 });
 
+/**
+ * The resume prompt of a wake. A person's reason (`rouse wake --reason …`) is passed on; the recovery
+ * ladder's (its condition, rung and attempt) is bookkeeping the model has no use for.
+ */
 export function defaultNudge(prompt: string, reason: string | undefined): string {
-  return `You were interrupted because you seemed stuck${reason ? ` (${reason})` : ''}; continue the task: ${prompt}`;
+  const shown = reason && !reason.startsWith(LADDER_REASON_PREFIX) ? ` (${reason})` : '';
+  return `You were interrupted because you seemed stuck${shown}; continue the task: ${prompt}`;
 }
 
 export function defaultResumePrompt(prompt: string): string {

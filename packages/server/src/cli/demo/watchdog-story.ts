@@ -148,7 +148,8 @@ export function printInterventions(book: DemoBook, list: Intervention[]): void {
     { header: 'INC', value: (i) => String(i.incarnation), right: true },
     { header: 'CONDITION', value: (i) => i.condition },
     { header: 'ACTION', value: (i) => i.action },
-    { header: 'RUNG', value: (i) => (i.rung === null ? '-' : `${i.rung + 1}#${i.attempt}`) },
+    { header: 'RUNG', value: (i) => (i.rung === null ? '-' : String(i.rung + 1)), right: true },
+    { header: 'ATTEMPT', value: (i) => String(i.attempt), right: true },
     { header: 'STATE', value: (i) => book.style.status(stateText(i)) },
     { header: 'WHY', value: (i) => i.reason, maxWidth: 70 },
   ]);

@@ -67,7 +67,7 @@ export function renderDiagnosis(d: Diagnosis | AgentDiagnosis, now: number, styl
     out.push('');
     out.push(`${style.bold('Recovery')}  ${d.recovery.message} ${style.dim(`[${d.recovery.state}]`)}`);
     for (const i of d.recovery.interventions) {
-      const rung = i.rung === null ? 'manual' : `rung ${i.rung + 1} #${i.attempt}`;
+      const rung = i.rung === null ? 'manual' : `rung ${i.rung + 1}, attempt ${i.attempt}`;
       out.push(
         `  ${style.dim(i.id)}  ${i.action} (${rung}) ${i.state}  ${style.dim(`${formatRelative(i.endedAt ?? i.startedAt, now)}: ${i.reason}`)}`,
       );

@@ -3,7 +3,13 @@
  * on the intervention before they are queued, since a supervisor's answer can come back within
  * milliseconds —, the reassignment of a stuck agent's tasks, the alerts it raises.
  */
-import type { Agent, AgentCommand, Intervention, JsonObject } from '@rouse/protocol';
+import {
+  type Agent,
+  type AgentCommand,
+  type Intervention,
+  type JsonObject,
+  LADDER_REASON_PREFIX,
+} from '@rouse/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { RecoveryAction } from '../../core/policies/resolved-policy.js';
@@ -38,7 +44,7 @@ export function createLadderActions(deps: {
 
   async function act(i: Intervention, rung: RecoveryAction, agent: Agent): Promise<void> {
     const now = clock.now();
-    const reason = `recovery ladder: ${i.reason}`;
+    const reason = `${LADDER_REASON_PREFIX}${i.reason}`;
     const task = i.taskId === null ? {} : { taskId: i.taskId };
     switch (rung.action) {
       case 'wake':
@@ -141,7 +147,7 @@ export function createLadderActions(deps: {
       i,
       {
         type: 'restart',
-        reason: `recovery ladder: ${i.reason}`,
+        reason: `${LADDER_REASON_PREFIX}${i.reason}`,
         ...(i.taskId === null ? {} : { taskId: i.taskId }),
         id: newCommandId(),
       },
