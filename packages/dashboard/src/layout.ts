@@ -64,6 +64,7 @@ ${extra}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${title} · Rouse</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assets.css}">
 <script type="module" src="${assets.js}"></script>
 </head>`;

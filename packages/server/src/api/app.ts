@@ -13,7 +13,12 @@ import type { Logger } from 'pino';
 import type { Coordinator } from '../services/coordinator.js';
 import { CallStreams, type JsonParser } from './call-stream.js';
 import { registerDashboard } from './dashboard/index.js';
-import { frameworkErrorHandler, installErrorHandlers, refusedJsonError } from './error-handler.js';
+import {
+  frameworkErrorHandler,
+  type HtmlNotFound,
+  installErrorHandlers,
+  refusedJsonError,
+} from './error-handler.js';
 import { jsonDeeperThan, tooDeepError } from './json-depth.js';
 import { jsonReplyBody } from './json-reply.js';
 import { type ApiLimits, MAX_PATH_PARAM_BYTES, resolveApiLimits } from './limits.js';
@@ -181,7 +186,8 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   );
   answerUnroutableRequests(app.server, { lingerMs: limits.closeLingerMs });
 
-  installErrorHandlers(app, limits);
+  const pages: { notFound?: HtmlNotFound } = {};
+  installErrorHandlers(app, limits, pages);
   app.decorateRequest('caller', null);
 
   const unsubscribe = options.coordinator.subscribe((event) => metrics.onEvent(event));
@@ -208,7 +214,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   registerEventRoutes(app, ctx);
   registerDashboardLoginRoutes(app, ctx);
   registerOpenApiRoute(app, ctx, options.version ?? '0.1.0');
-  registerDashboard(app, ctx);
+  pages.notFound = registerDashboard(app, ctx).notFound;
 
   // The routes declared with addCallRoute, also as frames over an upgraded connection.
   const callStreams = new CallStreams({

@@ -150,9 +150,53 @@ describe('dashboard sign-in', () => {
         host: 'localhost:80',
       },
     });
-    expect(out.statusCode).toBe(200);
+    // Redirected, so that reloading the page after it does not post the form again.
+    expect(out.statusCode).toBe(303);
+    expect(out.headers.location).toBe('/login?signed_out');
     expect(String(out.headers['set-cookie'])).toContain('Max-Age=0');
+    const login = await h.request('GET', '/login?signed_out', { token: null });
+    expect(login.payload).toContain('Signed out.');
     expect((await h.request('GET', '/tasks', { token: null, headers: { cookie } })).statusCode).toBe(303);
+  });
+
+  it("a browser's refused form post, unknown page or ended session is answered in HTML; the page script's fetches in JSON", async () => {
+    h = await createHarness();
+    const task = await h.createTask();
+    const { cookie, csrf } = await loginWithToken(h, TOKENS.admin);
+    await h.request('POST', `/v1/tasks/${task.id}/cancel`);
+    const html = { accept: 'text/html,application/xhtml+xml', cookie, origin: ORIGIN, host: 'localhost:80' };
+    const again = await h.request('POST', `/tasks/${task.id}/cancel`, {
+      token: null,
+      payload: `_csrf=${csrf}`,
+      headers: { ...html, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(again.statusCode).toBe(409);
+    expect(again.headers['content-type']).toContain('text/html');
+    expect(again.payload).toContain('That did not work');
+    expect(again.payload).toContain(`task ${task.id} cannot go from cancelled`);
+    const nope = await h.request('GET', '/nope', { token: null, headers: html });
+    expect(nope.statusCode).toBe(404);
+    expect(nope.headers['content-type']).toContain('text/html');
+    expect(nope.payload).toContain('There is no page at /nope.');
+    const signedOut = await h.request('GET', '/nope', { token: null, headers: { accept: 'text/html' } });
+    expect(signedOut.payload).toContain('action="/login"');
+    const ended = await h.request('POST', `/tasks/${task.id}/retry`, {
+      token: null,
+      payload: `_csrf=${csrf}`,
+      headers: { ...html, cookie: 'rouse_session=gone', 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(ended.statusCode).toBe(401);
+    expect(ended.payload).toContain('Your session has ended: sign in again.');
+    // The API and the page script's requests keep the protocol's JSON.
+    expect((await h.request('GET', '/nope')).json().error.code).toBe('not_found');
+    expect((await h.request('GET', '/v1/nope', { headers: { accept: 'text/html' } })).json().error.code).toBe(
+      'not_found',
+    );
+    const fragment = await h.request('GET', '/tasks/tsk_nope', {
+      token: null,
+      headers: { cookie, 'x-rouse-fragment': '1', accept: 'text/html' },
+    });
+    expect(fragment.json().error.code).toBe('not_found');
   });
 
   it('serves its assets compressed and cacheable; an unknown asset is 404', async () => {

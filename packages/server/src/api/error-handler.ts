@@ -169,7 +169,17 @@ export function frameworkErrorHandler(limits: ResolvedApiLimits) {
   };
 }
 
-export function installErrorHandlers(app: FastifyInstance, limits: ResolvedApiLimits): void {
+/**
+ * Answers a browser's request for a page that does not exist (not under /v1), in HTML; set by the
+ * dashboard once registered.
+ */
+export type HtmlNotFound = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+
+export function installErrorHandlers(
+  app: FastifyInstance,
+  limits: ResolvedApiLimits,
+  pages: { notFound?: HtmlNotFound } = {},
+): void {
   const unread = unreadBodyOptions(limits);
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     settleUnreadBody(request, reply, unread);
@@ -182,7 +192,13 @@ export function installErrorHandlers(app: FastifyInstance, limits: ResolvedApiLi
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     settleUnreadBody(request, reply, unread);
-    const path = request.url.split('?')[0];
+    const path = request.url.split('?')[0] ?? '';
+    if (pages.notFound !== undefined && !path.startsWith('/v1/') && request.method === 'GET') {
+      const accept = request.headers.accept ?? '';
+      if (accept.includes('text/html') && request.headers['x-rouse-fragment'] === undefined) {
+        return pages.notFound(request, reply);
+      }
+    }
     return reply.code(404).send(
       errorBody('not_found', `no route ${request.method} ${path}; see GET /v1/openapi.json`, {
         kind: 'route',

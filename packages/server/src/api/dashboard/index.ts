@@ -5,10 +5,10 @@
  * CSRF token. Registered as its own Fastify context, so its form-body parser and its HTML error pages
  * do not reach the API.
  */
-import { messagePage } from '@rouse/dashboard';
+import { loginPage, messagePage } from '@rouse/dashboard';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RouseError } from '../../core/errors.js';
-import { errorBody, toRouseError } from '../error-handler.js';
+import { errorBody, type HtmlNotFound, toRouseError } from '../error-handler.js';
 import type { RouteContext } from '../route-spec.js';
 import { loadAssets } from './assets.js';
 import { parseForm } from './form.js';
@@ -22,7 +22,7 @@ import { registerSignInRoutes } from './routes/sign-in.js';
 import { registerTaskPages } from './routes/tasks.js';
 import { registerWatchdogPages } from './routes/watchdog.js';
 import type { BrowserSession } from './session.js';
-import { createSite, isFragment } from './site.js';
+import { createSite, isFragment, type Site } from './site.js';
 import { BrowserStreams } from './stream.js';
 
 const FORM_BODY_BYTES = 256 * 1024;
@@ -44,8 +44,14 @@ declare module 'fastify' {
   }
 }
 
-export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void {
+/** A browser's own navigation or form post (not the page script's fetches, nor the event stream). */
+export function wantsHtml(request: FastifyRequest): boolean {
+  return !isFragment(request) && (request.headers.accept ?? '').includes('text/html');
+}
+
+export function registerDashboard(app: FastifyInstance, ctx: RouteContext): { notFound: HtmlNotFound } {
   const { coordinator } = ctx;
+  let registered: Site | undefined;
   const streams = new BrowserStreams(coordinator, ctx.sse);
   const reads = new SharedReads(
     () => streams.seq,
@@ -55,6 +61,7 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
 
   app.register(async (scope) => {
     const site = createSite({ scope, coordinator, assets: loadAssets(), streams, reads });
+    registered = site;
 
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',
@@ -69,7 +76,8 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
       return payload;
     });
 
-    // Pages refused or missing answer in HTML; fragments, the stream and actions in the protocol's JSON.
+    // A browser's own requests (a page, a plain form post) are answered in HTML; the page script's
+    // fragments, the stream and its other fetches in the protocol's JSON.
     scope.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
       const known = toRouseError(err, request, ctx.limits);
       if (!known)
@@ -79,20 +87,24 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
         );
       const e = known ?? new RouseError('internal', 'internal error; the coordinator logged the cause', {});
       const session = request.dashboardSession;
-      if (request.method === 'GET' && !isFragment(request) && session !== null) {
-        return reply
-          .code(e.status)
-          .type('text/html; charset=utf-8')
-          .send(
-            messagePage(
-              e.code === 'not_found' ? 'Not found' : 'Error',
+      if (!wantsHtml(request)) return reply.code(e.status).send(errorBody(e.code, e.message, e.details));
+      const body =
+        session === null
+          ? loginPage(
+              { error: e.code === 'unauthorized' ? 'Your session has ended: sign in again.' : e.message },
+              site.urls,
+            )
+          : messagePage(
+              e.code === 'not_found' ? 'Not found' : 'That did not work',
               e.message,
               site.viewContext(request, session),
               site.urls,
-            ).value,
-          );
-      }
-      return reply.code(e.status).send(errorBody(e.code, e.message, e.details));
+            );
+      return reply
+        .code(e.status)
+        .header('cache-control', 'no-store')
+        .type('text/html; charset=utf-8')
+        .send(body.value);
     });
 
     registerAssetRoutes(site);
@@ -104,4 +116,22 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): void
     registerDownloads(site);
     registerActions(site);
   });
+
+  /** A page that does not exist: "Not found" in the dashboard's frame, or the sign-in page. */
+  const notFound: HtmlNotFound = async (request, reply) => {
+    const site = registered;
+    const path = request.url.split('?')[0] ?? '';
+    const message = `There is no page at ${path}.`;
+    const session = site === undefined ? null : await site.sessionOf(request);
+    const body =
+      site === undefined
+        ? null
+        : session === null
+          ? loginPage({ error: message }, site.urls)
+          : messagePage('Not found', message, site.viewContext(request, session), site.urls);
+    reply.headers(SECURITY_HEADERS).header('cache-control', 'no-store');
+    if (body === null) return reply.code(404).send(errorBody('not_found', message, { kind: 'route' }));
+    return reply.code(404).type('text/html; charset=utf-8').send(body.value);
+  };
+  return { notFound };
 }

@@ -28,7 +28,8 @@ export function registerSignInRoutes(site: Site): void {
       setSessionCookie(request, reply, opened.sessionId);
       return sendHtml(reply, continuePage(urls));
     }
-    return sendHtml(reply, loginPage({}, urls));
+    const signedOut = (request.query as Record<string, unknown>).signed_out !== undefined;
+    return sendHtml(reply, loginPage(signedOut ? { message: 'Signed out.' } : {}, urls));
   });
 
   scope.post('/login', async (request, reply) => {
@@ -51,7 +52,8 @@ export function registerSignInRoutes(site: Site): void {
     checkWrite(request, session, one((request.body ?? {}) as Form, '_csrf'), false);
     await coordinator.dashboard.endSession(session.id);
     clearSessionCookie(request, reply);
-    return sendHtml(reply, loginPage({ message: 'Signed out.' }, urls));
+    // Redirected: a reload of the page that follows does not post the form again.
+    return reply.code(303).header('cache-control', 'no-store').redirect('/login?signed_out');
   });
 
   /** What the page's script asks when its stream is refused: is the session still there? */
