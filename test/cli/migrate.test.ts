@@ -3,7 +3,7 @@
  * refusing what does not make sense; what both say when a PostgreSQL store cannot be opened; and the
  * token warning of a coordinator on a shared store.
  */
-import { connect, createServer, type Server } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/ports.mjs';
@@ -78,7 +78,7 @@ describe('rouse migrate', () => {
     expect(bad.stderr).toMatch(/--store must be a postgres:\/\/ URL/);
   });
 
-  it('serve and migrate: a PostgreSQL store that cannot be opened says which server and what to check (exit 1)', async () => {
+  it('serve and migrate: a PostgreSQL store that cannot be opened says which server and what to check (serve 1, migrate 3)', async () => {
     const cwd = tempDir('rouse-serve-pg-fail-');
     const env = { ROUSE_ADMIN_TOKEN: 'admin-token-0123456789', ROUSE_AGENT_TOKEN: 'agent-token-0123456789' };
     const base = new URL(databaseUrl());
@@ -103,7 +103,8 @@ describe('rouse migrate', () => {
     noUser.username = 'rouse_no_such_user';
     noUser.password = 'not-the-password';
     const refusedUser = await runCli(['migrate', '--store', noUser.toString()], { cwd });
-    expect(refusedUser.code).toBe(1);
+    // 3, not 1: `migrate --status` says "pending" with 1.
+    expect(refusedUser.code).toBe(3);
     expect(refusedUser.stderr).toMatch(
       /refused user "rouse_no_such_user" \(28[0-9A-Z]{3}: .*check the user and password/,
     );
@@ -122,6 +123,38 @@ describe('rouse migrate', () => {
     expect(unparsable.code).toBe(2);
     expect(unparsable.stderr).toMatch(/--store is not a valid URL: expected postgres:\/\/user:password@host/);
     expect(unparsable.stderr).not.toContain('secret');
+
+    // Something that is not PostgreSQL takes the connection and closes it.
+    const hangUp = createServer((socket) => socket.destroy());
+    await new Promise<void>((r) => hangUp.listen(0, '127.0.0.1', r));
+    const notPg = new URL(base);
+    notPg.hostname = '127.0.0.1';
+    notPg.port = String((hangUp.address() as AddressInfo).port);
+    try {
+      const status = await runCli(['migrate', '--status', '--store', notPg.toString()], { cwd });
+      expect(status.code).toBe(3);
+      expect(status.stderr).toContain(`${at(notPg)} closed the connection before answering`);
+      const waited = await runCli(
+        ['serve', '--port', '0', '--store-wait', '1s', '--store', notPg.toString()],
+        {
+          cwd,
+          env,
+        },
+      );
+      expect(waited.code).toBe(1);
+      expect(waited.stderr).toContain('closed the connection before answering');
+      expect(waited.stderr).toContain('(gave up after 1s: --store-wait)');
+    } finally {
+      await new Promise((r) => hangUp.close(r));
+    }
+    const badSchema = await runCli(
+      ['migrate', '--status', '--store', base.toString(), '--pg-schema', 'bad-schema;x'],
+      {
+        cwd,
+      },
+    );
+    expect(badSchema.code).toBe(2);
+    expect(badSchema.stderr).toContain('--pg-schema: "bad-schema;x" is not a schema name');
   });
 
   it('serve: a token from the environment that is too short is named by its variable (exit 2)', async () => {

@@ -141,6 +141,8 @@ export function explainStoreOpenFailure(err: unknown, config: StoreConfig | unde
     return `TLS to ${at} failed: ${said}. Check --pg-ssl, --pg-ssl-ca (or --pg-ssl-insecure for testing) and sslmode in --store`;
   if (code.startsWith('57P0') || code === '53300')
     return `${at} cannot take a connection now (${code}: ${said}): retry shortly`;
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /connection terminated/i.test(said))
+    return `${at} closed the connection before answering (${said}): is PostgreSQL what listens on that port, and does it take connections from here?`;
   return null;
 }
 

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { INVALID_POSTGRES_URL, type StoreConfig } from '../server-store.js';
+import { SCHEMA_NAME } from '../store/postgres/postgres-options.js';
 import { isPostgresUrl } from '../store/store-url.js';
 import { type CliContext, CliError, EXIT } from './context.js';
 import { type StoreCliOptions, storeUrl } from './store-options.js';
@@ -42,6 +43,12 @@ export function storeConfig(ctx: CliContext, opts: StoreCliOptions): StoreConfig
   } else if (opts.pgSslInsecure) ssl = { rejectUnauthorized: false };
   else if (opts.pgSsl) ssl = true;
   const schema = opts.pgSchema ?? ctx.env.ROUSE_PG_SCHEMA;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new CliError(
+      `${opts.pgSchema === undefined ? 'ROUSE_PG_SCHEMA' : '--pg-schema'}: "${schema}" is not a schema name: a lower-case SQL identifier (a letter or _, then letters, digits or _; at most 63)`,
+      EXIT.usage,
+    );
+  }
   return {
     kind: 'postgres',
     connectionString: url,

@@ -44,8 +44,10 @@ export async function migrate(ctx: CliContext, opts: MigrateOptions): Promise<nu
   try {
     return await migrateOrReport(ctx, opts, config);
   } catch (err) {
+    // Exit 3, as for a coordinator that cannot be reached: `migrate --status` keeps 1 for "pending",
+    // so that a script can tell the two apart.
     const storeFailure = explainStoreOpenFailure(err, config);
-    if (storeFailure) throw new CliError(storeFailure);
+    if (storeFailure) throw new CliError(storeFailure, EXIT.unreachable);
     throw err;
   }
 }

@@ -58,7 +58,7 @@ export interface ResolvedPostgresStoreOptions extends ResolvedPostgresConnection
   migrate: boolean;
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 function positiveInt(name: string, value: number, min: number, unit: string): number {
   if (!Number.isInteger(value) || value < min)
