@@ -217,6 +217,52 @@ describe('1. sign in and out', () => {
 });
 
 describe('2. live', () => {
+  it("a running task's liveness keeps moving without events: times count on, and heartbeats show up", async () => {
+    const agent = await register(['beats']);
+    const { task } = await api<{ task: { id: string } }>('POST', '/v1/tasks', {
+      type: 'beats',
+      timing: { heartbeatIntervalMs: 1000, timeoutFactor: 30 },
+    });
+    const claimed = await api<{ tasks: { id: string; version: number }[] }>(
+      'POST',
+      `/v1/agents/${agent.agentId}/claim`,
+      { types: ['beats'], max: 1, start: true },
+      agent.token,
+    );
+    const version = claimed.tasks[0]!.version;
+    const beat = () => api('POST', `/v1/tasks/${task.id}/heartbeat`, { version, progress: 0.5 }, agent.token);
+    await beat();
+    const { context, page } = await signedIn('admin');
+    await page.goto(`${coord.url}/tasks/${task.id}`);
+    const last = () => page.textContent('.liveness h3 + p time[data-ago]');
+    await page.waitForFunction(
+      () =>
+        /\d s ago/.test(
+          (globalThis as unknown as PageGlobals).document.querySelector('.liveness h3 + p time[data-ago]')
+            ?.textContent ?? '',
+        ),
+      undefined,
+      { timeout: 5000 },
+    );
+    const before = Number.parseFloat((await last()) ?? '');
+    // It counts on by itself...
+    await page.waitForTimeout(2000);
+    expect(Number.parseFloat((await last()) ?? '')).toBeGreaterThan(before + 1);
+    // ...and a heartbeat (which sends no event) shows up at the next refresh (every heartbeat interval).
+    await beat();
+    await page.waitForFunction(
+      () => {
+        const text =
+          (globalThis as unknown as PageGlobals).document.querySelector('.liveness h3 + p time[data-ago]')
+            ?.textContent ?? '';
+        return text === 'now' || Number.parseFloat(text) < 1.5;
+      },
+      undefined,
+      { timeout: 4000 },
+    );
+    await context.close();
+  });
+
   it('a task created through the API appears without a reload, and its status follows claim, run and completion', async () => {
     const { context, page } = await signedIn('admin');
     await page.goto(`${coord.url}/tasks?type=live`);

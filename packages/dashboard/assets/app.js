@@ -58,6 +58,51 @@ async function run() {
   }
 }
 
+// ---- what moves without an event: relative times tick, heartbeat-driven values are asked for ----
+// `time[data-ago]` counts on against the coordinator's clock (the body's data-now, at render) every
+// second; a page that shows heartbeat-driven values (data-refresh-every) refreshes at that cadence
+// while it is seen, as heartbeats send no event.
+const clockOffset = Number(body.dataset.now) > 0 ? Number(body.dataset.now) - Date.now() : 0;
+let refreshEvery = Number(body.dataset.refreshEvery) || 0;
+let everyTimer = null;
+
+function agoText(ms, now) {
+  const d = now - ms;
+  if (Math.abs(d) < 1000) return 'now';
+  return d >= 0 ? `${durationText(d)} ago` : `in ${durationText(-d)}`;
+}
+
+// The same words as the server's (packages/dashboard/src/format.ts `duration`).
+function durationText(ms) {
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${Math.round(ms)} ms`;
+  if (abs < 60000) return `${(ms / 1000).toFixed(abs < 10000 ? 1 : 0)} s`;
+  const s = Math.round(abs / 1000);
+  const two = (big, bigUnit, small, smallUnit) =>
+    small === 0 ? `${big} ${bigUnit}` : `${big} ${bigUnit} ${small} ${smallUnit}`;
+  if (s < 3600) return two(Math.floor(s / 60), 'min', s % 60, 's');
+  if (s < 86400) return two(Math.floor(s / 3600), 'h', Math.floor((s % 3600) / 60), 'min');
+  return two(Math.floor(s / 86400), 'd', Math.floor((s % 86400) / 3600), 'h');
+}
+
+function tick() {
+  if (document.hidden) return;
+  const now = Date.now() + clockOffset;
+  for (const el of document.querySelectorAll('time[data-ago]')) {
+    const at = Date.parse(el.getAttribute('datetime'));
+    if (Number.isNaN(at)) continue;
+    const text = agoText(at, now);
+    if (el.textContent !== text) el.textContent = text;
+  }
+}
+setInterval(tick, 1000);
+
+function armRefreshEvery() {
+  if (everyTimer !== null) clearInterval(everyTimer);
+  everyTimer = refreshEvery > 0 && live ? setInterval(schedule, refreshEvery) : null;
+}
+armRefreshEvery();
+
 async function refresh() {
   const res = await fetch(location.pathname + location.search, {
     headers: { 'x-rouse-fragment': '1' },
@@ -66,6 +111,11 @@ async function refresh() {
   });
   if (res.status === 401) return signedOut();
   if (!res.ok) return;
+  const every = Number(res.headers.get('x-rouse-refresh-every')) || 0;
+  if (every !== refreshEvery) {
+    refreshEvery = every;
+    armRefreshEvery();
+  }
   const text = await res.text();
   const refreshIn = Number(res.headers.get('x-rouse-refresh-in'));
   if (refreshIn > 0 && again === null) {

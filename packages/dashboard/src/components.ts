@@ -1,6 +1,6 @@
 /** Small pieces the views share: status badges, the CSRF field, JSON viewers, sparklines, empty states. */
 import type { Json, TaskStatus } from '@rouse/protocol';
-import { prettyJson } from './format.js';
+import { ago, prettyJson } from './format.js';
 import { type Html, html } from './html.js';
 import type { ViewContext } from './layout.js';
 
@@ -75,4 +75,14 @@ export function empty(text: string): Html {
 /** A table of label → value rows. */
 export function facts(rows: [string, Html | string | number | null][]): Html {
   return html`<dl class="facts">${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v ?? '—'}</dd>`)}</dl>`;
+}
+
+/**
+ * `12 s ago` / `in 3 min` that keeps counting in the browser: the page's script updates every
+ * `time[data-ago]` each second from its `datetime`, against the coordinator's clock (`data-now` on the
+ * body), until the next refresh writes it anew.
+ */
+export function agoLive(ms: number | null, now: number): Html | string {
+  if (ms === null) return '—';
+  return html`<time datetime="${new Date(ms).toISOString()}" data-ago>${ago(ms, now)}</time>`;
 }

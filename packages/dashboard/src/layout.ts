@@ -29,6 +29,11 @@ export interface View {
   /** Above the live region: filters, actions (not replaced while the user types). */
   head?: Html;
   live: Html;
+  /**
+   * Refresh the live region this often even without an event (ms): what changes with every
+   * heartbeat (a running task's liveness, agents' last heartbeats) has no event of its own.
+   */
+  refreshEveryMs?: number;
 }
 
 export type NavKey =
@@ -75,7 +80,9 @@ export function page(view: View, ctx: ViewContext, assets: AssetUrls): Html {
   return html`<!doctype html>
 <html lang="en">
 ${head(view.title, assets)}
-<body data-csrf="${ctx.csrf}" data-role="${ctx.role}" data-topics="${view.topics.join(' ')}">
+<body data-csrf="${ctx.csrf}" data-role="${ctx.role}" data-topics="${view.topics.join(' ')}" data-now="${ctx.now}"${
+    view.refreshEveryMs === undefined ? '' : html` data-refresh-every="${view.refreshEveryMs}"`
+  }>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
 <a class="brand" href="/">Rouse</a>

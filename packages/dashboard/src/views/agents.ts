@@ -7,8 +7,17 @@ import {
   type AgentSnapshot,
   type Intervention,
 } from '@rouse/protocol';
-import { actionButton, badge, empty, facts, jsonViewer, miniSparkline, sparkline } from '../components.js';
-import { ago, isoTime, prettyJson } from '../format.js';
+import {
+  actionButton,
+  agoLive,
+  badge,
+  empty,
+  facts,
+  jsonViewer,
+  miniSparkline,
+  sparkline,
+} from '../components.js';
+import { isoTime, prettyJson } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { View, ViewContext } from '../layout.js';
 
@@ -52,13 +61,22 @@ export function agentsView(data: AgentsData, ctx: ViewContext): View {
           ) => html`<tr data-row data-href="/agents/${a.id}"><td><a href="/agents/${a.id}">${a.name}</a> <span class="mono muted id">${a.id}</span></td>
 <td class="nowrap">${a.agentType}</td><td>${badge(a.status, 'agent')}</td>
 <td>${a.conditions.length === 0 ? '—' : a.conditions.map((c) => badge(c.condition, 'condition'))}</td>
-<td class="num">${a.incarnation}</td><td>${ago(a.lastHeartbeatAt, ctx.now)}</td><td class="num">${a.currentTaskIds.length}</td>
+<td class="num">${a.incarnation}</td><td>${agoLive(a.lastHeartbeatAt, ctx.now)}</td><td class="num">${a.currentTaskIds.length}</td>
 <td>${a.supervisorId ? html`<a class="mono" href="/agents/${a.supervisorId}">${a.supervisorId}</a>` : '—'}</td>
 <td class="metric">${miniSparkline(data.samples?.get(a.id)?.rss ?? [], `RSS of ${a.name}, recent samples`)}<span>${mb(a.metrics?.rssBytes)}</span></td>
 <td class="metric">${miniSparkline(data.samples?.get(a.id)?.cpu ?? [], `CPU of ${a.name}, recent samples`)}<span>${a.metrics?.cpuPercent === undefined ? '—' : `${a.metrics.cpuPercent.toFixed(0)} %`}</span></td></tr>`,
         )}</tbody></table></div>
 <nav class="pager" aria-label="Pages">${data.nextCursor ? html`<a rel="next" href="/agents${q(data.nextCursor)}">Next page</a>` : ''}</nav>`;
-  return { title: 'Agents', nav: 'agents', topics: ['agents'], head, live };
+  // Their last heartbeats move with every beat, which sends no event.
+  const beating = data.agents.some((a) => a.status !== 'left' && a.status !== 'terminated');
+  return {
+    title: 'Agents',
+    nav: 'agents',
+    topics: ['agents'],
+    head,
+    live,
+    ...(beating ? { refreshEveryMs: 5000 } : {}),
+  };
 }
 
 export interface AgentData {
@@ -75,7 +93,7 @@ export interface AgentData {
 export function interventionItem(i: Intervention, now: number): Html {
   return html`<li data-intervention="${i.id}"><time datetime="${new Date(i.startedAt).toISOString()}">${isoTime(i.startedAt)}</time>
 ${badge(i.action, 'action')} ${badge(i.state, 'istate')} <span class="muted">${i.rung === null ? 'manual' : `rung ${i.rung + 1}, attempt ${i.attempt}`} · on ${i.condition} · by</span> <span class="mono">${i.actor}</span>
-<span class="reason">${i.reason}</span>${i.endedAt === null ? html` <span class="muted">(under way ${ago(i.startedAt, now)})</span>` : ''}
+<span class="reason">${i.reason}</span>${i.endedAt === null ? html` <span class="muted">(under way ${agoLive(i.startedAt, now)})</span>` : ''}
 ${Object.keys(i.evidence).length === 0 ? '' : html`<details><summary>Evidence</summary><pre><code>${prettyJson(i.evidence)}</code></pre></details>`}</li>`;
 }
 
@@ -99,7 +117,7 @@ ${facts([
     'Supervisor',
     a.supervisorId ? html`<a class="mono" href="/agents/${a.supervisorId}">${a.supervisorId}</a>` : null,
   ],
-  ['Last heartbeat', ago(a.lastHeartbeatAt, ctx.now)],
+  ['Last heartbeat', agoLive(a.lastHeartbeatAt, ctx.now)],
   [
     'Tasks held',
     a.currentTaskIds.length === 0
@@ -134,7 +152,14 @@ ${d.suggestions.length === 0 ? '' : html`<ul class="suggestions">${d.suggestions
 <section aria-labelledby="ag-snap"><h2 id="ag-snap">Snapshot</h2>${
     data.snapshot === null
       ? empty('No snapshot.')
-      : html`<p class="muted">version ${data.snapshot.version}, ${data.snapshot.sizeBytes} bytes, updated ${ago(data.snapshot.updatedAt, ctx.now)}</p>${jsonViewer('snapshot', 'State', data.snapshot.state, `/agents/${a.id}/json/snapshot`)}`
+      : html`<p class="muted">version ${data.snapshot.version}, ${data.snapshot.sizeBytes} bytes, updated ${agoLive(data.snapshot.updatedAt, ctx.now)}</p>${jsonViewer('snapshot', 'State', data.snapshot.state, `/agents/${a.id}/json/snapshot`)}`
   }</section>`;
-  return { title: `Agent ${a.name}`, nav: 'agents', topics: [`agent:${a.id}`], live };
+  const gone = a.status === 'left' || a.status === 'terminated';
+  return {
+    title: `Agent ${a.name}`,
+    nav: 'agents',
+    topics: [`agent:${a.id}`],
+    live,
+    ...(gone ? {} : { refreshEveryMs: 5000 }),
+  };
 }

@@ -1,7 +1,7 @@
 /** Interventions, Alerts, Dependencies and Policies. */
 import type { Alert, Intervention, PoliciesResponse } from '@rouse/protocol';
-import { badge, empty } from '../components.js';
-import { ago, duration, isoTime, prettyJson } from '../format.js';
+import { agoLive, badge, empty } from '../components.js';
+import { duration, isoTime, prettyJson } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { View, ViewContext } from '../layout.js';
 import { interventionItem } from './agents.js';
@@ -57,7 +57,7 @@ function alertItem(a: Alert, now: number) {
   const byChannel = new Map<string, Alert['notifications']>();
   for (const n of a.notifications) byChannel.set(n.channel, [...(byChannel.get(n.channel) ?? []), n]);
   return html`<li id="alert-${a.id}">${badge(a.severity, 'severity')} ${badge(a.state, 'alert')} <strong>${a.summary}</strong>
-<span class="muted">${a.group.agentType} · ${a.group.condition} · first ${ago(a.firstAt, now)}, last ${ago(a.lastAt, now)}</span>
+<span class="muted">${a.group.agentType} · ${a.group.condition} · first ${agoLive(a.firstAt, now)}, last ${agoLive(a.lastAt, now)}</span>
 <p>Agents: ${a.agentIds.map((id) => html`<a class="mono" href="/agents/${id}">${id}</a> `)}</p>
 ${
   byChannel.size === 0
@@ -98,7 +98,7 @@ export function dependenciesView(data: { dependencies: DependencyView[] }, ctx: 
         : html`<div class="scroll"><table><caption class="sr-only">Dependencies</caption><thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Since</th><th scope="col">Back</th><th scope="col">Reported by</th><th scope="col">Message</th></tr></thead>
 <tbody>${data.dependencies.map(
             (d) =>
-              html`<tr><th scope="row">${d.name}</th><td>${badge(d.state, 'dep')}</td><td>${ago(d.since, ctx.now)}</td><td>${d.until === null ? '—' : ago(d.until, ctx.now)}</td><td class="mono">${d.reportedBy ?? '—'}</td><td>${d.message ?? ''}</td></tr>`,
+              html`<tr><th scope="row">${d.name}</th><td>${badge(d.state, 'dep')}</td><td>${agoLive(d.since, ctx.now)}</td><td>${d.until === null ? '—' : agoLive(d.until, ctx.now)}</td><td class="mono">${d.reportedBy ?? '—'}</td><td>${d.message ?? ''}</td></tr>`,
           )}</tbody></table></div>`,
   };
 }

@@ -4,8 +4,17 @@
  * (followed live while it runs), and its payload, result, checkpoint and session.
  */
 import type { Diagnosis, LogLine, Task, TaskEvent } from '@rouse/protocol';
-import { actionButton, badge, empty, facts, jsonViewer, sparkline, taskStatusBadge } from '../components.js';
-import { ago, duration, isoTime, prettyJson } from '../format.js';
+import {
+  actionButton,
+  agoLive,
+  badge,
+  empty,
+  facts,
+  jsonViewer,
+  sparkline,
+  taskStatusBadge,
+} from '../components.js';
+import { duration, isoTime, prettyJson } from '../format.js';
 import { type Html, html } from '../html.js';
 import type { View, ViewContext } from '../layout.js';
 
@@ -65,7 +74,7 @@ ${
     : html`<ul class="reasons">${d.reasons.map(
         (
           r,
-        ) => html`<li data-reason="${r.code}"><span class="mono">${r.code}</span>: <span data-reason-message>${r.message}</span>${r.since === null ? '' : html` <span class="muted">(since ${ago(r.since, now)})</span>`}
+        ) => html`<li data-reason="${r.code}"><span class="mono">${r.code}</span>: <span data-reason-message>${r.message}</span>${r.since === null ? '' : html` <span class="muted">(since ${agoLive(r.since, now)})</span>`}
 ${Object.keys(r.details).length === 0 ? '' : html`<details><summary>Evidence</summary><pre><code>${prettyJson(r.details)}</code></pre></details>`}</li>`,
       )}</ul>`
 }
@@ -155,13 +164,18 @@ ${facts([
           .join(', '),
   ],
   ['Requires', task.requires.length === 0 ? null : task.requires.join(', ')],
-  ['Created', html`${isoTime(task.createdAt)} <span class="muted">(${ago(task.createdAt, ctx.now)})</span>`],
+  [
+    'Created',
+    html`${isoTime(task.createdAt)} <span class="muted">(${agoLive(task.createdAt, ctx.now)})</span>`,
+  ],
   ['Finished', task.finishedAt === null ? null : isoTime(task.finishedAt)],
   [
     'Next attempt',
     task.nextAttemptAt === null
       ? null
-      : `${isoTime(task.nextAttemptAt)} (${ago(task.nextAttemptAt, ctx.now)})`,
+      : task.nextAttemptAt <= ctx.now
+        ? html`${isoTime(task.nextAttemptAt)} <span class="muted">(claimable since ${agoLive(task.nextAttemptAt, ctx.now)})</span>`
+        : html`${isoTime(task.nextAttemptAt)} <span class="muted">(${agoLive(task.nextAttemptAt, ctx.now)})</span>`,
   ],
   [
     'Error',
@@ -174,8 +188,8 @@ ${facts([
     task.progress === null
       ? html`<p class="muted">No progress reported.</p>`
       : html`<p><progress max="1" value="${task.progress}" aria-label="Progress">${Math.round(task.progress * 100)} %</progress> ${Math.round(task.progress * 100)} % ${task.phase ?? ''}</p>`
-  }<p class="muted">Last changed ${ago(task.progressChangedAt, ctx.now)}</p></div>
-<div><h3>Heartbeats</h3><p>Last ${ago(beat, ctx.now)}${task.leaseExpiresAt === null ? '' : html`; lease ends ${ago(task.leaseExpiresAt, ctx.now)}`}</p>
+  }<p class="muted">Last changed ${agoLive(task.progressChangedAt, ctx.now)}</p></div>
+<div><h3>Heartbeats</h3><p>Last ${agoLive(beat, ctx.now)}${task.leaseExpiresAt === null ? '' : html`; lease ends ${agoLive(task.leaseExpiresAt, ctx.now)}`}</p>
 ${sparkline(data.heartbeatGapsMs, 'Gaps between heartbeats')}</div>
 </div></section>
 ${diagnosisBlock(data.diagnosis, ctx.now)}
@@ -194,5 +208,13 @@ ${
 ${task.checkpoint === null ? '' : jsonViewer('checkpoint', 'Checkpoint', task.checkpoint, `/tasks/${task.id}/json/checkpoint`)}
 ${task.session === null ? '' : jsonViewer('session', 'Session', task.session, `/tasks/${task.id}/json/session`)}
 </section>`;
-  return { title: `Task ${task.id}`, nav: 'tasks', topics: [`task:${task.id}`], live };
+  // Held: its heartbeat and lease move with every beat, which sends no event.
+  const held = task.status === 'claimed' || task.status === 'running';
+  return {
+    title: `Task ${task.id}`,
+    nav: 'tasks',
+    topics: [`task:${task.id}`],
+    live,
+    ...(held ? { refreshEveryMs: Math.min(30_000, Math.max(1000, task.timing.heartbeatIntervalMs)) } : {}),
+  };
 }

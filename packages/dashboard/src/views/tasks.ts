@@ -1,7 +1,6 @@
 /** Tasks: filters, search, cursor pages, and bulk retry / cancel (admin sessions). */
 import { TASK_STATUSES, type Task, type TaskStatus } from '@rouse/protocol';
-import { csrfField, empty, taskStatusBadge } from '../components.js';
-import { ago } from '../format.js';
+import { agoLive, csrfField, empty, taskStatusBadge } from '../components.js';
 import { html } from '../html.js';
 import type { View, ViewContext } from '../layout.js';
 
@@ -67,7 +66,7 @@ ${admin ? html`<td><input type="checkbox" name="id" value="${t.id}" form="bulk" 
 <td class="num">${t.attempt}/${t.maxAttempts}</td>
 <td>${t.agentId ? html`<a href="/agents/${t.agentId}" class="mono">${t.agentId}</a>` : '—'}</td>
 <td>${t.progress === null ? '—' : html`<progress max="1" value="${t.progress}" aria-label="Progress of ${t.id}">${Math.round(t.progress * 100)} %</progress>`} ${t.phase ?? ''}</td>
-<td>${ago(t.createdAt, ctx.now)}</td>
+<td>${agoLive(t.createdAt, ctx.now)}</td>
 </tr>`,
   );
   const list =

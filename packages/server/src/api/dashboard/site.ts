@@ -97,6 +97,8 @@ export function createSite(parts: {
       if (!isFragment(request)) return sendHtml(reply, page(view, vc, urls));
       // Shared data older than the newest change: the page asks again when a fresh answer is due.
       if (request.dashboardStaleMs > 0) reply.header('x-rouse-refresh-in', String(request.dashboardStaleMs));
+      // The cadence without events may change with the data (a task that ended needs none).
+      reply.header('x-rouse-refresh-every', String(view.refreshEveryMs ?? 0));
       return sendHtml(reply, view.live);
     });
   }
