@@ -35,6 +35,19 @@ export interface AuthTokens {
   readonly?: string | undefined;
 }
 
+/**
+ * Short fingerprints of the tokens a coordinator accepts, `admin:…,enrollment:…,readonly:…` (12 hex
+ * digits of a salted sha256 each; `-` for none), announced with its presence so that coordinators of
+ * one store started with different tokens are noticed (shard-manager.ts).
+ */
+export function tokenFingerprints(tokens: AuthTokens): string {
+  const print = (t: string | undefined) =>
+    t === undefined
+      ? '-'
+      : createHash('sha256').update(`rouse-token-fingerprint\0${t}`).digest('hex').slice(0, 12);
+  return `admin:${print(tokens.admin)},enrollment:${print(tokens.enrollment)},readonly:${print(tokens.readonly)}`;
+}
+
 /** sha256 (hex) of a bearer token: what the store keeps for agent tokens. */
 export function hashToken(token: string): string {
   return sha256(token).toString('hex');

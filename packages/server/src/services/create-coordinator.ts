@@ -15,7 +15,7 @@ import { createAgentCommands } from './agent-commands.js';
 import { createAgentOperations } from './agent-operations.js';
 import { createAgentSnapshots } from './agent-snapshots.js';
 import { type Alerts, createAlerts } from './alerts/alerts.js';
-import { createAuthenticator, requireRead } from './auth.js';
+import { createAuthenticator, requireRead, tokenFingerprints } from './auth.js';
 import { createClaimService } from './claim-tasks.js';
 import { createClaimWaiters } from './claim-waiters.js';
 import { createClaimableRelay } from './claimable-relay.js';
@@ -118,6 +118,7 @@ export function createCoordinator(options: CoordinatorOptions): CoordinatorServi
     ttlMs: o.shardLeaseTtlMs,
     ...(o.coordinatorId === null ? {} : { ownerId: o.coordinatorId }),
     listening: () => bus.everyCoordinatorListeners > 0,
+    tokens: tokenFingerprints(o.tokens),
   });
   const eventRelay = createEventRelay({
     store,

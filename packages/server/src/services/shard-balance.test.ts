@@ -12,6 +12,7 @@ import { UnavailableError } from '../core/errors.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { settle } from '../test-support/coordinator-fixture.js';
+import { tokenFingerprints } from './auth.js';
 import { createShardManager, fairShare, type ShardManager } from './shard-manager.js';
 
 const TTL = 3000;
@@ -123,6 +124,40 @@ describe('fairShare', () => {
       expect(shares.reduce((x, y) => x + y, 0)).toBe(64);
       expect(Math.max(...shares)).toBe(Math.ceil(64 / n));
     }
+  });
+});
+
+describe('coordinators of one store with different tokens', () => {
+  it('are said, once, naming which token differs; the same tokens say nothing', async () => {
+    setup();
+    const lines: { msg: string; tokens?: string[]; other?: string }[] = [];
+    const logger = pino({ level: 'error' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const same = tokenFingerprints({ admin: 'admin-token-0123456789', enrollment: 'agent-token-0123456789' });
+    const other = tokenFingerprints({
+      admin: 'another-admin-token-012',
+      enrollment: 'agent-token-0123456789',
+    });
+    const made = [
+      createShardManager({ store, clock, logger, ttlMs: TTL, ownerId: 'crd_a', tokens: same }),
+      createShardManager({ store, clock, logger, ttlMs: TTL, ownerId: 'crd_b', tokens: same }),
+    ];
+    for (const m of made) await m.start();
+    expect(lines).toEqual([]);
+    const odd = createShardManager({ store, clock, logger, ttlMs: TTL, ownerId: 'crd_c', tokens: other });
+    made.push(odd);
+    await odd.start();
+    for (let i = 0; i < 3; i++) {
+      clock.advance(RENEW);
+      await settle();
+    }
+    // crd_c says it of crd_a and crd_b; each of those says it of crd_c; and each only once.
+    expect(lines.map((l) => [l.other, l.tokens])).toHaveLength(4);
+    expect(new Set(lines.map((l) => l.tokens?.join()))).toEqual(new Set(['admin']));
+    expect(lines[0]!.msg).toMatch(
+      /accepts a different admin token than this one: a client that reaches both gets 401/,
+    );
+    for (const m of made) await m.stop();
+    await store.close();
   });
 });
 

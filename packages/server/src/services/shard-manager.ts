@@ -70,6 +70,16 @@ export interface ShardManagerDeps {
   shardCount?: number;
   /** Whether this coordinator has clients on its live event stream (announced with its presence). */
   listening?: () => boolean;
+  /** Fingerprints of the tokens this coordinator accepts (`tokenFingerprints`), announced with its presence. */
+  tokens?: string;
+}
+
+/** The names whose fingerprints differ between two `tokenFingerprints` strings. */
+export function differingTokens(mine: string, theirs: string): string[] {
+  const parse = (s: string) => new Map(s.split(',').map((kv) => kv.split(':') as [string, string]));
+  const a = parse(mine);
+  const b = parse(theirs);
+  return [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k));
 }
 
 /**
@@ -115,13 +125,41 @@ export function createShardManager(deps: ShardManagerDeps): ShardManager {
 
   /** This process's presence under `ownerId` (a conflict: another live instance holds the id). */
   function announce(): Promise<CoordinatorPresence[]> {
-    return store.announceCoordinator({ ownerId, ttlMs, instance, listening: deps.listening?.() ?? false });
+    return store.announceCoordinator({
+      ownerId,
+      ttlMs,
+      instance,
+      listening: deps.listening?.() ?? false,
+      ...(deps.tokens === undefined ? {} : { tokens: deps.tokens }),
+    });
+  }
+
+  /** Peers (and their fingerprints) already said to accept other tokens: each is said once. */
+  const mismatchesSaid = new Set<string>();
+  /**
+   * A live coordinator of the store that accepts other tokens than this one: a client sent to both
+   * (behind a load balancer) gets 401 from one of them now and then. Said once per peer and tokens.
+   */
+  function checkTokens(present: readonly CoordinatorPresence[]): void {
+    if (deps.tokens === undefined) return;
+    for (const c of present) {
+      if (c.id === ownerId || c.tokens === null || c.tokens === deps.tokens) continue;
+      const key = `${c.id} ${c.tokens}`;
+      if (mismatchesSaid.has(key)) continue;
+      mismatchesSaid.add(key);
+      const names = differingTokens(deps.tokens, c.tokens);
+      logger.error(
+        { coordinatorId: ownerId, other: c.id, tokens: names },
+        `coordinator ${c.id} on this store accepts a different ${names.join(', ')} token than this one: a client that reaches both gets 401 from one of them. Give every coordinator of a store the same ROUSE_ADMIN_TOKEN, ROUSE_AGENT_TOKEN and ROUSE_READONLY_TOKEN`,
+      );
+    }
   }
 
   /** Announce, take or renew up to the share, release any excess (highest shards first). */
   async function balanceOnce(): Promise<ShardLease[]> {
     const present: CoordinatorPresence[] = await announce();
     othersListening = present.some((c) => c.id !== ownerId && c.listening);
+    checkTokens(present);
     const want = fairShare(
       ownerId,
       present.map((c) => c.id),

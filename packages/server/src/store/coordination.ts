@@ -25,6 +25,8 @@ export interface CoordinatorPresence {
   expiresAt: number;
   /** It has clients on its live event stream: the others relay their transitions to it. */
   listening: boolean;
+  /** Fingerprints of the tokens it accepts (see `AnnounceCoordinatorInput.tokens`), or null. */
+  tokens: string | null;
 }
 
 export interface AnnounceCoordinatorInput {
@@ -38,6 +40,11 @@ export interface AnnounceCoordinatorInput {
   instance?: string;
   /** It has clients on its live event stream (see `CoordinatorPresence.listening`). @default false */
   listening?: boolean;
+  /**
+   * Short fingerprints of the tokens it accepts (`admin:…,enrollment:…,readonly:…`): coordinators of
+   * one store must accept the same ones, and one that does not is said (shard-manager.ts).
+   */
+  tokens?: string;
 }
 
 /**

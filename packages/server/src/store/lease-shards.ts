@@ -26,6 +26,7 @@ export interface CoordinatorRow {
   expires_at: number;
   /** boolean in PostgreSQL, 0/1 in SQLite. */
   listening: boolean | number;
+  tokens: string | null;
 }
 
 export const toPresence = (r: CoordinatorRow): CoordinatorPresence => ({
@@ -33,6 +34,7 @@ export const toPresence = (r: CoordinatorRow): CoordinatorPresence => ({
   lastSeenAt: r.last_seen_at,
   expiresAt: r.expires_at,
   listening: Boolean(r.listening),
+  tokens: r.tokens ?? null,
 });
 
 /** A live presence under `ownerId` belongs to another instance (`announceCoordinator` with `instance`). */

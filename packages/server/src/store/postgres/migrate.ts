@@ -42,6 +42,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = migrationsIn(im
   '0015_dashboard_sessions',
   '0016_timing_columns',
   '0017_task_index_trim',
+  '0018_coordinator_tokens',
 ]);
 
 export interface PostgresMigrationStatus {

@@ -56,7 +56,14 @@ export async function announceCoordinator(
   const rows = await ctx.rows<CoordinatorRow & { mine: boolean }>(
     'announceCoordinator',
     SHARD_SQL.announceCoordinator,
-    [ctx.now(), input.ownerId, input.ttlMs, input.listening === true, input.instance ?? null],
+    [
+      ctx.now(),
+      input.ownerId,
+      input.ttlMs,
+      input.listening === true,
+      input.instance ?? null,
+      input.tokens ?? null,
+    ],
   );
   const held = rows.find((r) => r.id === input.ownerId && !r.mine);
   if (held !== undefined) throw presenceConflict(input.ownerId, held.expires_at);

@@ -58,28 +58,28 @@ export const SHARD_SQL = {
    * Record $2 live until now + $3, forget expired presences, and return the live ones by id (the
    * caller's new row, `mine`, included). A live row of $2 that another instance wrote (a non-null $5
    * that differs) is left alone: no row is then `mine`, and that row is returned instead.
-   * Params: $1 now, $2 ownerId, $3 ttlMs, $4 listening, $5 instance (null: take over any).
+   * Params: $1 now, $2 ownerId, $3 ttlMs, $4 listening, $5 instance (null: take over any), $6 tokens.
    */
   announceCoordinator: `
     WITH ${CLOCK_CTE},
     gone AS (DELETE FROM coordinators c USING clock WHERE c.expires_at <= clock.now AND c.id <> $2),
     me AS (
-      INSERT INTO coordinators AS c (id, last_seen_at, expires_at, listening, instance)
-      SELECT $2, clock.now, clock.now + $3::bigint, $4::boolean, $5::text FROM clock
+      INSERT INTO coordinators AS c (id, last_seen_at, expires_at, listening, instance, tokens)
+      SELECT $2, clock.now, clock.now + $3::bigint, $4::boolean, $5::text, $6::text FROM clock
       ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, expires_at = EXCLUDED.expires_at,
-        listening = EXCLUDED.listening, instance = EXCLUDED.instance
+        listening = EXCLUDED.listening, instance = EXCLUDED.instance, tokens = EXCLUDED.tokens
       WHERE $5::text IS NULL OR c.instance IS NOT DISTINCT FROM $5::text OR c.expires_at <= EXCLUDED.last_seen_at
-      RETURNING c.id, c.last_seen_at, c.expires_at, c.listening
+      RETURNING c.id, c.last_seen_at, c.expires_at, c.listening, c.tokens
     )
-    SELECT id, last_seen_at, expires_at, listening, true AS mine FROM me
+    SELECT id, last_seen_at, expires_at, listening, tokens, true AS mine FROM me
     UNION ALL
-    SELECT c.id, c.last_seen_at, c.expires_at, c.listening, false AS mine FROM coordinators c CROSS JOIN clock
+    SELECT c.id, c.last_seen_at, c.expires_at, c.listening, c.tokens, false AS mine FROM coordinators c CROSS JOIN clock
     WHERE c.expires_at > clock.now AND (c.id <> $2 OR NOT EXISTS (SELECT 1 FROM me))
     ORDER BY id`,
 
   /** Live coordinators by id. Params: $1 now. */
   selectLiveCoordinators: `
     WITH ${CLOCK_CTE}
-    SELECT c.id, c.last_seen_at, c.expires_at, c.listening FROM coordinators c CROSS JOIN clock
+    SELECT c.id, c.last_seen_at, c.expires_at, c.listening, c.tokens FROM coordinators c CROSS JOIN clock
     WHERE c.expires_at > clock.now ORDER BY c.id`,
 } as const;

@@ -45,6 +45,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = migrationsIn(import
   '0017_dashboard_sessions',
   '0018_task_index_trim',
   '0019_tasks_rebuild',
+  '0020_coordinator_tokens',
 ]);
 
 const CREATE_LEDGER = `

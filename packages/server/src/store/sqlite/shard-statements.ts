@@ -37,10 +37,10 @@ export const SHARD_SQL = {
 
   /** Record @id live until @expiresAt. Params: @id, @now, @expiresAt. */
   upsertCoordinator: `
-    INSERT INTO coordinators (id, last_seen_at, expires_at, listening, instance)
-    VALUES (@id, @now, @expiresAt, @listening, @instance)
+    INSERT INTO coordinators (id, last_seen_at, expires_at, listening, instance, tokens)
+    VALUES (@id, @now, @expiresAt, @listening, @instance, @tokens)
     ON CONFLICT (id) DO UPDATE SET last_seen_at = excluded.last_seen_at, expires_at = excluded.expires_at,
-      listening = excluded.listening, instance = excluded.instance`,
+      listening = excluded.listening, instance = excluded.instance, tokens = excluded.tokens`,
 
   /** Who wrote @id's presence, and until when it is live. Params: @id. */
   selectCoordinatorInstance: 'SELECT instance, expires_at FROM coordinators WHERE id = @id',
@@ -53,5 +53,5 @@ export const SHARD_SQL = {
 
   /** Live coordinators, by id. Params: @now. */
   selectLiveCoordinators: `
-    SELECT id, last_seen_at, expires_at, listening FROM coordinators WHERE expires_at > @now ORDER BY id`,
+    SELECT id, last_seen_at, expires_at, listening, tokens FROM coordinators WHERE expires_at > @now ORDER BY id`,
 } as const;

@@ -95,6 +95,7 @@ export function announceCoordinator(
     expiresAt: now + input.ttlMs,
     listening: input.listening === true ? 1 : 0,
     instance: input.instance ?? null,
+    tokens: input.tokens ?? null,
   });
   return listCoordinators(ctx);
 }

@@ -191,7 +191,7 @@ export function shardsContract(h: () => Harness): void {
       });
       // The first renews as before, and nothing of the second was written.
       expect(await store.announceCoordinator({ ownerId: 'x', ttlMs: TTL, instance: 'first' })).toEqual([
-        { id: 'x', lastSeenAt: T0 + 100, expiresAt: T0 + 100 + TTL, listening: false },
+        { id: 'x', lastSeenAt: T0 + 100, expiresAt: T0 + 100 + TTL, listening: false, tokens: null },
       ]);
       // Lapsed (the first stopped renewing): the second takes the id, and now the first is refused.
       clock.set(T0 + 100 + TTL);
@@ -215,13 +215,24 @@ export function shardsContract(h: () => Harness): void {
       const { store, clock } = h();
       expect(await store.listCoordinators()).toEqual([]);
       expect(await store.announceCoordinator({ ownerId: 'b', ttlMs: TTL })).toEqual([
-        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL, listening: false },
+        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL, listening: false, tokens: null },
       ]);
       clock.advance(1000);
-      const both = await store.announceCoordinator({ ownerId: 'a', ttlMs: 2 * TTL, listening: true });
+      const both = await store.announceCoordinator({
+        ownerId: 'a',
+        ttlMs: 2 * TTL,
+        listening: true,
+        tokens: 'admin:0123456789ab,enrollment:-,readonly:-',
+      });
       expect(both).toEqual([
-        { id: 'a', lastSeenAt: T0 + 1000, expiresAt: T0 + 1000 + 2 * TTL, listening: true },
-        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL, listening: false },
+        {
+          id: 'a',
+          lastSeenAt: T0 + 1000,
+          expiresAt: T0 + 1000 + 2 * TTL,
+          listening: true,
+          tokens: 'admin:0123456789ab,enrollment:-,readonly:-',
+        },
+        { id: 'b', lastSeenAt: T0, expiresAt: T0 + TTL, listening: false, tokens: null },
       ]);
       expect(await store.listCoordinators()).toEqual(both);
 
