@@ -74,6 +74,20 @@ describe('error shape', () => {
     expect(pair.json().task).toMatchObject({ idempotencyKey: 'k-😀', payload: '\\ud800' });
   });
 
+  it('a GET that takes no query parameters refuses one, naming it (a misspelt filter is not ignored)', async () => {
+    for (const path of [
+      '/v1/policies?bogus=1',
+      '/v1/dependencies?x=1&y=2',
+      `/v1/tasks/${taskId}?verbose=1`,
+    ]) {
+      const res = await h.request('GET', path);
+      expect(res.statusCode, path).toBe(400);
+      expect(res.json().error.code).toBe('validation_failed');
+      expect(res.json().error.message).toMatch(/takes no query parameters \(got (bogus|x, y|verbose)\)/);
+    }
+    expect((await h.request('GET', '/v1/policies')).statusCode).toBe(200);
+  });
+
   it('an unexpected failure is 500 internal without leaking the cause', async () => {
     const broken: Coordinator = new Proxy(h.coordinator, {
       get(target, prop, receiver) {

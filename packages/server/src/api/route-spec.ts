@@ -69,10 +69,32 @@ export function addRoute(
   ctx.routes.push(spec);
   const auth = authHook(spec.access, ctx.coordinator, ctx.metricsPublic);
   const count = ctx.metrics.requestCounter(spec.method, spec.url);
+  // A GET that takes no query parameters says so rather than ignoring one (a misspelt filter).
+  const noQuery =
+    spec.method === 'GET' && spec.query === undefined
+      ? {
+          preValidation: async (request: FastifyRequest) => {
+            const keys = Object.keys((request.query as Record<string, unknown> | undefined) ?? {});
+            if (keys.length === 0) return;
+            throw new RouseError(
+              'validation_failed',
+              `query: ${spec.url} takes no query parameters (got ${keys.join(', ')})`,
+              {
+                issues: keys.map((k) => ({
+                  path: k,
+                  message: 'not a parameter of this route',
+                  code: 'unrecognized_keys',
+                })),
+              },
+            );
+          },
+        }
+      : {};
   app.route({
     method: spec.method,
     url: spec.url,
     ...(auth ? { onRequest: auth } : {}),
+    ...noQuery,
     onResponse: (_request, reply, done) => {
       count(reply.statusCode);
       done();

@@ -68,7 +68,7 @@ export async function recordEffect(
     throw new RouseError(
       'payload_too_large',
       `the result of effect ${key} is ${bytes} bytes, over the ${MAX_INLINE_RESULT_BYTES}-byte limit; record a reference to it instead`,
-      { taskId, key, bytes },
+      { taskId, key, limitBytes: MAX_INLINE_RESULT_BYTES, sizeBytes: bytes },
     );
   }
   return ctx.store.recordEffect({
