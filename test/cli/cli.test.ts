@@ -10,7 +10,7 @@ import type { Task } from '@rouse/protocol';
 import { Client, resolveWorkerOptions } from '@rouse/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../harness/wait.js';
-import { type CliResult, ROUSE_BIN, runCli, spawnCli, waitForExit } from './run-cli.js';
+import { bannerOf, type CliResult, ROUSE_BIN, runCli, spawnCli, waitForExit } from './run-cli.js';
 
 let dir: string; // cwd of every command; the server's data dir is <dir>/.rouse
 let emptyDir: string; // a directory with no server
@@ -105,6 +105,19 @@ describe('rouse serve', () => {
     const lines = serverOut.trim().split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it('warns on a port that browsers and fetch refuse (the dashboard could not be opened)', async () => {
+    const other = await mkdtemp(join(tmpdir(), 'rouse-cli-badport-'));
+    try {
+      const out = await bannerOf(['serve', '--port', '6697', '--db', ':memory:', '--data-dir', other], {
+        cwd: other,
+        env: {},
+      });
+      expect(out).toContain("warning: port 6697 is one that browsers and Node's fetch refuse to connect to");
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
   });
 
   const heapOf = (stdout: string) =>

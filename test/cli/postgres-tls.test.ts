@@ -29,11 +29,11 @@ describe('PostgreSQL over TLS', () => {
     const store = ['--store', server.url, '--pg-schema', 'rouse_tls'];
 
     const plain = await runCli(['migrate', ...store], { cwd });
-    expect(plain.code).toBe(1);
+    expect(plain.code).toBe(3); // the store cannot be opened
     expect(plain.stderr).toMatch(/takes only TLS connections \(28000: .*no encryption\): pass --pg-ssl/);
 
     const systemCas = await runCli(['migrate', ...store, '--pg-ssl'], { cwd });
-    expect(systemCas.code).toBe(1);
+    expect(systemCas.code).toBe(3);
     expect(systemCas.stderr).toMatch(/TLS to PostgreSQL at 127\.0\.0\.1:\d+ failed: .*certificate/);
 
     const verified = await runCli(['migrate', ...store, '--pg-ssl-ca', CA], { cwd });

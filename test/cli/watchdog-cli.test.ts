@@ -211,9 +211,9 @@ describe('rouse wake|restart|terminate and rouse interventions', () => {
     const table = await rouse('interventions', '--agent', id);
     expect(table.code).toBe(0);
     const lines = table.stdout.split('\n');
-    expect(lines[0]).toMatch(/ID\s+AGENT\s+CONDITION\s+ACTION\s+RUNG\s+STATE/);
-    expect(lines[1]).toMatch(/manual\s+terminate\s+-\s+succeeded\s+admin/);
-    expect(lines[2]).toMatch(/manual\s+wake\s+-\s+skipped\s+admin/);
+    expect(lines[0]).toMatch(/ID\s+AGENT\s+CONDITION\s+ACTION\s+RUNG\s+ATTEMPT\s+STATE/);
+    expect(lines[1]).toMatch(/manual\s+terminate\s+-\s+-\s+succeeded\s+admin/);
+    expect(lines[2]).toMatch(/manual\s+wake\s+-\s+-\s+skipped\s+admin/);
     const pending = JSON.parse(
       (await rouse('interventions', '--agent', id, '--state', 'pending', '--json')).stdout,
     );

@@ -132,7 +132,11 @@ programs:
     // One live supervisor per name.
     const second = supervise(coord, yaml);
     expect((await second.exited).code).toBe(1);
-    expect(second.errLines.join('\n')).toContain('another supervisor named host-a');
+    expect(second.errLines.join('\n')).toContain(
+      `another supervisor named host-a is running as agent ${reg.agentId}`,
+    );
+    // It never joined: it does not say it left.
+    expect(second.lines.join('\n')).not.toContain('left the coordinator');
 
     // Hung: alive to the supervisor, but its own heartbeats stop and it goes lost.
     process.kill(first.pid!, 'SIGSTOP');

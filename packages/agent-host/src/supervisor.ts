@@ -184,7 +184,7 @@ export class Supervisor {
     } catch (err) {
       if (err instanceof RouseApiError && err.code === 'agent_key_in_use') {
         throw new SupervisorNameInUseError(
-          `another supervisor named ${config.name} is running (${err.message}); stop it, or give this one another name`,
+          `another supervisor named ${config.name} is running as agent ${String(err.details?.agentId ?? '?')}: stop it first, or give this one another name (a supervisor that was killed holds its name until its lease runs out)`,
         );
       }
       throw err;
@@ -221,7 +221,8 @@ export class Supervisor {
     }
     this.enroll.close();
     this.client?.close();
-    this.emit({ event: 'left' });
+    // Only a supervisor that registered has left anything (one refused at its start never joined).
+    if (this.agentId !== null) this.emit({ event: 'left' });
   }
 
   private emit(event: SupervisorEvent): void {

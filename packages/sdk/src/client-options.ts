@@ -41,8 +41,12 @@ export function resolveClientOptions(options: ClientOptions): ResolvedClientOpti
   if (typeof options?.url !== 'string' || !/^https?:\/\/[^/]/.test(options.url)) {
     throw new InvalidOptionError('url', 'must be an http(s) URL such as http://127.0.0.1:7070', options?.url);
   }
-  if (typeof options.token !== 'string')
-    throw new InvalidOptionError('token', 'must be a string', options.token);
+  if (typeof options.token !== 'string' || options.token === '')
+    throw new InvalidOptionError(
+      'token',
+      'must be a non-empty string (an admin, read-only or agent token)',
+      options.token,
+    );
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1) {
     throw new InvalidOptionError('requestTimeoutMs', 'must be an integer >= 1', requestTimeoutMs);

@@ -490,6 +490,8 @@ describe('Client', () => {
   it('rejects bad options naming the option', () => {
     expect(() => new Client({ url: 'localhost:7070', token: 't' })).toThrow(InvalidOptionError);
     expect(() => new Client({ url: 'localhost:7070', token: 't' })).toThrow(/^url must be/);
+    // Said at construction, not as a 401 "missing Authorization header" at the first call.
+    expect(() => new Client({ url: 'http://x', token: '' })).toThrow(/^token must be a non-empty string/);
     expect(() => new Client({ url: 'http://x', token: 't', retry: { attempts: 0 } })).toThrow(
       /retry.attempts must be/,
     );

@@ -167,6 +167,9 @@ export function wasNotApplied(err: unknown): boolean {
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'function') return 'a function';
+  // JSON would say null for these, and 10n would throw.
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {

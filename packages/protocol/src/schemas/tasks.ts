@@ -59,6 +59,7 @@ export const createTask = z
     requires: z
       .array(name)
       .max(32)
+      .refine((deps) => new Set(deps).size === deps.length, { message: 'names a dependency twice' })
       .optional()
       .describe('Dependencies that must be up for it to be dispatched.'),
     timing: timingInput.optional(),

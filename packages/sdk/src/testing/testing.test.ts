@@ -68,6 +68,8 @@ describe('testing helpers', () => {
     expect(mock.ctx.checkpointState).toEqual({ step: 3 });
     expect(mock.ctx.session).toEqual({ thread: 'abc' });
     expect(() => mock.ctx.progress(1.5)).toThrow(/ctx.progress\(value\) must be a number from 0 to 1/);
+    // The value as given, not as JSON would write it ("null").
+    expect(() => mock.ctx.progress(Number.NaN)).toThrow(/must be a number from 0 to 1 \(got NaN\)/);
     const ref = await mock.ctx.uploadResult('hello', 'text/plain');
     expect(ref).toMatchObject({ sizeBytes: 5, contentType: 'text/plain' });
     expect(mock.uploads[0]!.body.toString()).toBe('hello');

@@ -98,6 +98,17 @@ describe('POST /v1/tasks', () => {
   });
 });
 
+describe('POST /v1/tasks: requires', () => {
+  it('names each dependency once', async () => {
+    const res = await h.request('POST', '/v1/tasks', { body: { type: 'r', requires: ['openai', 'openai'] } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.details.issues[0]).toMatchObject({
+      path: 'requires',
+      message: 'names a dependency twice',
+    });
+  });
+});
+
 describe('POST /v1/tasks/batch', () => {
   it('creates all tasks (201)', async () => {
     const res = await h.request('POST', '/v1/tasks/batch', {

@@ -90,7 +90,7 @@ function printTable(ctx: CliContext, list: Intervention[], opts: InterventionsOp
     { header: 'ACTION', value: (i) => i.action },
     // Rungs and attempts count from 1, as in `why` and the coordinator's log ("rung 1, attempt 2").
     { header: 'RUNG', value: (i) => (i.rung === null ? '-' : String(i.rung + 1)), right: true },
-    { header: 'ATTEMPT', value: (i) => String(i.attempt), right: true },
+    { header: 'ATTEMPT', value: (i) => (i.rung === null ? '-' : String(i.attempt)), right: true },
     { header: 'STATE', value: (i) => styleState(i.state, style) },
     { header: 'BY', value: (i) => i.actor, maxWidth: 24 },
     { header: 'STARTED', value: (i) => formatRelative(i.startedAt, now) },

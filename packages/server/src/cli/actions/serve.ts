@@ -20,6 +20,14 @@ import { parseInteger } from '../parse.js';
 import { storeConfig } from '../store-config.js';
 import { DEFAULT_STORE_WAIT_MS, type StoreCliOptions } from '../store-options.js';
 
+/** Ports the Fetch standard blocks ("bad ports"): browsers and Node's fetch refuse them. */
+const FETCH_BLOCKED_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104,
+  109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515,
+  526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
 export interface ServeOptions extends StoreCliOptions {
   port: number;
   host: string;
@@ -186,6 +194,14 @@ export async function serve(ctx: CliContext, opts: ServeOptions, heap?: LeanHeap
     say(
       style.yellow(
         `warning: the ${ownTokens.join(', ')} token(s) come from this host's data directory; other coordinators on this store will not accept them. Set ${vars} to the same values on every coordinator.`,
+      ),
+    );
+  }
+
+  if (FETCH_BLOCKED_PORTS.has(server.port)) {
+    say(
+      style.yellow(
+        `warning: port ${server.port} is one that browsers and Node's fetch refuse to connect to ("bad port"): the dashboard cannot be opened on it, and clients that use fetch fail. Pick another --port.`,
       ),
     );
   }

@@ -149,7 +149,7 @@ export function printInterventions(book: DemoBook, list: Intervention[]): void {
     { header: 'CONDITION', value: (i) => i.condition },
     { header: 'ACTION', value: (i) => i.action },
     { header: 'RUNG', value: (i) => (i.rung === null ? '-' : String(i.rung + 1)), right: true },
-    { header: 'ATTEMPT', value: (i) => String(i.attempt), right: true },
+    { header: 'ATTEMPT', value: (i) => (i.rung === null ? '-' : String(i.attempt)), right: true },
     { header: 'STATE', value: (i) => book.style.status(stateText(i)) },
     { header: 'WHY', value: (i) => i.reason, maxWidth: 70 },
   ]);
