@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RouseServer, startRouseServer } from '../server.js';
+import type { ApiLimits } from './limits.js';
 
 let dir: string;
 let server: RouseServer;
@@ -97,6 +98,26 @@ function openEvents(token: string) {
     },
     close: () => controller.abort(),
   };
+}
+
+/** A server of its own (in memory) with these limits, and a JSON POST to it that returns the answer's body. */
+async function ownServer(name: string, limits: ApiLimits) {
+  const s = await startRouseServer({
+    port: 0,
+    dataDir: join(dir, name),
+    db: ':memory:',
+    logger: pino({ level: 'silent' }),
+    limits,
+  });
+  const post = async <T = unknown>(path: string, token: string, body: unknown): Promise<T> => {
+    const res = await fetch(s.url + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return (await res.json()) as T;
+  };
+  return { s, post };
 }
 
 describe('over a real socket', () => {
@@ -226,21 +247,7 @@ describe('over a real socket', () => {
   });
 
   it("ends an agent's event and log streams once its token is revoked; a read-only reader's stays", async () => {
-    const s = await startRouseServer({
-      port: 0,
-      dataDir: join(dir, 'revoked'),
-      db: ':memory:',
-      logger: pino({ level: 'silent' }),
-      limits: { sseRecheckMs: 30 },
-    });
-    const post = async <T>(path: string, token: string, body: unknown): Promise<T> => {
-      const res = await fetch(s.url + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return (await res.json()) as T;
-    };
+    const { s, post } = await ownServer('revoked', { sseRecheckMs: 30 });
     const controller = new AbortController();
     try {
       const registered = await post<{ token: string }>('/v1/agents', s.agentToken, {
@@ -284,21 +291,7 @@ describe('over a real socket', () => {
   });
 
   it('follows a long log to its end at the pace of a slow reader, past the buffer bound', async () => {
-    const s = await startRouseServer({
-      port: 0,
-      dataDir: join(dir, 'long-log'),
-      db: ':memory:',
-      logger: pino({ level: 'silent' }),
-      limits: { sseMaxBufferedBytes: 256 * 1024 },
-    });
-    const post = async <T>(path: string, token: string, body: unknown): Promise<T> => {
-      const res = await fetch(s.url + path, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return (await res.json()) as T;
-    };
+    const { s, post } = await ownServer('long-log', { sseMaxBufferedBytes: 256 * 1024 });
     const controller = new AbortController();
     try {
       const reg = await post<Body>('/v1/agents', s.agentToken, { agentType: 'w', taskTypes: ['echo'] });

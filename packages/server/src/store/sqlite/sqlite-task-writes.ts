@@ -219,6 +219,10 @@ export function appendLogs(ctx: SqliteContext, input: AppendLogsInput): LogAppen
   const head = checkedHead(ctx, held(input));
   const now = ctx.clock.now();
   let seq = (ctx.tasks.selectLastLogSeq.get({ taskId: input.taskId }) as { seq: number }).seq;
+  const insert = (stream: string, text: string): void => {
+    seq += 1;
+    ctx.tasks.insertLog.run({ taskId: input.taskId, seq, attempt: head.attempt, at: now, stream, text });
+  };
   let used = head.log_bytes;
   let accepted = 0;
   let truncated = false;
@@ -228,30 +232,14 @@ export function appendLogs(ctx: SqliteContext, input: AppendLogsInput): LogAppen
       truncated = true;
       break;
     }
-    seq += 1;
-    ctx.tasks.insertLog.run({
-      taskId: input.taskId,
-      seq,
-      attempt: head.attempt,
-      at: now,
-      stream: line.stream,
-      text: line.text,
-    });
+    insert(line.stream, line.text);
     used += size;
     accepted += 1;
   }
   if (truncated && used <= input.maxBytesPerTask) {
     // Once: the line that says so, where it happened; the byte count then passes the cap.
     const text = logCapNotice(input.maxBytesPerTask);
-    seq += 1;
-    ctx.tasks.insertLog.run({
-      taskId: input.taskId,
-      seq,
-      attempt: head.attempt,
-      at: now,
-      stream: COORDINATOR_LOG_STREAM,
-      text,
-    });
+    insert(COORDINATOR_LOG_STREAM, text);
     used = Math.max(used + Buffer.byteLength(text, 'utf8'), input.maxBytesPerTask + 1);
   }
   if (used > head.log_bytes) {
