@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@rouse/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type CliResult, runCli, spawnCli, spawnCliRunning, waitForExit } from './run-cli.js';
 
 const POLICY = `policies:
@@ -183,6 +183,10 @@ describe('rouse wake|restart|terminate and rouse interventions', () => {
     const id = reg.agent.id;
     // Follow first: it prints the existing list, then every change.
     const follower = spawnCliRunning(['interventions', '-f', '--json', '--agent', id], { cwd: dir });
+    // A follower outlives its coordinator (it waits for it to come back): never left running.
+    onTestFinished(() => {
+      if (follower.child.exitCode === null) follower.child.kill('SIGKILL');
+    });
     await until(
       async () => (follower.err().includes('following interventions') ? true : null),
       'the follower',
