@@ -11,15 +11,10 @@ import type { Server } from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Coordinator } from '../services/coordinator.js';
-import { CallStreams, type JsonParser } from './call-stream.js';
+import { CallStreams } from './call-stream.js';
 import { registerDashboard } from './dashboard/index.js';
-import {
-  frameworkErrorHandler,
-  type HtmlNotFound,
-  installErrorHandlers,
-  refusedJsonError,
-} from './error-handler.js';
-import { jsonDeeperThan, tooDeepError } from './json-depth.js';
+import { frameworkErrorHandler, type HtmlNotFound, installErrorHandlers } from './error-handler.js';
+import { type JsonParser, jsonBodyParser } from './json-body.js';
 import { jsonReplyBody } from './json-reply.js';
 import { type ApiLimits, MAX_PATH_PARAM_BYTES, resolveApiLimits } from './limits.js';
 import { ApiMetrics } from './metrics.js';
@@ -39,7 +34,6 @@ import { registerTaskResultRoutes } from './routes/task-result.js';
 import { registerTaskWriteRoutes } from './routes/task-writes.js';
 import { registerTaskRoutes } from './routes/tasks.js';
 import { SseHub } from './sse.js';
-import { illFormedTextError } from './well-formed-text.js';
 import { answerUnroutableRequests, clientErrorHandler } from './wire-refusals.js';
 
 export interface BuildAppOptions {
@@ -169,15 +163,11 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.setReplySerializer((payload) => jsonReplyBody(payload) as string);
   app.removeContentTypeParser('text/plain');
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    if (text.length === 0) done(null, undefined);
-    else if (jsonDeeperThan(text, limits.jsonMaxDepth)) done(tooDeepError(limits.jsonMaxDepth), undefined);
-    else
-      parseJson(request, text, (err, body) =>
-        done(err ? refusedJsonError(text, err) : illFormedTextError(text, body), body),
-      );
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    jsonBodyParser(parseJson as JsonParser, limits.jsonMaxDepth),
+  );
 
   let closing = false;
   app.addHook(

@@ -31,27 +31,18 @@ import {
 } from './call-connection.js';
 import {
   BAD_PERCENT_ENCODING,
-  badJsonError,
   badPathError,
   bodyTooLargeError,
   errorAnswer,
   errorBody,
   pathParamTooLongError,
-  refusedJsonError,
 } from './error-handler.js';
-import { jsonDeeperThan, tooDeepError } from './json-depth.js';
+import { type JsonParser, readJsonBody } from './json-body.js';
+
 import { jsonReplyBody } from './json-reply.js';
 import { MAX_PATH_PARAM_BYTES, type ResolvedApiLimits } from './limits.js';
 import { shuttingDownError } from './request-guard.js';
 import type { StreamedRoute } from './route-spec.js';
-import { illFormedTextError } from './well-formed-text.js';
-
-/** Fastify's JSON parser (`app.getDefaultJsonParser`), called synchronously. */
-export type JsonParser = (
-  request: unknown,
-  text: string,
-  done: (err: Error | null, value?: unknown) => void,
-) => void;
 
 export interface CallStreamOptions {
   coordinator: Coordinator;
@@ -240,16 +231,7 @@ export class CallStreams {
     if (bytes.length > limitBytes) throw bodyTooLargeError(limitBytes);
     let body: unknown;
     if (bytes.length > 0) {
-      const text = bytes.toString('utf8');
-      if (jsonDeeperThan(text, limits.jsonMaxDepth)) throw tooDeepError(limits.jsonMaxDepth);
-      let failed: Error | null = null;
-      parseJson(null, text, (err, value) => {
-        failed = err;
-        body = value;
-      });
-      if (failed !== null) throw refusedJsonError(text, badJsonError());
-      const illFormed = illFormedTextError(text, body);
-      if (illFormed !== null) throw illFormed;
+      body = readJsonBody(parseJson, null, bytes.toString('utf8'), limits.jsonMaxDepth);
     }
     let status = route.spec.successStatus ?? 200;
     const payload = await route.handler({

@@ -170,10 +170,10 @@ export function frameworkErrorHandler(limits: ResolvedApiLimits) {
 }
 
 /**
- * Answers a browser's request for a page that does not exist (not under /v1), in HTML; set by the
- * dashboard once registered.
+ * Answers a browser's own request for a page that does not exist (not under /v1) in HTML, or returns
+ * null for any other request (which gets the protocol's JSON); set by the dashboard once registered.
  */
-export type HtmlNotFound = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+export type HtmlNotFound = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | null;
 
 export function installErrorHandlers(
   app: FastifyInstance,
@@ -193,12 +193,9 @@ export function installErrorHandlers(
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     settleUnreadBody(request, reply, unread);
     const path = request.url.split('?')[0] ?? '';
-    if (pages.notFound !== undefined && !path.startsWith('/v1/') && request.method === 'GET') {
-      const accept = request.headers.accept ?? '';
-      if (accept.includes('text/html') && request.headers['x-rouse-fragment'] === undefined) {
-        return pages.notFound(request, reply);
-      }
-    }
+    const page =
+      path.startsWith('/v1/') || request.method !== 'GET' ? null : pages.notFound?.(request, reply);
+    if (page) return page;
     return reply.code(404).send(
       errorBody('not_found', `no route ${request.method} ${path}; see GET /v1/openapi.json`, {
         kind: 'route',

@@ -118,20 +118,23 @@ export function registerDashboard(app: FastifyInstance, ctx: RouteContext): { no
   });
 
   /** A page that does not exist: "Not found" in the dashboard's frame, or the sign-in page. */
-  const notFound: HtmlNotFound = async (request, reply) => {
+  const notFound: HtmlNotFound = (request, reply) => {
     const site = registered;
-    const path = request.url.split('?')[0] ?? '';
-    const message = `There is no page at ${path}.`;
-    const session = site === undefined ? null : await site.sessionOf(request);
-    const body =
-      site === undefined
-        ? null
-        : session === null
+    if (site === undefined || !wantsHtml(request)) return null;
+    return (async () => {
+      const message = `There is no page at ${request.url.split('?')[0] ?? ''}.`;
+      const session = await site.sessionOf(request);
+      const body =
+        session === null
           ? loginPage({ error: message }, site.urls)
           : messagePage('Not found', message, site.viewContext(request, session), site.urls);
-    reply.headers(SECURITY_HEADERS).header('cache-control', 'no-store');
-    if (body === null) return reply.code(404).send(errorBody('not_found', message, { kind: 'route' }));
-    return reply.code(404).type('text/html; charset=utf-8').send(body.value);
+      return reply
+        .code(404)
+        .headers(SECURITY_HEADERS)
+        .header('cache-control', 'no-store')
+        .type('text/html; charset=utf-8')
+        .send(body.value);
+    })();
   };
   return { notFound };
 }

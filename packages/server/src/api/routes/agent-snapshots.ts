@@ -6,11 +6,9 @@
  */
 import * as schemas from '@rouse/protocol/schemas';
 import type { FastifyInstance } from 'fastify';
-import { refusedJsonError } from '../error-handler.js';
-import { jsonDeeperThan, tooDeepError } from '../json-depth.js';
+import { type JsonParser, jsonBodyParser } from '../json-body.js';
 import { addRoute, callerOf, param, type RouteContext } from '../route-spec.js';
 import { parseInput } from '../validate.js';
-import { illFormedTextError } from '../well-formed-text.js';
 
 /** The media type of a merge patch; plain JSON is taken as one too. */
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
@@ -40,16 +38,11 @@ export function registerAgentSnapshotRoutes(app: FastifyInstance, ctx: RouteCont
   // The patch route gets its own scope so that its media type is parsed as JSON there only.
   app.register(async (scope) => {
     const parseJson = scope.getDefaultJsonParser('error', 'error');
-    scope.addContentTypeParser(MERGE_PATCH_TYPE, { parseAs: 'string' }, (request, body, done) => {
-      const text = body as string;
-      if (text.length === 0) done(null, undefined);
-      else if (jsonDeeperThan(text, ctx.limits.jsonMaxDepth))
-        done(tooDeepError(ctx.limits.jsonMaxDepth), undefined);
-      else
-        parseJson(request, text, (err, body) =>
-          done(err ? refusedJsonError(text, err) : illFormedTextError(text, body), body),
-        );
-    });
+    scope.addContentTypeParser(
+      MERGE_PATCH_TYPE,
+      { parseAs: 'string' },
+      jsonBodyParser(parseJson as JsonParser, ctx.limits.jsonMaxDepth),
+    );
 
     addRoute(
       scope,
